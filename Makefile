@@ -1,0 +1,40 @@
+# Two commands work on a fresh machine: `make run` and `make test` (see README).
+# xgrammar is installed without its `triton` dependency: triton (~1 GB) only serves xgrammar's GPU
+# kernels, and this project runs xgrammar on the CPU.  `pip check` therefore reports triton missing;
+# that is expected.  Everything else comes from pyproject.toml, pinned by constraints.txt.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+STAMP  := $(VENV)/.installed
+
+.PHONY: install run test lint bench screenshots clean
+
+$(STAMP): pyproject.toml constraints.txt Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -c constraints.txt torch==2.13.0
+	$(PIP) install -c constraints.txt --no-deps xgrammar
+	$(PY) -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+	  reqs = p['dependencies'] + p['optional-dependencies']['dev']; \
+	  print('\n'.join(r for r in reqs if not r.startswith('xgrammar')))" > $(VENV)/requirements.txt
+	$(PIP) install -c constraints.txt -r $(VENV)/requirements.txt apache-tvm-ffi pydantic typing-extensions
+	$(PIP) install -c constraints.txt --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/workbench analyze chatml-think-tools
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check workbench tests benchmarks
+
+bench: $(STAMP)
+	$(PY) benchmarks/analyze_corpus.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

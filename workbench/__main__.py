@@ -1,0 +1,3 @@
+from workbench.cli import app
+
+app()

@@ -1,0 +1,143 @@
+"""OpenAI-shaped chat data: messages, tool calls, tools, conversations.
+
+These are the values that go *into* a template render and come *out of* a parse, so the same classes serve
+both directions.  ``ToolCall.arguments`` is kept as JSON text (as in the OpenAI API) because streaming
+builds it by concatenation and key order must survive; :meth:`ToolCall.arguments_value` decodes it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ChatDataError(ValueError):
+    """Messages or tools JSON is not in the expected OpenAI shape."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    name: str
+    arguments: str = "{}"
+    id: str = ""
+
+    def arguments_value(self) -> Any:
+        """The decoded arguments; the raw text when it is not valid JSON (e.g. a cut-off stream)."""
+        try:
+            return json.loads(self.arguments)
+        except (json.JSONDecodeError, TypeError):
+            return self.arguments
+
+    def to_openai(self) -> dict[str, Any]:
+        """The OpenAI request form (``function.arguments`` as a string), as templates expect it."""
+        out: dict[str, Any] = {"type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        if self.id:
+            out["id"] = self.id
+        return out
+
+    def to_contract(self) -> dict[str, Any]:
+        """The CLI contract form: ``{"id", "name", "arguments"}`` with arguments as a JSON value."""
+        return {"id": self.id, "name": self.name, "arguments": self.arguments_value()}
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.reasoning_content is not None:
+            out["reasoning_content"] = self.reasoning_content
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_openai() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+    def to_contract(self) -> dict[str, Any]:
+        """The parse contract of ARCHITECTURE.md (without diagnostics)."""
+        return {
+            "content": self.content or "",
+            "reasoning_content": self.reasoning_content or "",
+            "tool_calls": [c.to_contract() for c in self.tool_calls],
+        }
+
+    @classmethod
+    def from_openai(cls, data: Any) -> Message:
+        if not isinstance(data, dict) or "role" not in data:
+            raise ChatDataError("message: expected an object with a 'role'")
+        calls = []
+        for raw in data.get("tool_calls") or ():
+            if not isinstance(raw, dict):
+                raise ChatDataError("tool_calls: each entry must be an object")
+            fn = raw.get("function", raw)
+            args = fn.get("arguments", {})
+            calls.append(
+                ToolCall(
+                    name=str(fn.get("name", "")),
+                    arguments=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+                    id=str(raw.get("id") or ""),
+                )
+            )
+        content = data.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            raise ChatDataError("message content must be a string, a list of parts, or null")
+        if isinstance(content, list):
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return cls(
+            role=str(data["role"]),
+            content=content,
+            reasoning_content=data.get("reasoning_content"),
+            tool_calls=tuple(calls),
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+        )
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+    @classmethod
+    def from_openai(cls, data: Any) -> Tool:
+        if not isinstance(data, dict):
+            raise ChatDataError("tool: expected an object")
+        fn = data.get("function", data)
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise ChatDataError("tool: expected {'type': 'function', 'function': {'name': ...}}")
+        params = fn.get("parameters") or {"type": "object", "properties": {}}
+        return cls(name=fn["name"], description=str(fn.get("description", "")), parameters=params)
+
+
+def load_messages(data: Any) -> list[Message]:
+    """Messages from decoded JSON: a list, or an object with a ``messages`` list."""
+    if isinstance(data, dict) and "messages" in data:
+        data = data["messages"]
+    if not isinstance(data, list):
+        raise ChatDataError("messages: expected a JSON list of messages")
+    return [Message.from_openai(m) for m in data]
+
+
+def load_tools(data: Any) -> list[Tool]:
+    """Tools from decoded JSON: a list, or an object with a ``tools`` list."""
+    if isinstance(data, dict) and "tools" in data:
+        data = data["tools"]
+    if not isinstance(data, list):
+        raise ChatDataError("tools: expected a JSON list of tools")
+    return [Tool.from_openai(t) for t in data]

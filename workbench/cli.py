@@ -1,0 +1,30 @@
+"""The ``workbench`` command line: a thin Typer shell over the core packages.
+
+Each sub-command lives in ``workbench/commands/<name>.py`` and exposes ``register(app)``; adding a
+command is one new file and one line in ``COMMANDS``.  Exit codes (a documented contract): 0 success,
+1 bad input (one clear line on stderr), 2 usage.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="workbench",
+    help="Template Workbench: analyse chat templates, parse model output, step through constrained generation.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+COMMANDS: list[str] = [
+]
+
+for _name in COMMANDS:
+    importlib.import_module(f"workbench.commands.{_name}").register(app)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

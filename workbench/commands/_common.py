@@ -1,0 +1,68 @@
+"""What every command shares: one-line errors with exit code 1, JSON file loading, the rich console."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from workbench.chat import ChatDataError
+from workbench.spec import SpecError
+from workbench.template.render import TemplateError
+from workbench.template.source import SourceError
+
+console = Console(highlight=False, soft_wrap=True)
+
+# Exceptions that mean "the input was bad": one line on stderr, exit code 1.
+INPUT_ERRORS: tuple[type[BaseException], ...] = (
+    TemplateError,
+    SourceError,
+    SpecError,
+    ChatDataError,
+    OSError,
+    UnicodeDecodeError,
+)
+
+
+def fail(message: str) -> NoReturn:
+    """Print one clear line on stderr and exit with code 1."""
+    first = " ".join(str(message).split("\n")[0].split())
+    print(f"error: {first}", file=sys.stderr)
+    raise typer.Exit(code=1)
+
+
+@contextmanager
+def input_errors() -> Iterator[None]:
+    """Turn the known bad-input exceptions into ``fail`` (never a traceback)."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except INPUT_ERRORS as exc:
+        fail(str(exc))
+    except json.JSONDecodeError as exc:
+        fail(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+
+
+def load_json_file(path: str | Path, what: str) -> Any:
+    """Read a JSON file (``-`` = stdin); errors name the file and what it should have held."""
+    try:
+        text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        fail(f"{what} file not found: {path}")
+    except OSError as exc:
+        fail(f"cannot read {what} file {path}: {exc.strerror}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"{what} file {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")

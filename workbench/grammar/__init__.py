@@ -1,0 +1,1 @@
+"""See ARCHITECTURE.md for this stage's place in the pipeline."""
