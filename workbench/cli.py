@@ -20,6 +20,12 @@ app = typer.Typer(
 )
 
 COMMANDS: list[str] = [
+    "analyze",
+    "validate",
+    "export",
+    "replay",
+    "conformance",
+    "parse",
 ]
 
 for _name in COMMANDS:

@@ -41,6 +41,9 @@ class Step:
     timings_ms: dict[str, float] = field(default_factory=dict)  # forward, mask, sample, record, parse
     finished: bool = False
     note: str = ""
+    # Which part of the answer the step was in: "lead" (reasoning may still open), "reasoning", "text" (free
+    # answer text before a tool call), "tool" (inside the tool section) or "answer" (a forced grammar).
+    phase: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

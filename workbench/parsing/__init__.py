@@ -1,1 +1,20 @@
-"""See ARCHITECTURE.md for this stage's place in the pipeline."""
+"""Parsers generated from a FormatSpec: one-shot and streaming (see ARCHITECTURE.md, docs/INTERFACES.md).
+
+``StreamParser(spec, tools, options=...)`` reads a model output chunk by chunk and yields events (every
+input character, coloured by kind); ``parse`` is the same machine fed once.  ``DeltaTracker`` turns the
+parser's growing message into OpenAI ``chat.completion.chunk`` deltas.
+"""
+
+from workbench.parsing.deltas import DeltaTracker
+from workbench.parsing.options import ParseOptions, ParseResult
+from workbench.parsing.stream import Snapshot, StreamParser, parse, parse_events
+
+__all__ = [
+    "DeltaTracker",
+    "ParseOptions",
+    "ParseResult",
+    "Snapshot",
+    "StreamParser",
+    "parse",
+    "parse_events",
+]

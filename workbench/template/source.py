@@ -2,8 +2,14 @@
 
 Accepted: a ``.jinja`` file; a ``tokenizer_config.json`` (``chat_template`` as a string or as a list of
 named templates); a model folder (``chat_template.jinja``, ``chat_templates/*.jinja``,
-``tokenizer_config.json``); a GGUF file (metadata only, tensors are never read); a Hugging Face id
-(online only).  Every failure is a :class:`SourceError` with one line that says what to pass instead.
+``tokenizer_config.json``, or a ``.gguf``); a GGUF file (metadata only: tensors are never read); a Hugging
+Face id (from the local hub cache, else from the hub when it is reachable); a short name of one of the
+project's own templates.  Every failure is a :class:`SourceError` with one line that says what to pass
+instead.
+
+Special tokens matter for render parity: transformers passes the tokenizer's ``special_tokens_map``
+(``bos_token``, ``eos_token``, ``unk_token``, ``pad_token``, ... but only those that are set) to every
+render, so :meth:`TemplateSource.render_kwargs` passes exactly the tokens the config sets.
 """
 
 from __future__ import annotations
@@ -12,9 +18,12 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+import socket
+import threading
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from workbench.spec import FormatSpec
 
@@ -22,6 +31,19 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # The project's own templates live at the repository root (``templates/``); the package is installed
 # editable by the Makefile, so they are found beside it.
 PROJECT_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+# The named special tokens transformers puts in ``special_tokens_map`` (SPECIAL_TOKENS_ATTRIBUTES).
+SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+# GGUF metadata keys holding special-token ids, by the name transformers gives the token.
+_GGUF_TOKEN_IDS = {
+    "bos_token": "tokenizer.ggml.bos_token_id",
+    "eos_token": "tokenizer.ggml.eos_token_id",
+    "unk_token": "tokenizer.ggml.unknown_token_id",
+    "sep_token": "tokenizer.ggml.seperator_token_id",  # (sic) the key's spelling in the GGUF spec
+    "pad_token": "tokenizer.ggml.padding_token_id",
+    "mask_token": "tokenizer.ggml.mask_token_id",
+}
+HUB_TIMEOUT = float(os.environ.get("WORKBENCH_HUB_TIMEOUT", "3"))
+_PASS_LOCAL = "pass a local .jinja file, tokenizer_config.json, model folder or .gguf instead"
 
 
 class SourceError(Exception):
@@ -30,7 +52,13 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class TemplateSource:
-    """A chat template's text plus what a render needs besides messages (special tokens)."""
+    """A chat template's text plus what a render needs besides messages (special tokens).
+
+    ``special_tokens`` is ``None`` when nothing but the template text is known (a bare ``.jinja``); then
+    :meth:`render_kwargs` falls back to empty ``bos_token``/``eos_token`` so templates that concatenate
+    them still render.  ``pinned`` is true when the caller picked the named template explicitly, which
+    stops :meth:`for_tools` from switching to ``tool_use`` (transformers' rule).
+    """
 
     text: str
     name: str
@@ -40,53 +68,63 @@ class TemplateSource:
     named: dict[str, str] = field(default_factory=dict)
     selected: str = "default"
     spec: FormatSpec | None = None  # set when loaded from an exported spec file
+    special_tokens: dict[str, str] | None = None
+    pinned: bool = False
 
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
     def render_kwargs(self) -> dict[str, Any]:
-        """Special tokens that transformers passes to every render."""
-        return {"bos_token": self.bos_token, "eos_token": self.eos_token}
+        """The special tokens transformers passes to every render (only those the config sets)."""
+        if self.special_tokens is None:
+            return {"bos_token": self.bos_token, "eos_token": self.eos_token}
+        return dict(self.special_tokens)
 
     def for_tools(self, with_tools: bool) -> TemplateSource:
-        """Pick the ``tool_use`` template when tools are given and the config has one (as transformers)."""
-        if with_tools and "tool_use" in self.named and self.selected == "default":
-            return _replace_text(self, "tool_use")
-        return self
+        """The template transformers would use: ``tool_use`` when tools are given and the config names one,
+        ``default`` otherwise, unless the caller pinned a name."""
+        if self.pinned or not self.named:
+            return self
+        want = "tool_use" if with_tools and "tool_use" in self.named else "default"
+        if want == self.selected or want not in self.named:
+            return self
+        return replace(self, text=self.named[want], selected=want)
 
 
-def _replace_text(src: TemplateSource, name: str) -> TemplateSource:
-    return TemplateSource(
-        text=src.named[name],
-        name=src.name,
-        origin=src.origin,
-        bos_token=src.bos_token,
-        eos_token=src.eos_token,
-        named=src.named,
-        selected=name,
-    )
+def _with_tokens(tokens: dict[str, str] | None) -> dict[str, Any]:
+    """Constructor kwargs for the special tokens (bos/eos fields plus the full map)."""
+    if tokens is None:
+        return {}
+    return {"bos_token": tokens.get("bos_token", ""), "eos_token": tokens.get("eos_token", ""),
+            "special_tokens": tokens}
 
 
 def load_template(ref: str | os.PathLike[str], *, template_name: str | None = None) -> TemplateSource:
     """Load a template from any supported reference (see module docstring)."""
     ref_str = str(ref)
+    if not ref_str.strip():
+        raise SourceError("no template given; " + _PASS_LOCAL.replace("instead", "(or a Hugging Face id)"))
     path = Path(ref_str).expanduser()
     if path.is_dir():
         return _from_folder(path, template_name)
     if path.is_file():
         suffix = path.suffix.lower()
         if suffix == ".gguf":
-            return _from_gguf(path)
+            return _from_gguf(path, template_name)
         if suffix == ".json":
             return _from_config(path, template_name)
-        return _from_jinja(path)
+        return _from_jinja(path, template_name)
+    if path.exists():
+        raise SourceError(f"{ref_str} is neither a file nor a folder; {_PASS_LOCAL}")
     if ref_str in BUILTIN_ALIASES:
-        return load_template(BUILTIN_ALIASES[ref_str])
-    if HUB_ID.match(ref_str) and not path.suffix and not ref_str.startswith((".", "/")):
+        return load_template(BUILTIN_ALIASES[ref_str], template_name=template_name)
+    if HUB_ID.match(ref_str) and not path.suffix and not ref_str.startswith((".", "/", "~")):
         return _from_hub(ref_str, template_name)
-    raise SourceError(f"template not found: {ref_str} (pass a .jinja file, a tokenizer_config.json, a model "
-                      "folder, a .gguf file, or a Hugging Face id)")
+    raise SourceError(
+        f"template not found: {ref_str} (pass a .jinja file, a tokenizer_config.json, a model folder, a .gguf "
+        "file, a Hugging Face id, or one of the built-in names: " + ", ".join(BUILTIN_ALIASES) + ")"
+    )
 
 
 def _read_text(path: Path) -> str:
@@ -98,75 +136,111 @@ def _read_text(path: Path) -> str:
         raise SourceError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _from_jinja(path: Path) -> TemplateSource:
+def _single(text: str, origin: Path | str, name: str, template_name: str | None, **extra: Any) -> TemplateSource:
+    if template_name not in (None, "default"):
+        raise SourceError(f"{origin} holds a single chat template; there is no template named {template_name!r}")
+    if not text.strip():
+        raise SourceError(f"{origin}: the chat template is empty")
+    return TemplateSource(text=text, name=name, origin=str(origin), **extra)
+
+
+def _from_jinja(path: Path, template_name: str | None) -> TemplateSource:
     text = _read_text(path)
-    bos, eos = _tokens_beside(path.parent)
-    return TemplateSource(text=text, name=path.stem, origin=str(path), bos_token=bos, eos_token=eos)
+    return _single(text, path, path.stem, template_name, **_with_tokens(_tokens_beside(path.parent)))
 
 
-def _token_text(value: Any) -> str:
+def _token_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
-    if isinstance(value, dict):  # AddedToken serialisation
-        return str(value.get("content", ""))
-    return ""
+    if isinstance(value, dict) and isinstance(value.get("content"), str):  # AddedToken serialisation
+        return value["content"]
+    return None
 
 
-def _tokens_beside(folder: Path) -> tuple[str, str]:
-    """bos/eos from a ``tokenizer_config.json`` next to a template file, if there is one."""
-    cfg = folder / "tokenizer_config.json"
-    if not cfg.is_file():
-        return "", ""
-    try:
-        data = json.loads(cfg.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
-        return "", ""
-    return _token_text(data.get("bos_token")), _token_text(data.get("eos_token"))
+def _config_tokens(data: dict[str, Any]) -> dict[str, str]:
+    """The named special tokens a tokenizer_config.json sets (null or absent ones are left out)."""
+    tokens: dict[str, str] = {}
+    for key in SPECIAL_TOKEN_NAMES:
+        text = _token_text(data.get(key))
+        if text is not None:
+            tokens[key] = text
+    return tokens
 
 
-def _from_config(path: Path, template_name: str | None) -> TemplateSource:
+def _read_config(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(_read_text(path))
     except json.JSONDecodeError as exc:
         raise SourceError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
     if not isinstance(data, dict):
         raise SourceError(f"{path}: expected a JSON object (a tokenizer_config.json)")
+    return data
+
+
+def _tokens_beside(folder: Path) -> dict[str, str] | None:
+    """Special tokens from a ``tokenizer_config.json`` next to a template file, if there is a readable one."""
+    cfg = folder / "tokenizer_config.json"
+    if not cfg.is_file():
+        return None
+    try:
+        return _config_tokens(_read_config(cfg))
+    except SourceError:
+        return None
+
+
+def _from_config(path: Path, template_name: str | None) -> TemplateSource:
+    data = _read_config(path)
     if "reasoning" in data and "tools" in data and "version" in data:
         raise SourceError(f"{path} is a format spec, not a template: pass it with --spec")
-    bos, eos = _token_text(data.get("bos_token")), _token_text(data.get("eos_token"))
+    tokens = _with_tokens(_config_tokens(data))
+    name = path.parent.name or path.stem
     raw = data.get("chat_template")
     if raw is None:
         sibling = path.parent / "chat_template.jinja"
         if sibling.is_file():
-            return TemplateSource(_read_text(sibling), path.parent.name, str(sibling), bos, eos)
+            return _single(_read_text(sibling), sibling, name, template_name, **tokens)
         raise SourceError(f"{path} has no chat_template; pass the model's .jinja template file instead")
-    return _pick_named(raw, path, path.parent.name or path.stem, bos, eos, template_name)
-
-
-def _pick_named(
-    raw: Any, origin: Path | str, name: str, bos: str, eos: str, template_name: str | None
-) -> TemplateSource:
     if isinstance(raw, str):
-        if template_name not in (None, "default"):
-            raise SourceError(f"{origin} has a single chat template; there is no template named {template_name!r}")
-        return TemplateSource(raw, name, str(origin), bos, eos)
+        return _single(raw, path, name, template_name, **tokens)
     if isinstance(raw, list):
         named = {
             str(item["name"]): str(item["template"])
             for item in raw
-            if isinstance(item, dict) and "name" in item and "template" in item
+            if isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("template"), str)
         }
         if not named:
-            raise SourceError(f"{origin}: chat_template list holds no named templates")
-        choice = template_name or ("default" if "default" in named else next(iter(named)))
-        if choice not in named:
-            raise SourceError(f"{origin}: no template named {choice!r} (has: {', '.join(named)})")
-        return TemplateSource(named[choice], name, str(origin), bos, eos, named=named, selected=choice)
-    raise SourceError(f"{origin}: chat_template must be a string or a list of named templates")
+            raise SourceError(f"{path}: the chat_template list holds no named templates")
+        return _pick(named, path, name, template_name, tokens)
+    raise SourceError(f"{path}: chat_template must be a string or a list of named templates")
+
+
+def _pick(
+    named: dict[str, str], origin: Path | str, name: str, template_name: str | None, tokens: dict[str, Any]
+) -> TemplateSource:
+    """Choose among named templates: the caller's pick, else ``default``, else the only one."""
+    if template_name is not None:
+        choice = template_name
+    elif "default" in named:
+        choice = "default"
+    elif len(named) == 1:
+        choice = next(iter(named))
+    else:
+        raise SourceError(
+            f"{origin} has several chat templates and none is named 'default'; pick one with --template-name "
+            f"(has: {', '.join(named)})"
+        )
+    if choice not in named:
+        raise SourceError(f"{origin}: no template named {choice!r} (has: {', '.join(named)})")
+    if not named[choice].strip():
+        raise SourceError(f"{origin}: the chat template {choice!r} is empty")
+    return TemplateSource(
+        text=named[choice], name=name, origin=str(origin), named=named, selected=choice,
+        pinned=template_name is not None, **tokens,
+    )
 
 
 def _from_folder(folder: Path, template_name: str | None) -> TemplateSource:
-    bos, eos = _tokens_beside(folder)
+    tokens = _with_tokens(_tokens_beside(folder))
     jinja = folder / "chat_template.jinja"
     named_dir = folder / "chat_templates"
     named: dict[str, str] = {}
@@ -175,23 +249,25 @@ def _from_folder(folder: Path, template_name: str | None) -> TemplateSource:
     if jinja.is_file():
         named = {"default": _read_text(jinja), **named}
     if named:
-        choice = template_name or ("default" if "default" in named else next(iter(named)))
-        if choice not in named:
-            raise SourceError(f"{folder}: no template named {choice!r} (has: {', '.join(named)})")
-        return TemplateSource(named[choice], folder.name, str(folder), bos, eos, named=named, selected=choice)
+        return _pick(named, folder, folder.name, template_name, tokens)
     cfg = folder / "tokenizer_config.json"
     if cfg.is_file():
         return _from_config(cfg, template_name)
     ggufs = sorted(folder.glob("*.gguf"))
     if ggufs:
-        return _from_gguf(ggufs[0])
+        return _from_gguf(ggufs[0], template_name)
     raise SourceError(
         f"{folder} holds no chat template (looked for chat_template.jinja, chat_templates/, "
         "tokenizer_config.json, *.gguf)"
     )
 
 
-def _from_gguf(path: Path) -> TemplateSource:
+def _from_gguf(path: Path, template_name: str | None) -> TemplateSource:
+    """Read ``tokenizer.chat_template`` (and named ``tokenizer.chat_template.NAME``) from GGUF metadata.
+
+    ``GGUFReader`` memory-maps the file and parses the header and metadata only; tensor data is never
+    touched, so a multi-gigabyte model costs nothing here.
+    """
     try:
         from gguf import GGUFReader
     except ImportError:  # pragma: no cover - gguf is a dependency
@@ -201,75 +277,124 @@ def _from_gguf(path: Path) -> TemplateSource:
     except Exception as exc:
         raise SourceError(f"{path} is not a readable GGUF file ({type(exc).__name__}: {exc})") from None
 
-    def field_str(key: str) -> str | None:
+    def value(key: str) -> Any:
         f = reader.fields.get(key)
-        if f is None or not f.data:
+        if f is None:
             return None
         try:
-            return bytes(f.parts[f.data[0]]).decode("utf-8")
+            return f.contents()
         except Exception:
             return None
 
-    def token_by_id(key: str) -> str:
-        f = reader.fields.get(key)
-        tokens = reader.fields.get("tokenizer.ggml.tokens")
-        if f is None or tokens is None:
-            return ""
-        try:
-            idx = int(f.parts[f.data[0]][0])
-            return bytes(tokens.parts[tokens.data[idx]]).decode("utf-8")
-        except Exception:
-            return ""
-
-    text = field_str("tokenizer.chat_template")
-    if text is None:
+    named: dict[str, str] = {}
+    default = value("tokenizer.chat_template")
+    if isinstance(default, str):
+        named["default"] = default
+    extra = value("tokenizer.chat_templates")
+    for n in extra if isinstance(extra, list) else []:
+        text = value(f"tokenizer.chat_template.{n}")
+        if isinstance(n, str) and isinstance(text, str):
+            named[n] = text
+    if not named:
         raise SourceError(f"{path} has no tokenizer.chat_template in its metadata; pass a .jinja template instead")
-    return TemplateSource(
-        text=text,
-        name=path.stem,
-        origin=str(path),
-        bos_token=token_by_id("tokenizer.ggml.bos_token_id"),
-        eos_token=token_by_id("tokenizer.ggml.eos_token_id"),
-    )
+
+    vocab = value("tokenizer.ggml.tokens")
+    tokens: dict[str, str] = {}
+    for name, key in _GGUF_TOKEN_IDS.items():
+        idx = value(key)
+        if isinstance(idx, int) and isinstance(vocab, list) and 0 <= idx < len(vocab) and isinstance(vocab[idx], str):
+            tokens[name] = vocab[idx]
+    kw = _with_tokens(tokens)
+    if list(named) == ["default"]:
+        return _single(named["default"], path, path.stem, template_name, **kw)
+    return _pick(named, path, path.stem, template_name, kw)
+
+
+def _hub_offline() -> bool:
+    """Read at call time (not at import, as huggingface_hub does) so a test or a shell can flip it."""
+    flag = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
+    return flag.upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def _hub_endpoint() -> str:
+    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
+def _reachable(url: str, timeout: float) -> bool:
+    """Whether a TCP connection to the hub opens within ``timeout`` seconds (DNS included).
+
+    huggingface_hub retries unreachable hosts with exponential back-off (about 25 s in total), far too
+    long for a CLI that should just say "offline"; this check answers in at most ``timeout``.  With a
+    proxy configured the direct connection says nothing, so the check is skipped.
+    """
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return True
+    parsed = urlparse(url)
+    host = parsed.hostname or ""
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    ok = threading.Event()
+
+    def attempt() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                ok.set()
+        except OSError:
+            pass
+
+    worker = threading.Thread(target=attempt, daemon=True)  # getaddrinfo has no timeout of its own
+    worker.start()
+    worker.join(timeout)
+    return ok.is_set()
 
 
 def _from_hub(repo_id: str, template_name: str | None) -> TemplateSource:
-    if os.environ.get("HF_HUB_OFFLINE") == "1":
-        raise SourceError(
-            f"cannot fetch {repo_id}: offline (HF_HUB_OFFLINE=1); pass a local .jinja, tokenizer_config.json, "
-            "model folder or .gguf instead"
-        )
     try:
-        from huggingface_hub import hf_hub_download
-        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-    except ImportError:  # pragma: no cover
-        raise SourceError("fetching from the hub needs huggingface_hub") from None
+        import huggingface_hub
+        from huggingface_hub import errors as hub_errors
+    except ImportError:  # pragma: no cover - huggingface_hub is a dependency
+        raise SourceError(f"{repo_id}: fetching from the hub needs huggingface_hub; {_PASS_LOCAL}") from None
+
+    cached = _from_hub_cache(repo_id, template_name, huggingface_hub)
+    if cached is not None:
+        return cached
+    what = f"{repo_id} is not a local file or folder"
+    if _hub_offline():
+        raise SourceError(f"{what}, and the Hugging Face hub is disabled (HF_HUB_OFFLINE is set); {_PASS_LOCAL}")
+    if not _reachable(_hub_endpoint(), HUB_TIMEOUT):
+        raise SourceError(f"{what}, and the Hugging Face hub is unreachable (offline?); {_PASS_LOCAL}")
     for filename in ("chat_template.jinja", "tokenizer_config.json"):
         try:
-            local = hf_hub_download(repo_id, filename, etag_timeout=5)
-        except LocalEntryNotFoundError:
-            raise SourceError(
-                f"cannot fetch {repo_id} from the Hugging Face hub (offline or unreachable); pass a local .jinja, "
-                "tokenizer_config.json, model folder or .gguf instead"
-            ) from None
-        except HfHubHTTPError as exc:
-            if getattr(exc.response, "status_code", None) == 404 and filename == "chat_template.jinja":
-                continue
-            raise SourceError(f"cannot fetch {repo_id}: {exc}") from None
+            local = huggingface_hub.hf_hub_download(repo_id, filename, etag_timeout=HUB_TIMEOUT)
+        except hub_errors.GatedRepoError:
+            raise SourceError(f"{repo_id} is gated on the hub: log in with `hf auth login`, or {_PASS_LOCAL}") from None
+        except hub_errors.RepositoryNotFoundError:
+            raise SourceError(f"{repo_id}: no such model on the Hugging Face hub (or it is private)") from None
+        except hub_errors.EntryNotFoundError:
+            continue
         except Exception as exc:
-            raise SourceError(
-                f"cannot fetch {repo_id} ({type(exc).__name__}); pass a local .jinja, tokenizer_config.json, "
-                "model folder or .gguf instead"
-            ) from None
-        p = Path(local)
-        if filename == "chat_template.jinja":
-            src = _from_jinja(p)
-            return TemplateSource(src.text, repo_id, repo_id, src.bos_token, src.eos_token)
-        return _from_config(p, template_name)
-    raise SourceError(f"{repo_id} has no chat template on the hub")
+            raise SourceError(f"cannot fetch {repo_id} from the hub ({type(exc).__name__}); {_PASS_LOCAL}") from None
+        return _hub_file(Path(local), filename, repo_id, template_name)
+    raise SourceError(f"{repo_id} has no chat template on the hub (no chat_template.jinja, no tokenizer_config.json)")
 
 
-# Short names for the project's own templates (``workbench analyze qwen3-like``).
+def _from_hub_cache(repo_id: str, template_name: str | None, hub: Any) -> TemplateSource | None:
+    """The template from the local hub cache, so models fetched once keep working offline."""
+    for filename in ("chat_template.jinja", "tokenizer_config.json"):
+        try:
+            hit = hub.try_to_load_from_cache(repo_id, filename)
+        except Exception:
+            return None
+        if isinstance(hit, str):
+            return _hub_file(Path(hit), filename, repo_id, template_name)
+    return None
+
+
+def _hub_file(local: Path, filename: str, repo_id: str, template_name: str | None) -> TemplateSource:
+    src = _from_jinja(local, template_name) if filename == "chat_template.jinja" else _from_config(local, template_name)
+    return replace(src, name=repo_id, origin=repo_id)
+
+
+# Short names for the project's own templates (``workbench analyze chatml-think-tools``).
 BUILTIN_ALIASES: dict[str, str] = {
     p.stem: str(p) for p in sorted(PROJECT_TEMPLATES.glob("*.jinja"))
 } if PROJECT_TEMPLATES.is_dir() else {}

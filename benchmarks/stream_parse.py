@@ -1,0 +1,188 @@
+"""Streaming parse cost per token: is it linear, and how does it compare with SGLang's detector?
+
+Feeds reasoning + tool-call outputs of 1k, 10k and 100k tokens to ``StreamParser`` one token at a time and
+prints the median microseconds per token and the ratio of the per-token cost at the largest size to the
+smallest (1.0 = perfectly linear; the goal is <= 1.5).
+
+When SGLang's function-call detectors can be imported, the same 10k-token stream is also fed to SGLang's
+detector for the same wire format (``Qwen25Detector``: ``<tool_call>\\n{json}\\n</tool_call>``) and the ratio
+is printed.  SGLang is never a dependency of this project: point ``--sglang`` at a folder holding the
+``sglang`` wheel (``pip download --no-deps sglang -d DIR``) and, for its partial-JSON dependency, the
+``partial_json_parser`` wheel (``pip download --no-deps partial-json-parser -d DIR``).  The detector package
+is extracted to a temporary folder and the modules it imports but does not need for parsing (the OpenAI
+protocol models, env flags, orjson) are stubbed.  Without the wheels the comparison is reported as skipped.
+
+Usage: ``python benchmarks/stream_parse.py [--sizes 1000 10000 100000] [--repeat 3] [--sglang DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import types
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from workbench.parsing import StreamParser  # noqa: E402
+from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec  # noqa: E402
+
+SPEC = FormatSpec(
+    reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>\n\n"),
+    tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>"),
+    end_markers=("<|im_end|>",),
+)
+WORDS = ("the", "model", "weighs", "which", "tool", "fits", "city", "weather", "call", "json", "because", "it")
+
+
+def make_tokens(n: int, *, seed: int = 7) -> list[str]:
+    """An output of about ``n`` tokens: half reasoning, half one tool call with a long string argument."""
+    rng = random.Random(seed)
+    toks = ["<think>", "\n"]
+    while len(toks) < n // 2:
+        toks.append(" " + rng.choice(WORDS) + ("." if rng.random() < 0.1 else ""))
+    toks += ["</think>", "\n\n", "<tool_call>", "\n", '{"', "name", '":', ' "', "write", "_note", '",']
+    toks += [' "', "arguments", '":', ' {"', "text", '":', ' "']
+    while len(toks) < n - 5:
+        toks.append(rng.choice(WORDS) + (" " if rng.random() < 0.8 else ", "))
+    toks += ['"}}', "\n", "</tool_call>", "<|im_end|>"]
+    return toks
+
+
+def time_ours(tokens: list[str]) -> float:
+    parser = StreamParser(SPEC)
+    start = time.perf_counter()
+    for tok in tokens:
+        parser.feed(tok)
+    result = parser.finish()
+    elapsed = time.perf_counter() - start
+    if [c.name for c in result.message.tool_calls] != ["write_note"]:
+        raise SystemExit("benchmark output did not parse as expected: " + repr(result.to_contract())[:300])
+    return elapsed
+
+
+def median_time(fn: Callable[[list[str]], float], tokens: list[str], repeat: int) -> float:
+    return statistics.median(fn(tokens) for _ in range(repeat))
+
+
+# ------------------------------------------------------------------------------------------ SGLang
+def _stub(name: str, **attrs: Any) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(attrs)
+    sys.modules[name] = module
+    return module
+
+
+class _Env:
+    """``sglang.srt.environ.envs``: every flag reads as unset."""
+
+    def __getattr__(self, name: str) -> Any:
+        return types.SimpleNamespace(get=lambda: False, value=False)
+
+
+def load_sglang_detector(folder: str) -> tuple[type, Callable[[list[str]], Any]] | None:
+    """SGLang's Qwen25Detector and a tool-list factory, or None when the wheels are not in ``folder``."""
+    wheels = sorted(glob.glob(os.path.join(folder, "sglang-*.whl")))
+    pjp = sorted(glob.glob(os.path.join(folder, "partial_json_parser-*.whl")))
+    if not wheels or not pjp:
+        return None
+    target = tempfile.mkdtemp(prefix="sglang-fc-")
+    with zipfile.ZipFile(wheels[-1]) as zf:
+        wanted = [n for n in zf.namelist() if n.startswith("sglang/srt/function_call/") and n.endswith(".py")]
+        zf.extractall(target, wanted)
+    with zipfile.ZipFile(pjp[-1]) as zf:  # pure Python, but with namespace sub-packages zipimport cannot load
+        zf.extractall(target, [n for n in zf.namelist() if n.startswith("partial_json_parser/")])
+    sys.path.insert(0, target)
+    for pkg in ("sglang", "sglang.srt", "sglang.srt.entrypoints", "sglang.srt.entrypoints.openai"):
+        mod = _stub(pkg)
+        mod.__path__ = [os.path.join(target, *pkg.split("."))]  # type: ignore[attr-defined]
+
+    class Function:
+        def __init__(self, name: str, parameters: dict[str, Any] | None = None) -> None:
+            self.name, self.parameters, self.strict, self.description = name, parameters or {}, False, ""
+
+    class Tool:
+        def __init__(self, function: Function) -> None:
+            self.type, self.function = "function", function
+
+    _stub("sglang.srt.entrypoints.openai.protocol", Tool=Tool, ToolChoice=object, Function=Function)
+    _stub("sglang.srt.environ", envs=_Env())
+    if "orjson" not in sys.modules:
+        try:
+            importlib.import_module("orjson")
+        except ImportError:
+            _stub(
+                "orjson",
+                loads=json.loads,
+                dumps=lambda obj, *a, **k: json.dumps(obj).encode(),
+                JSONDecodeError=json.JSONDecodeError,
+            )
+    try:
+        module = importlib.import_module("sglang.srt.function_call.qwen25_detector")
+    except Exception as exc:  # an SGLang release whose imports this stubbing does not cover
+        print(f"SGLang detector could not be imported ({type(exc).__name__}: {exc})")
+        return None
+    return module.Qwen25Detector, lambda names: [Tool(Function(n)) for n in names]
+
+
+def time_sglang(detector_cls: type, make_tools: Callable[[list[str]], Any], tokens: list[str]) -> float:
+    detector = detector_cls()
+    tools = make_tools(["write_note"])
+    start = time.perf_counter()
+    names = []
+    for tok in tokens:
+        result = detector.parse_streaming_increment(tok, tools)
+        names += [c.name for c in result.calls if c.name]
+    elapsed = time.perf_counter() - start
+    if names != ["write_note"]:
+        raise SystemExit(f"SGLang's detector did not find the call: {names}")
+    return elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sglang", default=os.environ.get("WORKBENCH_SGLANG_DIR", "/tmp/sglang_dl"),
+                    help="folder with the sglang and partial_json_parser wheels")
+    args = ap.parse_args()
+
+    per_token: dict[int, float] = {}
+    print("workbench StreamParser, reasoning + one tool call, fed token by token")
+    for n in args.sizes:
+        tokens = make_tokens(n)
+        repeat = args.repeat if n <= 10000 else max(1, args.repeat // 2)
+        t = median_time(time_ours, tokens, repeat)
+        per_token[n] = t / len(tokens) * 1e6
+        print(f"  {len(tokens):>7} tokens: {per_token[n]:7.2f} us/token  ({t * 1000:8.1f} ms total)")
+    small, large = min(per_token), max(per_token)
+    print(f"  per-token cost {large} / {small}: {per_token[large] / per_token[small]:.2f} (goal <= 1.5)")
+
+    loaded = load_sglang_detector(args.sglang)
+    if loaded is None:
+        print(f"SGLang comparison skipped (no sglang + partial_json_parser wheels in {args.sglang})")
+        return
+    detector_cls, make_tools = loaded
+    tokens = make_tokens(10000)
+    ours = median_time(time_ours, tokens, args.repeat)
+    theirs = median_time(lambda toks: time_sglang(detector_cls, make_tools, toks), tokens, args.repeat)
+    print("SGLang Qwen25Detector.parse_streaming_increment on the same 10k-token stream")
+    print(f"  ours   {ours / len(tokens) * 1e6:8.2f} us/token")
+    print(f"  SGLang {theirs / len(tokens) * 1e6:8.2f} us/token")
+    print(f"  ours is {theirs / ours:.1f}x faster (goal >= 5x)")
+
+
+if __name__ == "__main__":
+    main()

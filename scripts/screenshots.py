@@ -1,0 +1,101 @@
+"""Write a current SVG screenshot of every workbench screen to ``screenshots/`` (and PNGs on request).
+
+    .venv/bin/python scripts/screenshots.py [--template T] [--size 120x36] [--png]
+
+The app runs headless (Textual's test driver) with no model: the Generate and Inspector screens replay the
+synthetic step stream of ``workbench.tui.demo`` (or ``--session FILE``), stepped to a fixed point so the
+pictures are reproducible.  ``--png`` converts each SVG with ``rsvg-convert`` (Debian: librsvg2-bin) or
+cairosvg, whichever is installed, for looking at them with an image viewer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from workbench.template.source import DEFAULT_TEMPLATE, load_template
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.demo import demo_steps
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENS = ("template", "analysis", "generate", "inspector", "export")
+
+
+async def capture(template: str, size: tuple[int, int], out: Path, steps: int, suffix: str = "") -> list[Path]:
+    source = load_template(template)
+    app = WorkbenchApp(source, load_model=False, analyze=True, replay_delay=0.0)
+    written: list[Path] = []
+    async with app.run_test(size=size) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        demo = demo_steps()
+        app.install_replay(demo, label="demo replay (no model)")
+        for _ in range(min(steps, len(demo))):
+            app.action_step()
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+        for mode in SCREENS:
+            app.switch_mode(mode)
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            if mode == "analysis":
+                await pilot.press("down", "down")  # show a probe whose renders differ
+            await pilot.pause(0.3)
+            path = out / f"{mode}{suffix}.svg"
+            app.save_screenshot(filename=path.name, path=str(out))
+            written.append(path)
+    return written
+
+
+def _plain_spaces(svg_text: str) -> str:
+    """Textual writes spaces as ``&#160;``; rsvg-convert collapses those at the start of a text run, which
+    shifts indentation in the PNG.  Real spaces with ``xml:space="preserve"`` render as in a browser."""
+    return svg_text.replace("&#160;", " ").replace("<svg ", '<svg xml:space="preserve" ', 1)
+
+
+def to_png(svg: Path) -> Path | None:
+    png = svg.with_suffix(".png")
+    fixed = svg.with_suffix(".png.svg")
+    fixed.write_text(_plain_spaces(svg.read_text(encoding="utf-8")), encoding="utf-8")
+    try:
+        if shutil.which("rsvg-convert"):
+            subprocess.run(["rsvg-convert", "-o", str(png), str(fixed)], check=True)
+            return png
+        try:
+            import cairosvg  # type: ignore[import-not-found]
+        except ImportError:
+            return None
+        cairosvg.svg2png(url=str(fixed), write_to=str(png))
+        return png
+    finally:
+        fixed.unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--template", default=DEFAULT_TEMPLATE)
+    parser.add_argument("--size", default="120x36", help="WIDTHxHEIGHT (also try 80x24)")
+    parser.add_argument("--out", default=str(ROOT / "screenshots"))
+    parser.add_argument("--steps", type=int, default=40, help="demo steps to take before the pictures")
+    parser.add_argument("--suffix", default="", help="appended to each file name, e.g. -80x24")
+    parser.add_argument("--png", action="store_true", help="also write PNGs (rsvg-convert or cairosvg)")
+    args = parser.parse_args(argv)
+    width, height = (int(x) for x in args.size.lower().split("x"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = asyncio.run(capture(args.template, (width, height), out, args.steps, args.suffix))
+    for svg in written:
+        line = str(svg)
+        if args.png:
+            png = to_png(svg)
+            line += f"  ->  {png}" if png else "  (no rsvg-convert or cairosvg: PNG skipped)"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""The diff primitives: llama.cpp's own helper cases (from ../shared) plus our own properties."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import SHARED
+from workbench.analysis.diff import (
+    DiffSplit,
+    after_common_suffix,
+    diff_split,
+    is_marker,
+    segmentize,
+    until_common_prefix,
+)
+
+HELPERS = SHARED / "conformance" / "llamacpp" / "_auto-parser-helpers.json"
+
+
+def _cases(section: str) -> list[Any]:
+    if not HELPERS.is_file():
+        return [pytest.param(None, marks=pytest.mark.skip(reason="../shared not present"))]
+    data = json.loads(HELPERS.read_text(encoding="utf-8"))
+    return [
+        pytest.param(c, id=f"line{c.get('source_line', i)}") for i, c in enumerate(data[section]["cases"])
+    ]
+
+
+def _check(split: DiffSplit, check: dict[str, Any]) -> bool:
+    parts = split.to_dict()
+    kind = check["check"]
+    if kind == "starts_with":
+        return parts[check["part"]].startswith(check["value"])
+    if kind == "contains":
+        return check["value"] in parts[check["part"]]
+    if kind == "any_nonempty":
+        return any(parts[p] for p in check["parts"])
+    raise AssertionError(f"unknown check kind {kind}")
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("case", _cases("calculate_diff_split"))
+def test_llamacpp_diff_split_cases(case: dict[str, Any]) -> None:
+    split = diff_split(case["a"], case["b"])
+    for part, value in case.get("expect", {}).items():
+        assert getattr(split, part) == value, (part, split)
+    for check in case.get("checks", []):
+        assert _check(split, check), (check, split)
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("case", _cases("until_common_prefix"))
+def test_llamacpp_until_common_prefix_cases(case: dict[str, Any]) -> None:
+    assert until_common_prefix(case["full"], case["left"], case["right"]) == case["expect"]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("case", _cases("after_common_suffix"))
+def test_llamacpp_after_common_suffix_cases(case: dict[str, Any]) -> None:
+    assert after_common_suffix(case["full"], case["left"], case["right"]) == case["expect"]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("case", _cases("segmentize_markers"))
+def test_llamacpp_segmentize_cases(case: dict[str, Any]) -> None:
+    got = [[s.kind.upper(), s.text] for s in segmentize(case["input"])]
+    assert got == case["expect"]
+
+
+# ----------------------------------------------------------------------------------------- our own cases
+def test_half_cut_special_token_moves_out_of_prefix_and_suffix() -> None:
+    a = "X<|START_RESPONSE|>hi<|END_RESPONSE|>Y"
+    b = "X<|START_ACTION|>[]<|END_ACTION|>Y"
+    split = diff_split(a, b)
+    assert split == DiffSplit(
+        "X", "<|START_RESPONSE|>hi<|END_RESPONSE|>", "<|START_ACTION|>[]<|END_ACTION|>", "Y"
+    )
+
+
+def test_json_array_bracket_is_not_mistaken_for_a_marker() -> None:
+    """A ``]`` closing a JSON array must stay in the suffix; only identifier-like ``[...]`` are markers."""
+    split = diff_split('[{"name": "foofoo", "arguments": {}}]', '[{"name": "barbar", "arguments": {}}]')
+    assert split.suffix == '", "arguments": {}}]'
+    assert (split.left, split.right) == ("foofoo", "barbar")
+
+
+def test_name_inside_a_tag_pulls_the_whole_tag_into_the_diff() -> None:
+    split = diff_split("<function=foofoo>\n{}", "<function=barbar>\n{}")
+    assert (split.prefix, split.left, split.right, split.suffix) == (
+        "",
+        "<function=foofoo>",
+        "<function=barbar>",
+        "\n{}",
+    )
+
+
+def test_a_stray_less_than_on_another_line_does_not_move_the_prefix() -> None:
+    a = "if a < b\nthen X"
+    b = "if a < b\nthen Y"
+    assert diff_split(a, b).prefix == "if a < b\nthen "
+
+
+def test_segmentize_keeps_fullwidth_special_tokens_whole() -> None:
+    segs = segmentize("<｜tool▁call▁begin｜>get<｜tool▁sep｜>{}")
+    assert [s.text for s in segs if s.is_marker] == ["<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"]
+
+
+def test_is_marker_rejects_json_arrays_and_prose() -> None:
+    assert is_marker("[TOOL_CALLS]")
+    assert is_marker('<invoke name="x">')
+    assert not is_marker('["a", "b"]')
+    assert not is_marker("[1, 2]")
+    assert not is_marker("<a\nb>")
+
+
+@given(st.text(alphabet="ab<>[]|x \n", max_size=30), st.text(alphabet="ab<>[]|x \n", max_size=30))
+def test_diff_split_reassembles_both_inputs(a: str, b: str) -> None:
+    split = diff_split(a, b)
+    assert split.text_a == a
+    assert split.text_b == b
+
+
+@given(st.text(alphabet="ab<>[]|x \n", max_size=40))
+def test_segmentize_reassembles_its_input(text: str) -> None:
+    assert "".join(s.text for s in segmentize(text)) == text

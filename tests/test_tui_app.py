@@ -1,0 +1,389 @@
+"""Pilot tests: each screen's main interactions, headless, with no model and a hand-made analysis."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import DataTable, Input, Static
+
+from workbench.spec import FormatSpec
+from workbench.template.source import TemplateSource
+from workbench.tui.actions import ACTIONS
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.demo import DEMO_TEMPLATE, demo_analysis, demo_steps
+from workbench.tui.messages import AnalysisDone
+from workbench.tui.screens.help import HelpScreen
+from workbench.tui.widgets.diff_view import DiffPane
+from workbench.tui.widgets.notice import Notice
+from workbench.tui.widgets.spans import SpanStream
+
+SIZE = (120, 36)
+pytestmark = pytest.mark.anyio  # anyio ships a pytest plugin; no extra dependency needed
+
+
+class RecordingApp(WorkbenchApp):
+    """The app with its notifications recorded, so tests can check what the user was told."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes: list[str] = []
+
+    def notify(self, message: str, **kwargs: Any) -> None:  # type: ignore[override]
+        self.notes.append(str(message))
+        super().notify(message, **kwargs)
+
+
+def make_app(**kwargs: Any) -> RecordingApp:
+    source = TemplateSource(text=DEMO_TEMPLATE, name="demo", origin="tests", eos_token="<|im_end|>")
+    kwargs.setdefault("load_model", False)
+    kwargs.setdefault("analyze", False)
+    return RecordingApp(source, replay_delay=0.0, **kwargs)
+
+
+async def settle(app: WorkbenchApp, pilot: Any) -> None:
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def text_of(widget: Static) -> str:
+    """What a Static shows, as plain text (rich renderables are rendered at a fixed width)."""
+    content = widget.content
+    if isinstance(content, (str, Text)):
+        return str(content)
+    console = Console(width=100, file=io.StringIO(), record=True)
+    console.print(content)
+    return console.export_text()
+
+
+# ---------------------------------------------------------------------------------------------- template
+async def test_template_preview_renders_and_a_syntax_error_names_its_line() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        preview = app.screen.query_one("#preview", Static)
+        assert "<|im_start|>user" in text_of(preview)
+        notice = app.screen.query_one("#render-error", Notice)
+        assert notice.has_class("-hidden")
+        editor = app.screen.query_one("#source")
+        editor.text = "line one\n{% if %}\n"  # type: ignore[attr-defined]
+        await pilot.pause(0.4)
+        await settle(app, pilot)
+        assert notice.has_class("-error")
+        assert "line 2" in text_of(notice)
+        assert app.workspace.template_text == "line one\n{% if %}\n"  # the broken edit is kept, not lost
+        assert "<|im_start|>user" in text_of(preview)  # the last good preview stays visible
+
+
+async def test_template_kwargs_and_bad_messages_json_update_the_preview_or_explain() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#kw-agp").value = True  # type: ignore[attr-defined]
+        await settle(app, pilot)
+        assert text_of(app.screen.query_one("#preview", Static)).endswith("<|im_start|>assistant\n<think>\n")
+        app.screen.query_one("#messages").text = "[{"  # type: ignore[attr-defined]
+        await pilot.pause(0.4)
+        await settle(app, pilot)
+        notice = app.screen.query_one("#render-error", Notice)
+        assert notice.has_class("-error") and "messages JSON" in text_of(notice)
+
+
+async def test_template_edits_survive_a_trip_to_another_screen() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#source").text = "edited {{ 1 + 1 }}"  # type: ignore[attr-defined]
+        await pilot.pause()
+        app.set_focus(None)
+        await pilot.press("3")
+        assert app.current_mode == "generate"
+        await pilot.press("1")
+        await settle(app, pilot)
+        assert app.screen.query_one("#source").text == "edited {{ 1 + 1 }}"  # type: ignore[attr-defined]
+        assert text_of(app.screen.query_one("#preview", Static)) == "edited 2"
+
+
+# ---------------------------------------------------------------------------------------------- analysis
+async def test_analysis_shows_probes_and_the_selected_probes_diff() -> None:
+    app = make_app(start_mode="analysis")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
+        await settle(app, pilot)
+        probes = app.screen.query_one("#probes", DataTable)
+        assert probes.row_count == 3
+        probes.focus()
+        await pilot.press("down")
+        await pilot.pause()
+        pane = app.screen.query_one("#diff", DiffPane)
+        right = text_of(pane.query_one("#text-b", Static))
+        left = text_of(pane.query_one("#text-a", Static))
+        assert "<tool_call>" in right and "<tool_call>" not in left
+        markers = app.screen.query_one("#markers", DataTable)
+        assert "tools.call_start" in {str(k.value) for k in markers.rows}
+
+
+async def test_editing_a_marker_marks_the_spec_edited_and_rejects_bad_values() -> None:
+    app = make_app(start_mode="analysis")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
+        await settle(app, pilot)
+        markers = app.screen.query_one("#markers", DataTable)
+        row = [str(k.value) for k in markers.rows].index("reasoning.mode")
+        markers.focus()
+        markers.move_cursor(row=row)
+        await pilot.press("e")
+        await pilot.pause()
+        field = app.screen.query_one("#edit-value", Input)
+        field.value = '"sideways"'
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "not one of" in text_of(app.screen.query_one("#edit-error", Static))  # dialog stays open
+        field.value = '"delimiter"'
+        await pilot.press("enter")
+        await settle(app, pilot)
+        spec = app.workspace.spec
+        assert spec is not None and spec.reasoning.mode == "delimiter" and spec.provenance.edited
+        assert "spec edited" in app.screen.query_one("#nav").status  # type: ignore[attr-defined]
+
+
+async def test_a_missing_analysis_stage_shows_a_panel_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.tui import app as app_module
+    from workbench.tui.backends import Unavailable
+
+    def missing(module: str, *names: str) -> Any:
+        raise Unavailable(f"workbench.{module} is not available yet (test)")
+
+    monkeypatch.setattr(app_module, "core", missing)
+    app = make_app(start_mode="analysis", analyze=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        notice = app.screen.query_one("#analysis-notice", Notice)
+        assert notice.has_class("-unavailable") and "not available yet" in text_of(notice)
+
+
+# ---------------------------------------------------------------------------------------------- generate
+async def test_generate_streams_a_replay_in_span_colours_with_the_parsed_message() -> None:
+    app = make_app(start_mode="generate")
+    steps = demo_steps()
+    async with app.run_test(size=SIZE) as pilot:
+        app.install_replay(steps, label="demo")
+        await settle(app, pilot)
+        await pilot.press("r")
+        await settle(app, pilot)
+        stream = app.screen.query_one("#output", SpanStream)
+        assert stream.plain == "".join(s.token_text for s in steps)
+        parsed = json.loads(app.screen.parsed_json)  # type: ignore[attr-defined]
+        assert parsed["tool_calls"][0]["name"] == "get_weather"
+        assert parsed["reasoning_content"].startswith("The user asks")
+        assert "finished" in str(app.screen.query_one("#gen-status", Static).render())
+
+
+async def test_sending_without_a_model_explains_instead_of_failing() -> None:
+    app = make_app(start_mode="generate")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("i")
+        await pilot.press(*"hello", "enter")
+        await settle(app, pilot)
+        assert any("no model" in n for n in app.notes)
+        assert app.workspace.driver is None
+
+
+# ---------------------------------------------------------------------------------------------- inspector
+async def test_inspector_step_rewind_and_scrub() -> None:
+    app = make_app(start_mode="inspector")
+    steps = demo_steps()
+    async with app.run_test(size=SIZE) as pilot:
+        app.install_replay(steps, label="demo")
+        await settle(app, pilot)
+        for _ in range(10):
+            await pilot.press("space")
+            await settle(app, pilot)
+        assert len(app.workspace.steps) == 10
+        for _ in range(3):
+            await pilot.press("backspace")
+            await settle(app, pilot)
+        assert len(app.workspace.steps) == 7
+        assert app.screen.query_one("#facts-pane").border_title == "step 7 of 7"
+        assert app.screen.query_one("#candidates", DataTable).row_count == len(steps[6].candidates)
+        await pilot.press("left", "left")
+        await pilot.pause()
+        assert app.screen.query_one("#facts-pane").border_title == "step 5 of 7"
+
+
+async def test_inspector_strikes_masked_candidates_in_the_constrained_region() -> None:
+    app = make_app(start_mode="inspector")
+    steps = demo_steps()
+    target = next(i for i, s in enumerate(steps) if any(not c.allowed for c in s.candidates))
+    async with app.run_test(size=SIZE) as pilot:
+        app.install_replay(steps[: target + 1], label="demo")
+        await pilot.press("r")
+        await settle(app, pilot)
+        table = app.screen.query_one("#candidates", DataTable)
+        for row, cand in enumerate(steps[target].candidates):
+            cell = table.get_row_at(row)[1]
+            style = cell.style if isinstance(cell.style, Style) else Style.parse(cell.style or "none")
+            assert bool(style.strike) == (not cand.allowed)
+        assert "constrained" in text_of(app.screen.query_one("#facts", Static))
+
+
+async def test_force_and_constraint_are_refused_in_a_replay_with_a_reason() -> None:
+    app = make_app(start_mode="inspector")
+    async with app.run_test(size=SIZE) as pilot:
+        app.install_replay(demo_steps(), label="demo")
+        await pilot.press("space")
+        await settle(app, pilot)
+        await pilot.press("f")
+        await pilot.press("c")
+        await settle(app, pilot)
+        assert any("cannot be forced" in n for n in app.notes)
+        assert any("recorded constraint" in n for n in app.notes)
+        assert len(app.workspace.steps) == 1
+
+
+async def test_controls_without_anything_to_step_say_what_to_do() -> None:
+    app = make_app(start_mode="inspector")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        await settle(app, pilot)
+        assert any("nothing to step" in n for n in app.notes)
+
+
+# ---------------------------------------------------------------------------------------------- export
+async def test_export_without_the_export_stage_saves_the_spec_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench.tui import app as app_module
+    from workbench.tui.backends import Unavailable
+
+    def missing(module: str, *names: str) -> Any:
+        raise Unavailable(f"workbench.{module} is not available yet (test)")
+
+    app = make_app(start_mode="export")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
+        await settle(app, pilot)
+        monkeypatch.setattr(app_module, "core", missing)
+        out = tmp_path / "out" / "demo.spec.json"
+        app.screen.query_one("#export-path", Input).value = str(out)
+        app.set_focus(None)
+        await pilot.press("s")
+        await settle(app, pilot)
+        assert FormatSpec.from_json(out.read_text()) == demo_analysis().spec
+
+
+async def test_a_refused_export_says_why_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.tui import app as app_module
+
+    calls: list[dict[str, Any]] = []
+
+    class FakeExport:
+        @staticmethod
+        def export(target: str, **kwargs: Any) -> Any:
+            calls.append({"target": target, **kwargs})
+            raise ValueError("NOT validated: 3/5 applicable cases pass; pass --force")
+
+        @staticmethod
+        def write_export(result: Any, path: str) -> Path:
+            raise AssertionError("nothing may be written after a refusal")
+
+    app = make_app(start_mode="export")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
+        await settle(app, pilot)
+        monkeypatch.setattr(app_module, "core", lambda module, *names: FakeExport)
+        app.screen.query_one("#export-path", Input).value = str(tmp_path / "x.json")
+        app.set_focus(None)
+        await pilot.press("S")
+        await settle(app, pilot)
+        assert calls and calls[0]["force"] is True and calls[0]["spec"] == demo_analysis().spec
+        assert any("3/5" in n and "shift+s" in n for n in app.notes)
+        assert not (tmp_path / "x.json").exists()
+
+
+async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.tui import app as app_module
+
+    class Report:
+        notes = ("one note",)
+
+        def summary(self) -> str:
+            return "validated: 5/5 applicable cases pass"
+
+        def features(self) -> dict[str, Any]:
+            return {"tool_call": {"status": "pass", "reason": ""},
+                    "call_ids": {"status": "unsupported", "reason": "the template drops ids"}}
+
+    class FakeValidate:
+        @staticmethod
+        def validate(source: TemplateSource, spec: FormatSpec | None = None) -> Report:
+            assert spec is not None and source.text == DEMO_TEMPLATE
+            return Report()
+
+    monkeypatch.setattr(app_module, "core", lambda module, *names: FakeValidate)
+    app = make_app(start_mode="export")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
+        await settle(app, pilot)
+        await pilot.press("v")
+        await settle(app, pilot)
+        report = text_of(app.screen.query_one("#report", Static))
+        assert "5/5 applicable cases pass" in report
+        assert "unsupported call_ids  the template drops ids" in report
+
+
+# ---------------------------------------------------------------------------------------------- app-wide
+async def test_help_lists_the_screens_keys_and_closes_with_escape() -> None:
+    app = make_app(start_mode="inspector")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        keys = [k for k, _ in __import__("workbench.tui.screens.help", fromlist=["x"])._screen_keys(app.screen.under)]
+        assert {"space", "backspace", "f", "c"} <= set(keys)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_command_palette_offers_every_action() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE):
+        titles = " ".join(c.title for c in app.get_system_commands(app.screen))
+        for act in ACTIONS:
+            if act.action not in ("help", "quit"):
+                assert act.title in titles
+
+
+async def test_a_recorded_session_opens_and_steps_without_a_model(tmp_path: Path) -> None:
+    session_mod = pytest.importorskip("workbench.session")
+    steps = demo_steps()
+    spec = demo_analysis().spec
+    from workbench.chat import Message, Tool
+
+    session = session_mod.session_from_generation(
+        template_text=DEMO_TEMPLATE, template_name="demo", spec=spec,
+        model=session_mod.ModelRecord(name="recorded-model"), messages=[Message("user", "weather?")],
+        tools=[Tool("get_weather")], settings={}, prompt="", steps=steps,
+        parsed=Message("assistant", content="", tool_calls=()),
+    )
+    path = tmp_path / "s.json"
+    session_mod.save_session(path, session)
+    source = TemplateSource(text="{{ 'other' }}", name="other", origin="tests")
+    app = RecordingApp(source, session=str(path), load_model=False, analyze=False, replay_delay=0.0,
+                       start_mode="inspector")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.workspace.template_text == DEMO_TEMPLATE
+        for _ in range(3):
+            await pilot.press("space")
+            await settle(app, pilot)
+        assert [s.token_text for s in app.workspace.steps.all()] == [s.token_text for s in steps[:3]]

@@ -1,0 +1,193 @@
+"""``analyze(template) -> Analysis``: run the phases over the probe renders and build the FormatSpec.
+
+Order matters and is fixed: turn structure (P1, P2) -> reasoning (R1, R1c, R3, R2) -> prompt facts ->
+reasoning mode -> content (C1) -> tools (T1-T7, dedicated detectors) -> arguments (A1, A2, T5) ->
+workarounds.  Each phase reads only what earlier phases wrote into :class:`Findings`.
+
+Bad templates never crash the analysis.  A template that cannot be compiled, or that fails even the
+simplest render (a user message), raises :class:`TemplateError` -- there is nothing to analyse.  Anything
+narrower (one probe's render, one phase) becomes a warning on the result, and the spec keeps whatever the
+other probes established.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from workbench import __version__
+from workbench.analysis import arguments, content, prompt, reasoning, tools, workarounds
+from workbench.analysis.probes import PROBES
+from workbench.analysis.renders import ProbeRenderer, ProbeResult
+from workbench.analysis.state import Findings
+from workbench.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
+from workbench.template.render import DEFAULT_TIME_LIMIT, RenderTimeout, TemplateError, compile_template
+from workbench.template.source import TemplateSource
+
+
+@dataclass
+class Analysis:
+    """The spec plus the evidence: every probe's renders, diff and outcome, and the warnings."""
+
+    spec: FormatSpec
+    probes: list[ProbeResult]
+    warnings: list[str]
+    source: TemplateSource
+    notes: list[str] = field(default_factory=list)
+    render_count: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI/JSON contract: ``{"spec", "probes", "warnings"}`` (plus ``template`` and ``notes``)."""
+        return {
+            "template": self.source.name,
+            "spec": self.spec.to_dict(),
+            "probes": [p.to_dict() for p in self.probes],
+            "warnings": list(self.warnings),
+            "notes": list(self.notes),
+        }
+
+
+def _as_source(source: TemplateSource | str) -> TemplateSource:
+    if isinstance(source, TemplateSource):
+        return source
+    return TemplateSource(text=source, name="<template>", origin="<string>")
+
+
+def _check_renderable(renderer: ProbeRenderer) -> None:
+    """Raise when the template cannot render even a single user message (nothing to analyse)."""
+    compile_template(renderer.source.text)
+    first = renderer.get("prompt_none")
+    if first is not None:
+        return
+    message = renderer.failures.get("prompt_none", "render failed")
+    if "timed out" in message or renderer.get("content") is None:
+        kind = "timeout" if "timed out" in message else "render"
+        err_cls = RenderTimeout if kind == "timeout" else TemplateError
+        raise err_cls(f"cannot analyse: {message}", kind=kind)
+
+
+_PHASES: tuple[tuple[str, Callable[[Findings], None]], ...] = (
+    ("structure", prompt.analyze_structure),
+    ("reasoning", reasoning.analyze_reasoning),
+    ("prompt", prompt.analyze_prompt_facts),
+    ("reasoning mode", reasoning.decide_mode),
+    ("content", content.analyze_content),
+    ("tools", tools.analyze_tools),
+    ("arguments", arguments.analyze_arguments),
+)
+
+
+def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Analysis:
+    """Analyse a chat template by differential rendering and return its spec and the evidence.
+
+    Raises:
+        TemplateError: the template does not compile, or cannot render a plain user message.
+    """
+    started = time.perf_counter()
+    src = _as_source(source)
+    renderer = ProbeRenderer(src, time_limit=time_limit)
+    _check_renderable(renderer)
+    f = Findings(renderer=renderer)
+    for name, phase in _PHASES:
+        try:
+            phase(f)
+        except Exception as exc:  # a template can always surprise a phase; keep the others' results
+            f.warn(f"{name} phase failed: {type(exc).__name__}: {exc}")
+    if f.tools.get("format") in ("harmony",):
+        prompt.analyze_prompt_facts(f)
+    f.applied_workarounds = workarounds.apply_workarounds(renderer.patched_source, f)
+    if f.applied_workarounds and f.reasoning.get("mode") != "none":
+        prompt.analyze_prompt_facts(f)
+    for name in f.applied_workarounds:
+        f.warn(f"workaround {name!r} applied")
+    for probe in PROBES:
+        if probe.id not in f.probes:
+            f.probes[probe.id] = ProbeResult(
+                probe.id,
+                probe.question,
+                probe.variant_a,
+                probe.variant_b,
+                None,
+                None,
+                None,
+                outcome="not needed for this template",
+            )
+        elif f.probes[probe.id].error:
+            f.warn(f"{probe.id}: render failed: {f.probes[probe.id].error}")
+    spec = build_spec(f, src)
+    return Analysis(
+        spec=spec,
+        probes=[f.probes[p.id] for p in PROBES],
+        warnings=f.warnings,
+        source=src,
+        notes=list(renderer.notes),
+        render_count=renderer.render_count,
+        seconds=time.perf_counter() - started,
+    )
+
+
+_TOOL_FIELDS = {fl.name for fl in fields(ToolsSpec)}
+
+
+def build_spec(f: Findings, src: TemplateSource) -> FormatSpec:
+    """Freeze the findings into a FormatSpec (pure with respect to ``f``)."""
+    tool_values = {k: v for k, v in f.tools.items() if k in _TOOL_FIELDS}
+    if "parameter_order" in tool_values:
+        tool_values["parameter_order"] = tuple(tool_values["parameter_order"])
+    tool_spec = ToolsSpec(**tool_values)
+    if tool_spec.format == "none":
+        tool_spec = ToolsSpec()
+    spec = FormatSpec(
+        reasoning=ReasoningSpec(**f.reasoning),
+        content=ContentSpec(**f.content),
+        tools=tool_spec,
+        prompt=PromptSpec(**f.prompt),
+        bos_token=src.bos_token,
+        eos_token=src.eos_token,
+        end_markers=tuple(f.end_markers),
+        provenance=Provenance(
+            template_sha256=src.sha256, template_name=src.name, workbench_version=__version__
+        ),
+    )
+    return FormatSpec(
+        **{
+            **{fl.name: getattr(spec, fl.name) for fl in fields(spec)},
+            "preserved_tokens": preserved_tokens(spec),
+        }
+    )
+
+
+_NOT_TOKENS = {
+    "name_field",
+    "args_field",
+    "id_field",
+    "gen_id_field",
+    "function_field",
+    "code_block_language",
+    "function_namespace",
+    "call_separator",
+    "arg_separator",
+}
+
+
+def preserved_tokens(spec: FormatSpec) -> tuple[str, ...]:
+    """Every marker the parser matches, trimmed, in spec order: the tokenizer must keep them whole."""
+    out: list[str] = []
+    for part in (spec.reasoning, spec.content, spec.tools):
+        for fl in fields(part):
+            value = getattr(part, fl.name)
+            if (
+                isinstance(value, str)
+                and fl.name not in _NOT_TOKENS
+                and fl.name not in ("mode", "format", "id_position")
+            ):
+                token = value.strip()
+                if token and token not in out:
+                    out.append(token)
+    for m in spec.end_markers:
+        if m.strip() and m.strip() not in out:
+            out.append(m.strip())
+    return tuple(out)

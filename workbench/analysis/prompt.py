@@ -1,0 +1,202 @@
+"""Phase 0 and 2b: the turn structure around the assistant's output.
+
+Before any marker can be read, the analyzer must know where the assistant's turn starts and ends:
+
+* the **generation prompt**: what ``add_generation_prompt`` appends after the last user turn (P1), per
+  ``enable_thinking`` setting (some templates also edit the user turn, e.g. GLM appends ``/nothink``, so each
+  setting is measured against the user-only render with the same setting);
+* the **role header**: the part of the generation prompt that every assistant turn starts with (the common
+  beginning of the generation prompts and of rendered assistant turns); what the prompt adds beyond it is
+  what the model's output continues from (an opened ``<think>``, a closed empty block, ``>>>``);
+* the **end of turn** (P2): the markers that close an assistant turn, which a parser strips.
+
+Everything is measured from the end of the last user message, so templates that always append their
+generation prompt (Command-R7B, Apriel) are handled like the others; for them the "generation prompt" starts
+right after the user text and so includes the user turn's closing token.
+"""
+
+from __future__ import annotations
+
+from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, diff_split
+from workbench.analysis.markers import markers_in, xml_closer
+from workbench.analysis.probes import CONTENT_TEXT, USER_TEXT, USER_TEXT_2
+from workbench.analysis.state import Findings
+
+_SETTINGS = {
+    "default": ("prompt_none", "prompt"),
+    "off": ("prompt_none_think_off", "prompt_think_off"),
+    "on": ("prompt_none_think_on", "prompt_think_on"),
+}
+
+
+def tail_after_user(text: str | None, user_text: str = USER_TEXT) -> str | None:
+    """The text after the last occurrence of the user's message (None when absent)."""
+    if text is None:
+        return None
+    i = text.rfind(user_text)
+    return None if i < 0 else text[i + len(user_text) :]
+
+
+def analyze_structure(f: Findings) -> None:
+    """Generation prompts, user-turn end, raw role header and end-of-turn markers (mutates ``f``)."""
+    r = f.renderer
+    p1 = f.probe("P1")
+    for key, (none_name, gen_name) in _SETTINGS.items():
+        base = tail_after_user(r.get(none_name))
+        full = tail_after_user(r.get(gen_name))
+        if base is None or full is None:
+            f.gen[key] = None
+            continue
+        if full == base:
+            # add_generation_prompt changes nothing: the template always appends its prompt.
+            f.gen[key] = full
+            if key == "default":
+                f.forced_generation_prompt = True
+                f.user_end = ""
+        elif full.startswith(base):
+            f.gen[key] = full[len(base) :]
+            if key == "default":
+                f.user_end = base
+        else:
+            f.gen[key] = diff_split(base, full).right
+    if p1.error:
+        f.warn(f"P1: generation prompt unknown ({p1.error})")
+    elif f.forced_generation_prompt:
+        f.note(
+            "P1",
+            "the template appends its generation prompt even without add_generation_prompt: "
+            f"measured from the end of the user text: {f.gen.get('default')!r}",
+        )
+    else:
+        f.note("P1", f"generation prompt {f.gen.get('default')!r}")
+
+    openings = [g for g in (f.gen.get("default"), f.gen.get("on"), f.gen.get("off")) if g is not None]
+    for name in ("content", "call"):
+        tail = tail_after_user(r.get(name))
+        if tail is not None and tail.startswith(f.user_end):
+            openings.append(tail[len(f.user_end) :])
+    header = openings[0] if openings else ""
+    for other in openings[1:]:
+        header = diff_split(header, other).prefix
+    f.raw_header = header
+    _analyze_turn_end(f)
+
+
+def _analyze_turn_end(f: Findings) -> None:
+    """P2: the markers between the assistant's answer and whatever follows it."""
+    r = f.renderer
+    p2 = f.probe("P2")
+    content = r.get("content")
+    two = r.get("content_then_user")
+    after_last = None
+    if content is not None and CONTENT_TEXT in content:
+        after_last = content[content.rfind(CONTENT_TEXT) + len(CONTENT_TEXT) :]
+    between = None
+    if two is not None and CONTENT_TEXT in two and USER_TEXT_2 in two:
+        start = two.find(CONTENT_TEXT) + len(CONTENT_TEXT)
+        between = two[start : two.rfind(USER_TEXT_2)]
+    found: list[str] = []
+    if after_last and between:
+        common = common_prefix_aligned(after_last, between)
+        if markers_in(common):
+            found = _up_to_turn_end(markers_in(common), _user_end_marker(f))
+        else:  # e.g. gpt-oss: the last turn ends in <|return|>, earlier ones in <|end|>
+            found = markers_in(after_last)[:1] + _first_non_header_marker(between, two)
+    elif between:
+        found = _first_non_header_marker(between, two)
+    elif after_last:
+        found = markers_in(after_last)[:1]
+    eos = f.renderer.source.eos_token
+    if eos and eos not in found:
+        found.append(eos)
+    f.end_markers = list(dict.fromkeys(m for m in found if m))
+    if p2.error and not f.end_markers:
+        f.warn(f"P2: end of turn unknown ({p2.error})")
+    f.note("P2", f"end-of-turn markers {f.end_markers}" if f.end_markers else "no end-of-turn marker")
+
+
+def _user_end_marker(f: Findings) -> str:
+    """The first marker after the user's text: how this template ends a turn (pure w.r.t. ``f``)."""
+    tail = tail_after_user(f.renderer.get("prompt_none"))
+    found = markers_in(tail) if tail else []
+    return found[0] if found and tail is not None and tail.strip().startswith(found[0]) else ""
+
+
+def _up_to_turn_end(found: list[str], user_end: str) -> list[str]:
+    """Markers that close the assistant turn: up to the one that also closes user turns, else the first.
+
+    What follows belongs to the next turn (Command-R's ``<|START_OF_TURN_TOKEN|>``).
+    """
+    if user_end in found:
+        return found[: len(found) - found[::-1].index(user_end)]
+    return found[:1]
+
+
+def _first_non_header_marker(between: str, two: str | None) -> list[str]:
+    """The first marker of ``between`` unless it belongs to the next user turn's header.
+
+    The user header is what precedes the user's text in both user turns (their common ending).
+    """
+    if two is None:
+        return []
+    first_user = two[: two.find(USER_TEXT)]
+    user_header = common_suffix_aligned(first_user, between)
+    head = between[: len(between) - len(user_header)] if user_header else between
+    return markers_in(head)[:1]
+
+
+def analyze_prompt_facts(f: Findings) -> None:
+    """Role header, what the generation prompt adds beyond it, and whether it opens reasoning (mutates ``f``).
+
+    Runs after the reasoning phase, because a header must never swallow a reasoning start marker: StepFun's
+    assistant turns *all* begin with ``<think>``, yet that ``<think>`` is what the prompt opens, not part of
+    the role.
+    """
+    header = f.raw_header
+    start = f.reasoning.get("start", "").strip()
+    if start and start in header:
+        header = header[: header.find(start)]
+    f.role_header = header
+    gen_default = f.gen.get("default") or ""
+    gen_on = f.gen.get("on")
+    gen_off = f.gen.get("off")
+    on = gen_on if gen_on is not None else gen_default
+    off = gen_off if gen_off is not None else gen_default
+    suffix_on = on[len(header) :] if on.startswith(header) else on
+    suffix_off = off[len(header) :] if off.startswith(header) else off
+    end = f.reasoning.get("end", "").strip()
+    opened = False
+    if f.reasoning_shape == "delimiter" and end:
+        opened = True  # delimiter reasoning has no start marker: the output begins with it
+    elif start:
+        tail = suffix_on.rstrip()
+        opened = tail.endswith(start) or (
+            start in suffix_on and end not in suffix_on[suffix_on.rfind(start) :]
+        )
+    closed_when_off = bool(end) and end in suffix_off
+    f.prompt.update(
+        generation_prompt=gen_default,
+        thinking_opened=opened,
+        thinking_closed_when_disabled=closed_when_off,
+        supports_thinking_toggle=(gen_on is not None and gen_off is not None and gen_on != gen_off),
+        suffix_when_thinking=suffix_on,
+        suffix_when_not_thinking=suffix_off,
+    )
+
+
+def opened_tag_by_convention(f: Findings) -> tuple[str, str] | None:
+    """An opening tag the generation prompt ends with, whose closing form the template text mentions.
+
+    NVIDIA Nemotron Nano v2 ends its prompt with ``<think>\\n`` but never renders reasoning, so no diff shows
+    the end marker; the template does test ``'</think>' in content``.  Returns ``(start, end)`` or None.
+    """
+    gen = f.gen.get("on") if f.gen.get("on") is not None else f.gen.get("default")
+    if not gen:
+        return None
+    segs = markers_in(gen)
+    if not segs or not gen.rstrip().endswith(segs[-1]):
+        return None
+    closer = xml_closer(segs[-1])
+    if closer and closer in f.renderer.patched_source:
+        return segs[-1], closer
+    return None

@@ -1,0 +1,52 @@
+"""Dedicated detector: pythonic calls, ``[name(arg="value"), other()]`` (Llama 3.2 / LFM2 style).
+
+The calls are Python call expressions, usually in a list; the argument values are Python literals.  The
+diffs find the list like any other section, so this detector only has to recognise the call syntax and read
+the text around the list.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from workbench.analysis.markers import strip_leading_ws
+from workbench.analysis.probes import ARG_A, FUNC_A, FUNC_B
+from workbench.analysis.state import Findings
+
+if TYPE_CHECKING:
+    from workbench.analysis.renders import ProbeResult
+    from workbench.analysis.tools import CallRegion
+
+_CALL = re.compile(re.escape(FUNC_A) + r"\(\s*" + re.escape(ARG_A) + r"\s*=")
+
+
+def detect(f: Findings, region: CallRegion, t1: ProbeResult) -> bool:
+    """Fill the spec for pythonic calls and return True, or return False."""
+    body = region.body
+    m = _CALL.search(body)
+    if m is None:
+        return False
+    t = f.tools
+    t["format"] = "pythonic"
+    open_at = body.rfind("[", 0, m.start())
+    wrapped = open_at >= 0 and not body[open_at + 1 : m.start()].strip()
+    if wrapped:
+        close_at = body.rfind("]")
+        t.update(
+            array_wrapped=True,
+            section_start=strip_leading_ws(body[:open_at]),
+            section_end=strip_leading_ws(body[close_at + 1 :]),
+        )
+    else:
+        close = body.find(")", m.end())
+        t.update(
+            section_start=strip_leading_ws(body[: m.start()]), section_end=strip_leading_ws(body[close + 1 :])
+        )
+    t2 = f.probe("T2")
+    if t2.diff is not None and FUNC_B + "(" in t2.diff.right:
+        right = t2.diff.right
+        t.update(parallel=True, call_separator=right[: right.find(FUNC_B)])
+        f.note("T2", f"a second call joins the same list after {t['call_separator']!r}")
+    f.note("T1", "pythonic call syntax name(arg=value)" + (" in a list" if wrapped else ""))
+    return True

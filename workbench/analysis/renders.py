@@ -1,0 +1,260 @@
+"""Rendering the probe variants: once each, with documented fallbacks, never crashing.
+
+Real templates are picky about their inputs in ways that say nothing about their output format: some
+concatenate tool-call ``arguments`` as a string, some iterate ``tools`` even when none are given, some read
+variables that only a particular serving stack passes (``functions``, ``datetime``), and a few use constructs
+that Python's immutable Jinja sandbox refuses (``list.append``).  Each of these has one narrow fallback here;
+every fallback taken is written down as a note so the analysis stays explainable.
+
+A render that still fails is *not* an exception for the analysis: the variant is marked failed and every
+probe that needs it reports the error on itself (``ProbeResult.error``) while the others carry on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import jinja2.meta
+
+from workbench.analysis import workarounds
+from workbench.analysis.diff import DiffSplit, diff_split
+from workbench.analysis.probes import ARG_A, ARG_B, TOOLS, VARIANTS, Probe, Variant, stringify_arguments
+from workbench.template.render import TemplateError, compile_template, render
+from workbench.template.source import TemplateSource
+
+_UNDEFINED_NAME = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
+_MAX_RETRIES = 6
+_MAX_TIMEOUTS = 2
+
+
+@dataclass
+class ProbeResult:
+    """One probe as run on one template: both renders, their diff, and what the analyzer read from it."""
+
+    id: str
+    question: str
+    variant_a: Variant
+    variant_b: Variant
+    render_a: str | None
+    render_b: str | None
+    diff: DiffSplit | None
+    outcome: str = ""
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "question": self.question,
+            "variant_a": {"name": self.variant_a.name, "description": self.variant_a.description},
+            "variant_b": {"name": self.variant_b.name, "description": self.variant_b.description},
+            "render_a": self.render_a,
+            "render_b": self.render_b,
+            "diff": self.diff.to_dict() if self.diff is not None else None,
+            "outcome": self.outcome,
+            "error": self.error,
+        }
+
+
+class VariantFailed(Exception):
+    """A variant could not be rendered even with the fallbacks; the message is the template's error."""
+
+
+@dataclass
+class _Settings:
+    """Global render adjustments discovered while rendering (they apply to every variant)."""
+
+    text: str
+    tool_text: str
+    extra_kwargs: dict[str, Any] = field(default_factory=dict)
+    empty_tools: bool = False
+    patches: list[str] = field(default_factory=list)
+
+
+class ProbeRenderer:
+    """Renders variants of one template on demand and caches them by variant name.
+
+    Pure with respect to the template source: nothing is written anywhere; ``notes`` collects the
+    fallbacks that were needed, ``failures`` the variants that could not be rendered.
+    """
+
+    def __init__(self, source: TemplateSource, *, time_limit: float) -> None:
+        self.source = source
+        self.time_limit = time_limit
+        tool_source = source.for_tools(True)
+        self._settings = _Settings(text=source.text, tool_text=tool_source.text)
+        self._cache: dict[str, str] = {}
+        self._string_args: set[str] = set()
+        self.failures: dict[str, str] = {}
+        self.notes: list[str] = []
+        self.render_count = 0
+        self._timeouts = 0
+
+    # ------------------------------------------------------------------------------------------- public
+    @property
+    def patched_source(self) -> str:
+        """The (possibly patched) template text actually rendered."""
+        return self._settings.text
+
+    @property
+    def args_as_text(self) -> bool:
+        """True when tool-call arguments had to be passed as JSON text (the template concatenates them)."""
+        return bool(self._string_args)
+
+    def get(self, name: str) -> str | None:
+        """The render of variant ``name``, or None when it failed (see ``failures``)."""
+        try:
+            return self.render(name)
+        except VariantFailed:
+            return None
+
+    def render(self, name: str) -> str:
+        if name in self._cache:
+            return self._cache[name]
+        if name in self.failures:
+            raise VariantFailed(self.failures[name])
+        variant = VARIANTS[name]
+        if self._timeouts >= _MAX_TIMEOUTS:
+            # A template that ran out of time twice would only burn the time limit on every variant left.
+            self.failures[name] = "skipped: the template already timed out twice"
+            raise VariantFailed(self.failures[name])
+        if variant.same_as and not self._reads_any(variant.kwargs):
+            # A template cannot react to a variable it never names: reuse the render without it.
+            try:
+                text = self.render(variant.same_as)
+            except VariantFailed as exc:
+                self.failures[name] = str(exc)
+                raise
+            self._cache[name] = text
+            return text
+        try:
+            text = self._render_with_fallbacks(variant)
+        except TemplateError as exc:
+            self.failures[name] = str(exc)
+            if exc.kind == "timeout":
+                self._timeouts += 1
+            raise VariantFailed(str(exc)) from None
+        self._cache[name] = text
+        return text
+
+    def run(self, probe: Probe) -> ProbeResult:
+        """Render both variants of ``probe`` and diff them; a failed render is recorded, not raised."""
+        a = self.get(probe.a)
+        b = self.get(probe.b)
+        errors = [f"{n}: {self.failures[n]}" for n in (probe.a, probe.b) if n in self.failures]
+        split = diff_split(a, b) if a is not None and b is not None else None
+        return ProbeResult(
+            id=probe.id,
+            question=probe.question,
+            variant_a=probe.variant_a,
+            variant_b=probe.variant_b,
+            render_a=a,
+            render_b=b,
+            diff=split,
+            error="; ".join(errors) or None,
+        )
+
+    # ------------------------------------------------------------------------------------------- internals
+    def _reads_any(self, kwargs: Mapping[str, Any]) -> bool:
+        s = self._settings
+        return any(k in s.text or k in s.tool_text for k in kwargs)
+
+    def _render_once(self, variant: Variant, *, string_args: bool) -> str:
+        s = self._settings
+        # The renderer hands templates plain copies of messages and tools, so the probe data stays intact.
+        messages: list[Any] = stringify_arguments(variant.messages) if string_args else list(variant.messages)
+        if variant.tools:
+            tools: list[Any] | None = list(TOOLS)
+        else:
+            tools = [] if s.empty_tools else None
+        kwargs = {**self.source.render_kwargs(), **s.extra_kwargs, **variant.kwargs}
+        self.render_count += 1
+        return render(
+            s.tool_text if variant.tools else s.text,
+            messages,
+            tools=tools,
+            add_generation_prompt=variant.add_generation_prompt,
+            time_limit=self.time_limit,
+            **kwargs,
+        )
+
+    def _render_with_fallbacks(self, variant: Variant) -> str:
+        last: TemplateError | None = None
+        for _ in range(_MAX_RETRIES):
+            try:
+                text = self._render_once(variant, string_args=False)
+            except TemplateError as exc:
+                last = exc
+                if exc.kind == "timeout":
+                    raise
+                if self._adjust_settings(variant, exc):
+                    continue
+                if variant.has_calls:
+                    try:
+                        text = self._render_once(variant, string_args=True)
+                    except TemplateError:
+                        raise exc from None
+                    self._note_string_args(variant)
+                    return text
+                raise
+            if variant.has_calls and _ARGS_REPR.search(text):
+                # The template printed the arguments dict with Python's repr: it expects JSON text.
+                try:
+                    text = self._render_once(variant, string_args=True)
+                    self._note_string_args(variant)
+                except TemplateError:
+                    pass
+            return text
+        assert last is not None
+        raise last
+
+    def _note_string_args(self, variant: Variant) -> None:
+        if not self._string_args:
+            self.notes.append(
+                "tool-call arguments rendered as JSON text: the template concatenates them as strings"
+            )
+        self._string_args.add(variant.name)
+
+    def _adjust_settings(self, variant: Variant, exc: TemplateError) -> bool:
+        """Try one global fallback for ``exc``; True when something changed and a retry makes sense."""
+        s = self._settings
+        if exc.kind == "undefined":
+            m = _UNDEFINED_NAME.search(exc.detail)
+            if m and m.group(1) not in s.extra_kwargs and m.group(1) in _undeclared(s.text):
+                s.extra_kwargs[m.group(1)] = ""
+                self.notes.append(
+                    f"the template reads variable {m.group(1)!r} that callers must pass; analysed with "
+                    f"{m.group(1)}=''"
+                )
+                self._cache.clear()
+                return True
+        if not variant.tools and not s.empty_tools and "NoneType" in exc.detail and "iter" in exc.detail:
+            s.empty_tools = True
+            self.notes.append("the template iterates 'tools' even without tools; analysed with tools=[]")
+            self._cache.clear()
+            return True
+        for patch in workarounds.RENDER_PATCHES:
+            if patch.name in s.patches or not patch.matches(exc, s.text):
+                continue
+            s.text = patch.apply(s.text)
+            s.tool_text = patch.apply(s.tool_text)
+            s.patches.append(patch.name)
+            self.notes.append(f"render workaround {patch.name!r} applied: {patch.summary}")
+            self._cache.clear()
+            return True
+        return False
+
+
+_ARGS_REPR = re.compile(r"\{'(?:" + ARG_A + "|" + ARG_B + r")': '")
+
+
+@lru_cache(maxsize=32)
+def _undeclared(text: str) -> frozenset[str]:
+    try:
+        compiled = compile_template(text)
+        return frozenset(jinja2.meta.find_undeclared_variables(compiled.env.parse(text)))
+    except (TemplateError, jinja2.TemplateSyntaxError):
+        return frozenset()

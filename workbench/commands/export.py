@@ -1,0 +1,102 @@
+"""``workbench export (TEMPLATE | --spec S) --target T -o PATH [--force]``: write a validated parser config.
+
+Targets: ``spec`` (default; FormatSpec JSON with provenance and the validation report), ``response-template``
+(transformers' ``parse_response`` dict), ``structural-tag`` (xgrammar, needs ``--tools``), ``tests`` (a
+pytest file; ``--session`` adds recorded sessions).  See docs/export.md.
+
+The spec must be validated and, for ``response-template`` and ``structural-tag``, the consumer (transformers,
+xgrammar) must agree with our parser on every round-trip case; otherwise nothing is written unless
+``--force``.  The file is written atomically: on any error the previous file is left untouched.
+
+Output contract: one line on stderr per warning; on stdout a one-line summary, or with ``--json`` an object
+``{"target", "path", "validated", "validation", "proof", "warnings"}``.
+Exit codes: 0 written; 1 bad input, not validated, or the consumer disagreed (nothing written); 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workbench.commands._common import fail, input_errors, load_json_file, print_json
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export_command)
+
+
+def export_command(
+    template: Annotated[
+        str | None,
+        typer.Argument(help="Template: .jinja, tokenizer_config.json, model folder, .gguf or alias."),
+    ] = None,
+    output: Annotated[str, typer.Option("--output", "-o", help="Where to write (`-` for stdout).")] = "",
+    target: Annotated[
+        str, typer.Option("--target", "-t", help="spec | response-template | structural-tag | tests")
+    ] = "spec",
+    spec: Annotated[
+        Path | None, typer.Option("--spec", help="Export this spec (e.g. an exported one).")
+    ] = None,
+    tools: Annotated[Path | None, typer.Option("--tools", help="Tools JSON (structural-tag target).")] = None,
+    sessions: Annotated[
+        list[Path] | None, typer.Option("--session", help="Recorded session(s) to add to a tests export.")
+    ] = None,
+    tokenizer: Annotated[
+        Path | None,
+        typer.Option("--tokenizer", help="tokenizer.json or folder to check structural tags with."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Export even if not validated / not proven.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary of the export.")] = False,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds allowed per render.")] = 2.0,
+) -> None:
+    """Export a validated spec to a target its consumer loads, proven by that consumer."""
+    from workbench.chat import load_tools
+    from workbench.export import TARGETS, ExportError, export, load_spec_file, write_export
+    from workbench.session import SessionError, load_session
+    from workbench.template.source import load_template
+
+    if not output:
+        fail("pass -o PATH (or -o - for stdout)")
+    if target not in TARGETS:
+        fail(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
+    if template is None and spec is None:
+        fail("pass a TEMPLATE, or --spec FILE")
+    with input_errors():
+        loaded_spec = load_spec_file(spec) if spec is not None else None
+        source = load_template(template) if template is not None else None
+        tool_list = load_tools(load_json_file(tools, "tools")) if tools is not None else None
+        recorded = []
+        for path in sessions or ():
+            try:
+                recorded.append((path.stem, load_session(path)))
+            except SessionError as exc:
+                fail(str(exc))
+        try:
+            result = export(
+                target,
+                template=source,
+                spec=loaded_spec,
+                tools=tool_list,
+                sessions=recorded,
+                force=force,
+                tokenizer=tokenizer,
+                time_limit=time_limit,
+            )
+            written = write_export(result, output)
+        except (ExportError, SessionError) as exc:
+            fail(str(exc))
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if as_json and str(written) == "-":  # stdout holds the export itself
+        print(json.dumps({"path": "-", **result.to_dict()}, ensure_ascii=False), file=sys.stderr)
+    elif as_json:
+        print_json({"path": str(written), **result.to_dict()})
+    elif str(written) != "-":
+        proof = f"; {result.proof.summary()}" if result.proof is not None else ""
+        print(f"wrote {written} ({target}; {result.report.summary()}{proof})")

@@ -1,0 +1,180 @@
+"""``workbench parse (--template T | --spec S.json) [--tools TOOLS.json] [--stream] INPUT|- [--json]``.
+
+Output contract (README):
+- default: the input with every character coloured by what the parser made of it (reasoning, content,
+  tool name / arguments / id, markers), then the parsed message and the diagnostics;
+- ``--json``: ``{"content", "reasoning_content", "tool_calls": [{"id", "name", "arguments"}],
+  "diagnostics": [...]}`` with ``arguments`` as a JSON value;
+- ``--stream --json``: the input is fed in small pieces (about one token each) and every OpenAI
+  ``chat.completion.chunk`` is printed on its own line; the last one carries ``finish_reason`` and the
+  diagnostics.
+
+Exit codes: 0 parsed (diagnostics included), 1 bad input (unreadable file, invalid spec/tools, template
+error), 2 usage (neither or both of --template / --spec).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.text import Text
+
+from workbench.chat import Tool, load_tools
+from workbench.commands._common import console, fail, input_errors, load_json_file, print_json
+from workbench.events import Event
+from workbench.spec import FormatSpec
+
+STYLES = {
+    "reasoning": "italic grey62",
+    "content": "default",
+    "tool_name": "bold cyan",
+    "tool_args": "green",
+    "tool_id": "magenta",
+    "marker": "dim yellow",
+}
+_PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("parse")(parse_command)
+
+
+def parse_command(
+    input_path: Annotated[str, typer.Argument(metavar="INPUT", help="Model output file, or - for stdin.")],
+    template: Annotated[
+        str | None, typer.Option("--template", "-t", help="Template (file, model dir or built-in name) to analyse.")
+    ] = None,
+    spec_path: Annotated[Path | None, typer.Option("--spec", help="A FormatSpec JSON file (the export).")] = None,
+    tools_path: Annotated[Path | None, typer.Option("--tools", help="The request's tools (OpenAI JSON).")] = None,
+    enable_thinking: Annotated[
+        bool, typer.Option("--enable-thinking/--no-enable-thinking", help="The request's thinking switch.")
+    ] = True,
+    keep_reasoning: Annotated[
+        bool, typer.Option("--keep-reasoning-tags", help="Leave reasoning in the content (reasoning_format none).")
+    ] = False,
+    stream: Annotated[bool, typer.Option("--stream", help="Feed the input piece by piece, as a server would.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (see the contract).")] = False,
+) -> None:
+    """Parse a model output with a template's (or a spec's) FormatSpec."""
+    if (template is None) == (spec_path is None):
+        print("usage error: give exactly one of --template or --spec", file=sys.stderr)
+        raise typer.Exit(code=2)
+    from workbench.parsing import DeltaTracker, ParseOptions, StreamParser
+    from workbench.parsing.deltas import chunk, finish_reason
+
+    with input_errors():
+        spec = _load_spec(template, spec_path)
+        tools = _load_tools(tools_path)
+        text = _read_input(input_path)
+    options = ParseOptions(enable_thinking=enable_thinking, extract_reasoning=not keep_reasoning)
+    parser = StreamParser(spec, tools, options=options)
+    pieces = _PIECE_RX.findall(text) if stream else [text]
+
+    if stream and as_json:
+        tracker = DeltaTracker(parser)
+        first = True
+        for piece in pieces:
+            parser.feed(piece)
+            for delta in tracker.take():
+                if first:
+                    delta = {"role": "assistant", **delta}
+                    first = False
+                _print_line(chunk(delta))
+        result = parser.finish()
+        for delta in tracker.take():
+            _print_line(chunk(delta))
+        last = chunk({}, finish_reason=finish_reason(result))
+        last["diagnostics"] = [d.to_dict() for d in result.diagnostics]
+        _print_line(last)
+        return
+
+    events: list[Event] = []
+    for piece in pieces:
+        new = parser.feed(piece)
+        events.extend(new)
+        if stream and not as_json:
+            console.print(_coloured(new), end="")
+    result = parser.finish()
+    events.extend(parser.final_events)
+    if as_json:
+        print_json(result.to_contract())
+        return
+    if stream:
+        console.print(_coloured(parser.final_events))
+    else:
+        console.print(_coloured(events))
+    _print_summary(result)
+
+
+def _load_spec(template: str | None, spec_path: Path | None) -> FormatSpec:
+    if spec_path is not None:
+        try:
+            text = spec_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            fail(f"spec file not found: {spec_path}")
+        return FormatSpec.from_json(text)
+    assert template is not None
+    try:
+        from workbench.analysis import analyze
+    except ImportError:
+        fail("--template needs the template analysis (workbench.analysis), which is not available; use --spec")
+    from workbench.template.source import load_template
+
+    return analyze(load_template(template)).spec
+
+
+def _load_tools(path: Path | None) -> list[Tool] | None:
+    if path is None:
+        return None
+    return load_tools(load_json_file(path, "tools"))
+
+
+def _read_input(ref: str) -> str:
+    if ref == "-":
+        return sys.stdin.read()
+    path = Path(ref)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        fail(f"input file not found: {ref}")
+
+
+def _coloured(events: list[Event]) -> Text:
+    out = Text()
+    for ev in events:
+        out.append(ev.text, style=STYLES.get(ev.kind, "default"))
+    return out
+
+
+def _print_summary(result: Any) -> None:
+    msg = result.message
+    console.print()
+    legend = Text("legend: ")
+    for kind, style in STYLES.items():
+        legend.append(kind, style=style)
+        legend.append(" ")
+    console.print(legend)
+    if msg.reasoning_content:
+        console.print(Text("reasoning: ", style="bold") + Text(msg.reasoning_content, style=STYLES["reasoning"]))
+    if msg.content:
+        console.print(Text("content: ", style="bold") + Text(msg.content))
+    for i, call in enumerate(msg.tool_calls):
+        line = Text(f"tool call {i}: ", style="bold")
+        line.append(call.name, style=STYLES["tool_name"])
+        if call.id:
+            line.append(f" (id {call.id})", style=STYLES["tool_id"])
+        line.append(" ")
+        line.append(call.arguments, style=STYLES["tool_args"])
+        console.print(line)
+    for d in result.diagnostics:
+        style = {"error": "red", "warning": "yellow"}.get(d.severity, "blue")
+        console.print(Text(f"{d.severity} {d.code}: {d.message}", style=style))
+
+
+def _print_line(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")

@@ -1,0 +1,70 @@
+"""``workbench replay SESSION [--json]``: step through a recorded session without a model.
+
+The recorded token texts are fed, step by step, to a fresh parser built from the session's spec; the text is
+printed colour-coded by what the parser made of it (reasoning, content, tool name, tool arguments, markers),
+followed by the final message and whether it matches the message recorded in the session.
+
+Output contract (``--json``): ``{"session", "matches", "mismatches", "message", "recorded", "diagnostics",
+"steps": [{"index", "token_id", "token_text", "events": [{"kind", "text", "tool_index"}]}]}``.
+Exit codes: 0 the replay reproduces the recorded message; 1 bad input (unreadable, truncated, corrupt or
+newer-version session) or a replay that differs from the recording; 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from workbench.commands._common import console, fail, print_json
+
+EVENT_STYLES = {
+    "reasoning": "italic magenta",
+    "content": "default",
+    "tool_name": "bold cyan",
+    "tool_args": "green",
+    "tool_id": "blue",
+    "marker": "dim yellow",
+}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replay")(replay_command)
+
+
+def replay_command(
+    session: Annotated[Path, typer.Argument(help="A session file (sessions/*.json).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the replay as JSON.")] = False,
+) -> None:
+    """Replay a recorded session offline and check it reproduces its parsed message."""
+    from workbench.session import SessionError, load_session, replay_session
+
+    try:
+        recorded = load_session(session)
+        result = replay_session(recorded)
+    except SessionError as exc:
+        fail(str(exc))
+    except Exception as exc:  # a parser failure on recorded text is reported, not a traceback
+        fail(f"replaying {session} failed: {type(exc).__name__}: {exc}")
+    if as_json:
+        print_json({"session": str(session), **result.to_dict()})
+    else:
+        header = f"[bold]{session.name}[/]  template {recorded.template.name or '?'}"
+        model = recorded.model.name or recorded.model.ref or "?"
+        console.print(f"{header}  model {model}  {len(recorded.steps)} steps")
+        text = Text()
+        for item in result.steps:
+            for event in item.events:
+                text.append(event.text, style=EVENT_STYLES.get(event.kind, ""))
+        console.print(text)
+        console.print("[bold]message[/]")
+        console.print(json.dumps(result.parsed, ensure_ascii=False, indent=2), markup=False)
+        for diag in result.diagnostics:
+            console.print(f"[yellow]diagnostic[/] {diag.get('code')}: {diag.get('message')}", markup=True)
+    if not result.matches:
+        fail(f"replay differs from the recorded message: {result.mismatches[0]}")
+    if not as_json:
+        console.print("[green]replay matches the recorded message[/]")

@@ -1,0 +1,80 @@
+"""``workbench validate (TEMPLATE | --spec S) [--json]``: round-trip validation of a spec.
+
+Output contract:
+- default: one line per case (status, id, reason), one line per feature, and the verdict;
+- ``--json``: the validation report (``validated``, ``summary``, ``source``, ``template_name``,
+  ``template_sha256``, ``notes``, ``features``, ``cases``), as stored in an exported spec's
+  ``provenance.validation``.
+
+With ``--spec`` alone there is no template to render: the round-trip outputs recorded in the spec's own
+report are parsed again (and the output says so).  With both a template and ``--spec``, the given spec is
+validated against that template.
+
+Exit codes: 0 validated; 1 bad input, or the spec is not validated (the report is still printed); 2 usage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from workbench.commands._common import console, fail, input_errors, print_json
+
+STATUS_STYLE = {"pass": "green", "fail": "bold red", "error": "bold red", "unsupported": "yellow"}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate_command)
+
+
+def validate_command(
+    template: Annotated[
+        str | None,
+        typer.Argument(help="Template: .jinja, tokenizer_config.json, model folder, .gguf or alias."),
+    ] = None,
+    spec: Annotated[
+        Path | None, typer.Option("--spec", help="An exported (or hand-written) spec JSON.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the validation report as JSON.")] = False,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds allowed per render.")] = 2.0,
+) -> None:
+    """Render known messages through the template, parse them back, and compare."""
+    from workbench.export import ExportError, load_spec_file, resolve_inputs
+    from workbench.template.source import load_template
+
+    if template is None and spec is None:
+        fail("pass a TEMPLATE, or --spec FILE")
+    with input_errors():
+        loaded_spec = load_spec_file(spec) if spec is not None else None
+        source = load_template(template) if template is not None else None
+        try:
+            _, report = resolve_inputs(source, loaded_spec, time_limit=time_limit)
+        except ExportError as exc:
+            fail(str(exc))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        _print_report(report)
+    if not report.validated:
+        fail(report.summary())
+
+
+def _print_report(report) -> None:  # type: ignore[no-untyped-def]
+    name = report.template_name or "(unnamed)"
+    console.print(f"[bold]{escape(name)}[/] [dim]{report.template_sha256[:16]}[/]")
+    for note in report.notes:
+        console.print(f"[dim]note: {escape(note)}[/]")
+    for case in report.cases:
+        style = STATUS_STYLE.get(case.status, "")
+        reason = f"  [dim]{escape(case.reason)}[/]" if case.reason else ""
+        console.print(f"  [{style}]{case.status:<11}[/] {case.id}{reason}")
+    console.print("[bold]features[/]")
+    for feature, info in report.features().items():
+        style = STATUS_STYLE.get(info["status"], "")
+        reason = f"  [dim]{escape(info['reason'])}[/]" if info["reason"] else ""
+        console.print(f"  [{style}]{info['status']:<11}[/] {feature}{reason}")
+    verdict = "green" if report.validated else "bold red"
+    console.print(f"[{verdict}]{escape(report.summary())}[/]")

@@ -1,0 +1,85 @@
+"""What a parse run produced, in the one shape the checking rules read.
+
+A run ends either with a finished parse or with the partial parse of what was fed so far (``current()``,
+from which OpenAI deltas are computed); both are :class:`~workbench.chat.Message` values, reduced here to
+:class:`Observed` so the checking rules never care how the result was obtained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ObservedCall:
+    """One tool call as the client sees it; ``arguments`` is the JSON *text* (possibly cut off)."""
+
+    name: str
+    arguments: str = ""
+    id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "arguments": self.arguments, "id": self.id}
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A parse result reduced to what conformance cases assert on.
+
+    ``None`` for content or reasoning means the run produced none (vLLM's convention); the checking rules
+    decide whether that differs from ``""``.  ``reasoning_ended`` is only computed for cases that ask
+    (``is_reasoning_end``).
+    """
+
+    content: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: tuple[ObservedCall, ...] = ()
+    reasoning_ended: bool | None = None
+    diagnostics: tuple[str, ...] = field(default=(), compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "content": self.content,
+            "reasoning_content": self.reasoning_content,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+        }
+        if self.reasoning_ended is not None:
+            out["is_reasoning_end"] = self.reasoning_ended
+        if self.diagnostics:
+            out["diagnostics"] = list(self.diagnostics)
+        return out
+
+
+def observed_from_message(message: Any, diagnostics: Iterable[Any] = ()) -> Observed:
+    """From a finished parse's ``Message`` (duck-typed: content, reasoning_content, tool_calls)."""
+    calls = tuple(
+        ObservedCall(
+            name=str(getattr(c, "name", "") or ""),
+            arguments=_arguments_text(getattr(c, "arguments", "")),
+            id=str(getattr(c, "id", "") or ""),
+        )
+        for c in (getattr(message, "tool_calls", None) or ())
+    )
+    return Observed(
+        content=getattr(message, "content", None),
+        reasoning_content=getattr(message, "reasoning_content", None),
+        tool_calls=calls,
+        diagnostics=tuple(_diagnostic_code(d) for d in diagnostics),
+    )
+
+
+def _arguments_text(value: Any) -> str:
+    # ToolCall.arguments is JSON text by contract; tolerate a decoded value so a contract slip in the
+    # parser shows up as a clear argument difference rather than a crash of the runner.
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _diagnostic_code(diag: Any) -> str:
+    code = getattr(diag, "code", None)
+    return str(code) if code is not None else str(diag)

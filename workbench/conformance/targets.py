@@ -1,0 +1,266 @@
+"""Which FormatSpec parses which case: templates for llama.cpp cases, a mapping table for peer families.
+
+llama.cpp cases name their template; the spec is whatever ``workbench.analysis.analyze`` makes of it, so
+every llama.cpp failure is either an analyzer or a parser problem.  Peer cases name a *format family*; each
+family maps to the real template that speaks it when the corpus has one, otherwise to a hand-written
+FormatSpec JSON in the repository's ``specs/`` folder (the export format, loaded with
+``FormatSpec.from_json``, so a hand-written spec is exactly as first-class as an analysed one).
+
+The table is data (:data:`FAMILY_RULES`), one row per decision with the reason for it; ``docs/conformance.md``
+prints the same table.  A row may be restricted to one engine (``sglang`` / ``vllm``) or to cases carrying
+an option value, for the few families where the upstream tests target two different wire formats under one
+name (Mistral before and after tokenizer v11; vLLM's Qwen3 reasoning parser, which assumes the prompt opened
+``<think>``).  Rows never name a test case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.conformance.cases import LLAMACPP, Case
+from workbench.conformance.plan import Plan
+from workbench.spec import FormatSpec, SpecError
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_TEMPLATES = REPO.parent / "shared" / "templates"
+DEFAULT_SPECS = REPO / "specs"
+
+TEMPLATE = "template"
+SPEC = "spec"
+
+
+class TargetError(Exception):
+    """A case's template or spec could not be found, read or analysed."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A template (by stem, looked up in the templates folder) or a hand-written spec (by stem in specs/)."""
+
+    kind: str
+    ref: str
+    reason: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.ref}.jinja" if self.kind == TEMPLATE else f"specs/{self.ref}.json"
+
+
+@dataclass(frozen=True)
+class FamilyRule:
+    """One row of the family table; the first row that matches a case wins."""
+
+    family: str
+    target: Target
+    engine: str = ""  # "" = any engine
+    option: str = ""  # "" = no condition; else the case option must match ``option_value``:
+    option_value: Any = None  # a string matches as a prefix of the option's string value, others by equality
+
+    def matches(self, case: Case, plan: Plan) -> bool:
+        if case.group != self.family:
+            return False
+        if self.engine and plan.engine != self.engine:
+            return False
+        if self.option:
+            value = case.options.get(self.option)
+            if isinstance(self.option_value, str):
+                return isinstance(value, str) and value.startswith(self.option_value)
+            return bool(value == self.option_value)
+        return True
+
+
+def _t(ref: str, reason: str) -> Target:
+    return Target(TEMPLATE, ref, reason)
+
+
+def _s(ref: str, reason: str) -> Target:
+    return Target(SPEC, ref, reason)
+
+
+FAMILY_RULES: tuple[FamilyRule, ...] = (
+    FamilyRule(
+        "deepseek_rfc_edge_cases",
+        _t(
+            "deepseek-ai-DeepSeek-V3.1",
+            "the RFC's vectors use DeepSeek-V3.1 markers and its </think> reasoning end",
+        ),
+    ),
+    FamilyRule(
+        "deepseekr1",
+        _t(
+            "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B",
+            "R1's template ends the prompt with an open <think>, which is the behaviour these vectors assume",
+        ),
+    ),
+    FamilyRule(
+        "deepseekv3",
+        _s(
+            "deepseekv3",
+            "V3-0324 wire format (function<｜tool▁sep｜>NAME + ```json block) without reasoning; the corpus "
+            "only has it inside R1 templates, which force reasoning open",
+        ),
+    ),
+    FamilyRule(
+        "deepseekv31", _t("deepseek-ai-DeepSeek-V3.1", "the V3.1 template renders exactly this format")
+    ),
+    FamilyRule("deepseekv32", _s("deepseekv32", "DSML (V3.2) has no template in the corpus")),
+    FamilyRule(
+        "glm45", _t("GLM-4.6", "GLM-4.5 and 4.6 share the <tool_call>NAME\\n<arg_key>… format and <think>")
+    ),
+    FamilyRule("glm47", _s("glm47", "GLM-4.7 drops the newlines of GLM-4.6; no 4.7 template in the corpus")),
+    FamilyRule("gpt_oss", _t("openai-gpt-oss-120b", "the gpt-oss template speaks Harmony")),
+    FamilyRule(
+        "hermes",
+        _t(
+            "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use",
+            "the Hermes 2 Pro template defines this <tool_call> JSON",
+        ),
+    ),
+    FamilyRule(
+        "kimi_k2",
+        _s(
+            "kimi_k2_thinking",
+            "SGLang's Kimi-K2 reasoning detector serves Kimi-K2-Thinking (<think> ended by </think> or "
+            "by the tool section); the corpus only has the non-thinking Kimi-K2 templates",
+        ),
+        option="reasoning",
+        option_value=True,
+    ),
+    FamilyRule(
+        "kimi_k2",
+        _t(
+            "Kimi-K2-Instruct",
+            "Kimi-K2's template renders functions.NAME:IDX ids in <|tool_calls_section_begin|>",
+        ),
+    ),
+    FamilyRule(
+        "kimi_thinking",
+        _s("kimi_thinking", "Kimi-VL thinking markers ◁think▷ have no template in the corpus"),
+    ),
+    FamilyRule(
+        "llama3",
+        _t(
+            "meta-llama-Llama-3.1-8B-Instruct",
+            'Llama 3.1 writes bare {"name", "parameters"} JSON and <|python_tag|>',
+        ),
+    ),
+    FamilyRule(
+        "minimax_m2", _t("MiniMax-M2", "the MiniMax-M2 template renders <minimax:tool_call><invoke …>")
+    ),
+    FamilyRule(
+        "mistral",
+        _s(
+            "mistral_v11",
+            "tokenizer v11+ writes [TOOL_CALLS]NAME{json} per call; no such template in the corpus",
+        ),
+        option="tokenizer_version",
+        option_value="v11",
+    ),
+    FamilyRule(
+        "mistral",
+        _t(
+            "mistralai-Mistral-Nemo-Instruct-2407",
+            "pre-v11 Mistral: [TOOL_CALLS] followed by a JSON array of calls",
+        ),
+    ),
+    FamilyRule(
+        "pythonic",
+        _s("pythonic", "bare pythonic call lists (Llama 3.2/4 style) have no template in the corpus"),
+    ),
+    FamilyRule(
+        "qwen25", _t("Qwen-Qwen2.5-7B-Instruct", "the Qwen2.5 template renders this <tool_call> JSON")
+    ),
+    FamilyRule(
+        "qwen3",
+        _s(
+            "qwen3_thinking",
+            "vLLM's Qwen3 reasoning parser is tested with Qwen3-Thinking-2507 / Qwen3.5 tokenizers, whose "
+            "templates open <think> in the prompt; the corpus has no such Qwen3 template",
+        ),
+        engine="vllm",
+    ),
+    FamilyRule(
+        "qwen3",
+        _t("Qwen-Qwen3-0.6B", "SGLang's Qwen3 detector: <think> … </think>, not opened by the prompt"),
+    ),
+    FamilyRule(
+        "qwen3_coder", _t("Qwen3-Coder", "the Qwen3-Coder template renders <function=…><parameter=…>")
+    ),
+    FamilyRule("step3", _s("step3", "Step-3's steptml format has no template in the corpus")),
+)
+
+
+def target_for(case: Case, plan: Plan) -> Target | None:
+    """The template or spec a case runs against; ``None`` when its family has no row."""
+    if case.suite == LLAMACPP:
+        return Target(TEMPLATE, case.group, "the case file names its template")
+    for rule in FAMILY_RULES:
+        if rule.matches(case, plan):
+            return rule.target
+    return None
+
+
+AnalyzeFn = Callable[[Any], Any]
+
+
+class SpecProvider:
+    """Loads (and caches) the FormatSpec for a target: analysed from a template, or read from specs/."""
+
+    def __init__(
+        self,
+        templates_dir: str | Path | None = None,
+        specs_dir: str | Path | None = None,
+        analyze: AnalyzeFn | None = None,
+    ) -> None:
+        self.templates_dir = Path(templates_dir) if templates_dir is not None else DEFAULT_TEMPLATES
+        self.specs_dir = Path(specs_dir) if specs_dir is not None else DEFAULT_SPECS
+        self._analyze = analyze
+        self._cache: dict[Target, FormatSpec | TargetError] = {}
+
+    def spec(self, target: Target) -> FormatSpec:
+        """The spec for a target; raises :class:`TargetError` (cached, so a failure is reported once)."""
+        key = Target(target.kind, target.ref)
+        if key not in self._cache:
+            try:
+                self._cache[key] = self._load(key)
+            except TargetError as exc:
+                self._cache[key] = exc
+        found = self._cache[key]
+        if isinstance(found, TargetError):
+            raise found
+        return found
+
+    def _load(self, target: Target) -> FormatSpec:
+        if target.kind == SPEC:
+            path = self.specs_dir / f"{target.ref}.json"
+            try:
+                return FormatSpec.from_json(path.read_text(encoding="utf-8"))
+            except OSError as exc:
+                raise TargetError(f"cannot read spec {path}: {exc.strerror}") from None
+            except SpecError as exc:
+                raise TargetError(f"spec {path} is invalid: {exc}") from None
+        path = self.templates_dir / f"{target.ref}.jinja"
+        if not path.is_file():
+            raise TargetError(f"template {path} not found (pass --templates DIR)")
+        from workbench.template.source import SourceError, load_template
+
+        try:
+            source = load_template(path)
+        except SourceError as exc:
+            raise TargetError(str(exc)) from None
+        analyze = self._analyze
+        if analyze is None:
+            from workbench.analysis import analyze as analyze_template
+
+            analyze = analyze_template
+        try:
+            result = analyze(source)
+        except Exception as exc:  # the analyzer is another stage: report its failure, do not die
+            raise TargetError(f"analysis of {path.name} failed: {type(exc).__name__}: {exc}") from None
+        spec = getattr(result, "spec", result)
+        if not isinstance(spec, FormatSpec):
+            raise TargetError(f"analysis of {path.name} returned no FormatSpec")
+        return spec

@@ -1,0 +1,418 @@
+"""``Generator``: a token loop you can step through, with the grammar's mask recorded at every step.
+
+One step is: logits (one forward with the KV cache) -> the grammar's bitmask (``fill_next_token_bitmask``)
+-> masked logits -> sampling -> ``accept`` -> parser events.  Every step yields a :class:`Step` that says
+what the grammar allowed (count, a coarse heat strip, the top candidates *before* masking and whether each
+was allowed), what it forced next (jump-forward string), which phase the answer was in, and where the time
+went (forward, mask, sample, record, parse).
+
+Controls (all callable from a worker thread): :meth:`step`, :meth:`run`, :meth:`run_to_end`, :meth:`pause`,
+:meth:`rewind` (matcher rollback + KV-cache crop + parser state restored), :meth:`force` (refused with the
+reason when the grammar masks the token), :meth:`set_constrained`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.chat import Message, Tool
+from workbench.engine.bitmask import STRIP_BUCKETS, full_summary, is_allowed, summarize, unpack
+from workbench.engine.detok import IncrementalText
+from workbench.engine.loaded import LoadedModel
+from workbench.engine.sampling import SamplingConfig, sample_token, top_k
+from workbench.engine.step import Candidate, Step
+from workbench.events import Diagnostic, Event
+from workbench.grammar import GrammarPlan, build_grammar
+from workbench.grammar.matcher import ConstrainedMatcher
+from workbench.spec import FormatSpec
+from workbench.template.source import TemplateSource
+
+MAX_RESAMPLES = 16
+
+
+class ForceRefused(Exception):
+    """A forced token is not allowed here; the message says why (grammar phase, what it expects)."""
+
+
+class GenerationError(Exception):
+    """Generation cannot start or continue (no template, prompt too long, finished...)."""
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """What :meth:`Generator.message` returns when the parsers are unavailable (same shape as ParseResult)."""
+
+    message: Message
+    diagnostics: list[Diagnostic]
+
+    def to_contract(self) -> dict[str, Any]:
+        out = self.message.to_contract()
+        out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
+        return out
+
+
+def render_prompt(
+    loaded: LoadedModel,
+    messages: Sequence[Message],
+    tools: Sequence[Tool],
+    template: TemplateSource | str | None,
+    *,
+    reasoning: bool,
+) -> str:
+    """The prompt text: the given template (or the tokenizer's own) with the generation prompt added."""
+    from workbench.template.render import render
+
+    if isinstance(template, TemplateSource):
+        src = template.for_tools(bool(tools))
+        text, kwargs = src.text, src.render_kwargs()
+    else:
+        text = template if isinstance(template, str) else getattr(loaded.tokenizer, "chat_template", None)
+        kwargs = {"bos_token": loaded.tokenizer.bos_token or "", "eos_token": loaded.tokenizer.eos_token or ""}
+    if not text or not isinstance(text, str):
+        raise GenerationError(f"{loaded.name} has no chat template: pass one with --template")
+    return render(text, list(messages), tools=list(tools) or None, add_generation_prompt=True,
+                  enable_thinking=reasoning, **kwargs)
+
+
+def prompt_opened_reasoning(prompt: str, spec: FormatSpec) -> bool:
+    """True when the prompt ends inside an open reasoning block (its last start marker is not closed)."""
+    start, end = spec.reasoning.start.strip(), spec.reasoning.end.strip()
+    if not start or not end:
+        return spec.reasoning.mode == "delimiter" and bool(end)
+    at = prompt.rfind(start)
+    return at >= 0 and prompt.find(end, at + len(start)) < 0 and not prompt[at + len(start):].strip()
+
+
+class Generator:
+    """Step-wise constrained generation for one conversation (see the module docstring).
+
+    Args:
+        loaded: model + tokenizer (:func:`workbench.engine.model.load_model`).
+        spec: the output format; the grammar and the parser both come from it.
+        messages: the conversation so far (the prompt).
+        tools: tools offered; their schemas constrain the arguments.
+        tool_choice: ``auto`` | ``required`` | ``none`` | a tool name.
+        constrain: apply the grammar's mask (can be toggled with :meth:`set_constrained`).
+        sampling: greedy by default.
+        template: renders the prompt; default the tokenizer's own chat template.
+        reasoning: the model may think (``enable_thinking``); thinking is never masked.
+        parallel: allow several tool calls when the spec supports them.
+        max_new_tokens: the answer's length limit.
+        top_candidates: how many pre-mask candidates each step records.
+    """
+
+    def __init__(
+        self,
+        loaded: LoadedModel,
+        spec: FormatSpec,
+        *,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] = (),
+        tool_choice: Any = "auto",
+        constrain: bool = True,
+        sampling: SamplingConfig | None = None,
+        template: TemplateSource | str | None = None,
+        reasoning: bool = True,
+        parallel: bool = True,
+        max_new_tokens: int = 256,
+        top_candidates: int = 8,
+        any_whitespace: bool = False,
+    ) -> None:
+        import torch
+        import xgrammar as xgr
+
+        self.loaded = loaded
+        self.spec = spec
+        self.tools = list(tools)
+        self.sampling = sampling or SamplingConfig()
+        self.max_new_tokens = max_new_tokens
+        self.top_candidates = top_candidates
+        self.reasoning = reasoning and (spec.reasoning.mode != "none" or spec.tools.format == "harmony")
+        self.prompt = render_prompt(loaded, messages, self.tools, template, reasoning=reasoning)
+        opened = prompt_opened_reasoning(self.prompt, spec) if self.reasoning else False
+        self.plan: GrammarPlan = build_grammar(
+            spec, self.tools, tool_choice=tool_choice, parallel=parallel, reasoning=self.reasoning,
+            thinking_opened=opened, any_whitespace=any_whitespace,
+        )
+        self.vocab_size = loaded.vocab_size
+        self._token_bytes = loaded.token_bytes()
+        self.stop_ids = self._stop_token_ids()
+        marker_ids = {i for m in self.plan.markers if (i := loaded.single_token_id(m)) is not None}
+        grammar_stops = [i for i in self.stop_ids if i not in marker_ids] or list(self.stop_ids)
+        self.matcher = ConstrainedMatcher(
+            self.plan, loaded.compile_structural_tag, self._token_bytes, stop_token_ids=grammar_stops
+        )
+        self.constrain = constrain
+        self.matcher.set_enabled(constrain)
+        self._bitmask = xgr.allocate_token_bitmask(1, self.vocab_size)
+        self._masked = torch.empty(1, self.vocab_size)
+        self._xgr = xgr
+        self._full = full_summary(self.vocab_size)
+        ids = loaded.tokenizer.encode(self.prompt, add_special_tokens=False)
+        if not ids:
+            raise GenerationError("the rendered prompt is empty")
+        self.prompt_ids: list[int] = list(ids)
+        self.token_ids: list[int] = []
+        self.steps: list[Step] = []
+        self._text = IncrementalText()
+        self._cache: Any = None
+        self._logits: Any = None
+        self._pending: list[int] = list(self.prompt_ids)  # tokens to feed before the next logits
+        self._parser, self._parser_snaps = self._make_parser(), []
+        self._pause = threading.Event()
+        self._lock = threading.RLock()
+        self.finished = False
+        self.finish_reason = ""
+        self._torch = torch
+
+    # ------------------------------------------------------------------------------ setup helpers
+    def _stop_token_ids(self) -> list[int]:
+        ids = list(self.loaded.eos_token_ids())
+        for marker in (*self.spec.end_markers, self.spec.eos_token):
+            i = self.loaded.single_token_id(marker)
+            if i is not None:
+                ids.append(i)
+        return list(dict.fromkeys(ids))
+
+    def _make_parser(self) -> Any:
+        try:
+            from workbench.parsing import ParseOptions, StreamParser
+        except ImportError:
+            return None
+        options = ParseOptions(enable_thinking=self.reasoning, thinking_opened=self.plan.reasoning is not None
+                               and self.plan.reasoning.starts_inside, parallel_tool_calls=self.plan.parallel)
+        return StreamParser(self.spec, self.tools, options=options)
+
+    # ------------------------------------------------------------------------------ the model
+    def _next_logits(self) -> Any:
+        if self._logits is None:
+            torch = self._torch
+            with torch.inference_mode():
+                out = self.loaded.model(
+                    input_ids=torch.tensor([self._pending], dtype=torch.long),
+                    past_key_values=self._cache,
+                    use_cache=True,
+                )
+            self._cache = out.past_key_values
+            self._logits = out.logits[0, -1].float()
+            self._pending = []
+        return self._logits
+
+    def _crop_cache(self, length: int) -> None:
+        cache = self._cache
+        current = cache.get_seq_length()
+        if current > length:
+            try:
+                cache.crop(length - current)  # transformers >= 5: a negative count removes tokens
+            except ValueError:
+                cache.crop(length)  # older transformers: the absolute length to keep
+
+    # ------------------------------------------------------------------------------ controls
+    def step(self) -> Step:
+        """Generate one token.  Raises GenerationError when generation has finished."""
+        return self._step(None)
+
+    def force(self, token_id: int) -> Step:
+        """Make the next token ``token_id``; ForceRefused (state unchanged) when the grammar masks it."""
+        if not 0 <= token_id < self.vocab_size:
+            raise ForceRefused(f"token id {token_id} is outside the vocabulary (0..{self.vocab_size - 1})")
+        return self._step(token_id)
+
+    def run(self, n: int) -> list[Step]:
+        """Up to ``n`` steps; stops early when finished or paused."""
+        self._pause.clear()
+        out: list[Step] = []
+        while len(out) < n and not self.finished and not self._pause.is_set():
+            out.append(self.step())
+        return out
+
+    def run_to_end(self) -> list[Step]:
+        return self.run(self.max_new_tokens - len(self.steps) + 1)
+
+    def pause(self) -> None:
+        """Ask a running :meth:`run` to stop after its current step (thread-safe)."""
+        self._pause.set()
+
+    def set_constrained(self, on: bool) -> None:
+        """Switch the mask on or off; the grammar keeps following either way (see ConstrainedMatcher)."""
+        with self._lock:
+            self.constrain = on
+            self.matcher.set_enabled(on)
+
+    def rewind(self, k: int) -> int:
+        """Undo the last ``k`` steps (matcher, KV cache, text and parser); returns the steps left."""
+        with self._lock:
+            k = max(0, min(k, len(self.steps)))
+            if k == 0:
+                return len(self.steps)
+            keep = len(self.steps) - k
+            self.matcher.rollback(k)
+            self._text.rewind(k)
+            if self._parser is not None:
+                self._parser.restore(self._parser_snaps[keep])
+            del self._parser_snaps[keep:]
+            del self.steps[keep:]
+            del self.token_ids[keep:]
+            self._logits = None
+            if keep == 0:
+                self._cache, self._pending = None, list(self.prompt_ids)  # same prefill as the first time
+            else:
+                self._crop_cache(len(self.prompt_ids) + keep - 1)
+                self._pending = [self.token_ids[-1]]
+            self.finished, self.finish_reason = False, ""
+            return keep
+
+    # ------------------------------------------------------------------------------ one step
+    def _step(self, forced: int | None) -> Step:
+        torch = self._torch
+        with self._lock:
+            if self.finished:
+                raise GenerationError(f"generation has finished ({self.finish_reason}); rewind to continue")
+            index = len(self.steps)
+            t0 = time.perf_counter()
+            logits = self._next_logits()
+            t1 = time.perf_counter()
+            phase = self.matcher.phase
+            masked_now = self.matcher.fill_bitmask(self._bitmask)
+            row = self._bitmask[0]
+            t2 = time.perf_counter()
+            # record: what the step looked like before a token was chosen
+            bits = unpack(row.numpy(), self.vocab_size) if masked_now else None
+            summary = summarize(bits, STRIP_BUCKETS) if bits is not None else self._full
+            jump = self.matcher.jump_forward() if masked_now else ""
+            candidates = self._candidates(logits, row if masked_now else None)
+            t3 = time.perf_counter()
+            apply_s = 0.0
+            if forced is not None:
+                if masked_now and not is_allowed(row, forced):
+                    raise ForceRefused(self._refusal(forced, phase, summary.allowed_count, jump))
+                token = forced
+                masked = logits
+            elif masked_now and self.sampling.greedy and any(c.allowed for c in candidates):
+                # The best allowed token is the first allowed one among the top candidates (sorted by
+                # logit): the argmax of the masked logits, without masking 150k logits.
+                token = next(c.token_id for c in candidates if c.allowed)
+                masked = logits
+            else:
+                ta = time.perf_counter()
+                masked = self._apply_mask(logits) if masked_now else logits
+                apply_s = time.perf_counter() - ta
+                token = sample_token(masked, self.sampling, index)
+            t4 = time.perf_counter()
+            accept_s = 0.0
+            for _ in range(MAX_RESAMPLES):
+                ta = time.perf_counter()
+                ok = self.matcher.accept(token)
+                accept_s += time.perf_counter() - ta
+                if ok:
+                    break
+                if forced is not None:
+                    raise ForceRefused(f"token {forced} {self._text_of(forced)!r} cannot be written here: "
+                                       f"{self.matcher.last_rejection}")
+                if masked is logits:
+                    masked = self._apply_mask(logits) if masked_now else logits.clone()
+                masked[token] = float("-inf")
+                token = sample_token(masked, self.sampling, index)
+            else:
+                raise GenerationError(f"no token the grammar accepts at step {index}: {self.matcher.last_rejection}")
+            t5 = time.perf_counter()
+            # parse
+            is_stop = token in self.stop_ids
+            terminated = self.matcher.is_terminated()
+            as_text = not is_stop or (masked_now and not terminated)  # a stop token is not part of the answer
+            text = self._text.feed(self._token_bytes[token] if as_text else b"")
+            if self._parser is not None:
+                self._parser_snaps.append(self._parser.snapshot())
+                events = tuple(self._parser.feed(text)) if text else ()
+            else:
+                self._parser_snaps.append(None)
+                events = (Event("content", text),) if text else ()
+            t6 = time.perf_counter()
+            self.token_ids.append(token)
+            self._pending = [token]
+            self._logits = None
+            note = ""
+            if is_stop or terminated:
+                self.finished, self.finish_reason = True, "stop token" if is_stop else "grammar complete"
+            elif len(self.steps) + 1 >= self.max_new_tokens:
+                self.finished, self.finish_reason = True, "max_new_tokens"
+                note = "max_new_tokens reached"
+            if self.matcher.lost:
+                note = (note + "; " if note else "") + "grammar lost track (constraint was off)"
+            step = Step(
+                index=index,
+                token_id=token,
+                token_text=self._text_of(token),
+                allowed_count=summary.allowed_count,
+                vocab_size=self.vocab_size,
+                candidates=candidates,
+                forced=forced is not None,
+                constrained=masked_now,
+                region="constrained" if masked_now else "free",
+                jump_forward=jump,
+                mask_strip=summary.strip,
+                events=events,
+                timings_ms={
+                    "forward": (t1 - t0) * 1e3,
+                    "mask": (t2 - t1 + apply_s + accept_s) * 1e3,
+                    "sample": (t5 - t3 - apply_s - accept_s) * 1e3,
+                    "record": (t3 - t2) * 1e3,
+                    "parse": (t6 - t5) * 1e3,
+                },
+                finished=self.finished,
+                note=note,
+                phase=phase,
+            )
+            self.steps.append(step)
+            return step
+
+    def _apply_mask(self, logits: Any) -> Any:
+        """The logits with every token the grammar disallows at ``-inf`` (xgrammar's CPU kernel)."""
+        self._masked.copy_(logits.unsqueeze(0))
+        self._xgr.apply_token_bitmask_inplace(self._masked, self._bitmask, vocab_size=self.vocab_size)
+        return self._masked[0]
+
+    def _candidates(self, logits: Any, row: Any) -> tuple[Candidate, ...]:
+        torch = self._torch
+        k = min(self.top_candidates, self.vocab_size)
+        if k <= 0:
+            return ()
+        values, ids = top_k(logits, k)
+        log_z = torch.logsumexp(logits, dim=-1)
+        probs = torch.exp(values - log_z)
+        out = []
+        for v, i, p in zip(values.tolist(), ids.tolist(), probs.tolist(), strict=True):
+            allowed = True if row is None else is_allowed(row, i)
+            out.append(Candidate(token_id=i, text=self._text_of(i), logit=float(v), prob=float(p), allowed=allowed))
+        return tuple(out)
+
+    def _text_of(self, token_id: int) -> str:
+        if 0 <= token_id < len(self._token_bytes):
+            return self._token_bytes[token_id].decode("utf-8", errors="replace")
+        return ""
+
+    def _refusal(self, token_id: int, phase: str, allowed: int, jump: str) -> str:
+        hint = f"; the grammar writes {jump!r} next" if jump else ""
+        return (f"token {token_id} {self._text_of(token_id)!r} is masked by the {phase} grammar at step "
+                f"{len(self.steps)} ({allowed} of {self.vocab_size} tokens allowed{hint})")
+
+    # ------------------------------------------------------------------------------ results
+    @property
+    def text(self) -> str:
+        """The answer text so far (stop tokens excluded)."""
+        return self._text.text
+
+    def message(self) -> Any:
+        """The answer parsed from scratch (a ``ParseResult``); the streaming parser is left untouched."""
+        try:
+            from workbench.parsing import ParseOptions, parse
+        except ImportError:
+            return GenerationResult(Message(role="assistant", content=self.text),
+                                    [Diagnostic("parser_unavailable", "workbench.parsing is not available")])
+        options = ParseOptions(enable_thinking=self.reasoning, thinking_opened=self.plan.reasoning is not None
+                               and self.plan.reasoning.starts_inside, parallel_tool_calls=self.plan.parallel)
+        return parse(self.spec, self.text, self.tools, options)

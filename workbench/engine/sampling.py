@@ -1,0 +1,83 @@
+"""Sampling from (masked) logits: greedy, temperature, top-k, top-p, with a per-step seed.
+
+Each step draws from its own random generator seeded from ``(seed, step index)``.  A rewind followed by a re-run
+therefore repeats the same draws even when sampling: the sequence depends on where a step is, not on how
+many draws happened before it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """``temperature <= 0`` means greedy (argmax); ``top_k=0`` and ``top_p=1`` disable those filters."""
+
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int = 0
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0
+
+
+def step_rng(seed: int, index: int) -> np.random.Generator:
+    return np.random.default_rng([seed % 2**63, index])
+
+
+def sample_token(logits: Any, config: SamplingConfig, index: int) -> int:
+    """Pick one token id from 1-D logits where disallowed tokens are ``-inf``.
+
+    Sampling is exact categorical sampling by inverse CDF (one uniform draw, one cumulative sum), done in
+    numpy: at a 151k vocabulary it costs well under a millisecond where ``torch.multinomial`` costs several.
+    """
+    x = logits.detach().numpy()
+    if config.greedy:
+        return int(np.argmax(x))
+    x = x.astype(np.float64) / config.temperature
+    ids: np.ndarray | None = None
+    if 0 < config.top_k < x.shape[0]:
+        ids = np.argpartition(x, -config.top_k)[-config.top_k:]
+        x = x[ids]
+    if config.top_p < 1.0:
+        order = np.argsort(-x, kind="stable")
+        x = x[order]
+        ids = order if ids is None else ids[order]
+        p = np.exp(x - x[0])
+        cut = int(np.searchsorted(np.cumsum(p) / p.sum(), config.top_p)) + 1
+        x, ids = x[:cut], ids[:cut]
+    top = x.max()
+    if not np.isfinite(top):  # everything masked: nothing sensible to sample, take the argmax
+        return int(np.argmax(logits.detach().numpy()))
+    cdf = np.cumsum(np.exp(x - top))
+    pick = int(np.searchsorted(cdf, step_rng(config.seed, index).random() * cdf[-1], side="right"))
+    pick = min(pick, cdf.shape[0] - 1)
+    return int(ids[pick]) if ids is not None else pick
+
+
+def top_k(logits: Any, k: int, block: int = 256) -> tuple[Any, Any]:
+    """The ``k`` largest logits and their ids, several times faster than ``torch.topk`` at 150k entries.
+
+    The vocabulary is cut into blocks; the top k values can only lie in the k blocks with the largest
+    maxima, so one ``amax`` over the blocks and two small ``topk`` calls do the work.
+    """
+    import torch
+
+    n = int(logits.shape[0])
+    k = min(k, n)
+    blocks = (n + block - 1) // block
+    if blocks <= k:
+        return torch.topk(logits, k)
+    pad = blocks * block - n
+    padded = torch.nn.functional.pad(logits, (0, pad), value=float("-inf")) if pad else logits
+    view = padded.view(blocks, block)
+    best_blocks = torch.topk(view.amax(dim=1), k).indices
+    pool_ids = (best_blocks[:, None] * block + torch.arange(block)).reshape(-1)
+    values, at = torch.topk(view[best_blocks].reshape(-1), k)
+    return values, pool_ids[at]

@@ -1,0 +1,105 @@
+"""The small base every tool-call format builds on: one call per tool, assembled into a tool section.
+
+A format only says how *one call* of *one tool* looks (:meth:`ToolFormat.call_body`); the base wraps it in the
+per-call markers, joins calls for parallel calling, and wraps the lot in the section markers, all read from the
+:class:`~workbench.spec.ToolsSpec`.  Adding a format is one new file and one line in ``formats/__init__.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from workbench.chat import Tool
+from workbench.grammar.elements import Element, GrammarError, const, one_of, optional, repeat, seq
+from workbench.spec import ToolsSpec
+
+# A random or confused model can keep adding calls forever; real turns rarely hold more than a handful.
+MAX_PARALLEL_CALLS = 8
+
+
+class ToolFormat:
+    """Build the grammar of a tool section for one :class:`ToolsSpec`."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, tools_spec: ToolsSpec, *, any_whitespace: bool = False) -> None:
+        self.t = tools_spec
+        self.any_whitespace = any_whitespace
+        self.notes: list[str] = []
+
+    # ----------------------------------------------------------------------------- what formats override
+    def call_body(self, tool: Tool) -> Element:
+        """One call of ``tool`` without the per-call markers."""
+        raise NotImplementedError
+
+    @property
+    def trigger(self) -> str:
+        """The text that announces a tool call (where the grammar engages under ``tool_choice=auto``).
+
+        Surrounding whitespace is stripped: a model that writes ``<tool_call>`` and then something else than
+        the template's newline has still announced a call, and the grammar then holds it to the format.
+        """
+        return self.t.trigger.strip()
+
+    def answer_lead(self, *, after_reasoning: bool) -> Element:
+        """What may come before a forced tool section (e.g. the blank line after ``</think>``)."""
+        return optional(one_of(const("\n"), const("\n\n")))
+
+    # ----------------------------------------------------------------------------- assembly
+    def call(self, tool: Tool) -> Element:
+        return seq(const(self.t.call_start), self.call_body(tool), const(self.t.call_end))
+
+    def separator(self) -> Element:
+        if self.t.call_separator:
+            return const(self.t.call_separator)
+        if self.t.array_wrapped:
+            return const(", ")
+        return optional(const("\n"))
+
+    def section(self, tools: Sequence[Tool], *, parallel: bool) -> Element:
+        """The whole tool section: the one place where the model must follow the tools' schemas."""
+        if not tools:
+            raise GrammarError("no tools to build a tool-call grammar for")
+        t = self.t
+        any_call = one_of(*(self.call(tool) for tool in tools))
+        more = repeat(seq(self.separator(), any_call), 0, MAX_PARALLEL_CALLS - 1)
+        if t.array_wrapped:
+            calls = seq(any_call, more) if parallel else any_call
+            return seq(const(t.section_start), const("["), calls, const("]"), const(t.section_end))
+        repeats_section = not (t.call_start or t.call_end) and bool(t.section_start or t.section_end)
+        if parallel and repeats_section:
+            # Qwen-style: each call sits in its own <tool_call>...</tool_call>, so the section repeats.
+            one = seq(const(t.section_start), any_call, const(t.section_end))
+            return seq(one, repeat(seq(self.separator(), one), 0, MAX_PARALLEL_CALLS - 1))
+        calls = seq(any_call, more) if parallel else any_call
+        return seq(const(t.section_start), calls, const(t.section_end))
+
+    def markers(self) -> tuple[str, ...]:
+        """Literal markers this format writes (the generator keeps their tokens out of the stop set)."""
+        t = self.t
+        values = (t.section_start, t.section_end, t.call_start, t.call_end, t.name_prefix, t.name_suffix,
+                  t.func_close, t.args_start, t.args_end, t.arg_name_prefix, t.arg_name_suffix,
+                  t.arg_value_prefix, t.arg_value_suffix)
+        return tuple(v.strip() for v in values if v.strip())
+
+
+def ordered_parameters(items: Sequence[tuple[Element, bool]], sep: str) -> Element:
+    """Parameters in schema order: required ones always, optional ones at will, ``sep`` only between them.
+
+    Any parameter up to the first required one may be the first one written; each later one carries its
+    separator in front.  This keeps the grammar linear in the number of parameters (no 2^n alternatives).
+    """
+    if not items:
+        return const("")
+    if not sep:
+        return seq(*(p if req else optional(p) for p, req in items))
+    heads: list[Element] = []
+    for i, (p, req) in enumerate(items):
+        rest = [seq(const(sep), q) if r else optional(seq(const(sep), q)) for q, r in items[i + 1:]]
+        heads.append(seq(p, *rest))
+        if req:
+            break
+    else:
+        heads.append(const(""))  # every parameter optional: none at all is fine
+    return one_of(*heads)

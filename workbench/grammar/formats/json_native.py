@@ -1,0 +1,53 @@
+"""JSON_NATIVE: the whole call is one JSON object, e.g. ``{"name": "f", "arguments": {...}}``.
+
+The call object is described as a JSON schema (name as a ``const``, arguments as the tool's own schema, fields
+in the template's order) and handed to xgrammar whole, so xgrammar's schema support covers the arguments and
+the wrapper alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.chat import Tool
+from workbench.grammar.elements import Element, ebnf, json_schema_ebnf
+from workbench.grammar.formats.base import ToolFormat
+
+# Call ids the model writes itself (Mistral: nine alphanumerics).  Any id matching this is a valid id for
+# every template seen so far, and a fixed length keeps a random model from writing ids forever.
+GENERATED_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": "^[A-Za-z0-9]{9}$"}
+
+
+class JsonNative(ToolFormat):
+    name = "json_native"
+
+    def call_schema(self, tool: Tool) -> dict[str, Any]:
+        t = self.t
+        if t.fun_name_is_key:
+            return {"type": "object", "properties": {tool.name: tool.parameters}, "required": [tool.name]}
+        fields: dict[str, Any] = {t.name_field or "name": {"const": tool.name}}
+        fields[t.args_field or "arguments"] = tool.parameters
+        if t.id_field:
+            fields[t.id_field] = GENERATED_ID_SCHEMA
+        order = [f for f in t.parameter_order if f in fields] + [f for f in fields if f not in t.parameter_order]
+        inner = {"type": "object", "properties": {f: fields[f] for f in order}, "required": order}
+        if not t.function_field:
+            return inner
+        return {
+            "type": "object",
+            "properties": {"type": {"const": "function"}, t.function_field: inner},
+            "required": ["type", t.function_field],
+        }
+
+    def call_body(self, tool: Tool) -> Element:
+        schema = self.call_schema(tool)
+        return ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}"))
+
+    @property
+    def trigger(self) -> str:
+        found = super().trigger
+        if found:
+            return found
+        # No marker at all (Llama 3.x): the call is recognised by the opening of its JSON object.
+        first = self.t.parameter_order[0] if self.t.parameter_order else (self.t.name_field or "name")
+        return '{"' if self.t.fun_name_is_key else '{"' + first + '"'

@@ -1,0 +1,96 @@
+"""TAG_WITH_TAGGED: the name and every argument sit in markers (Qwen3-Coder, GLM 4.6, MiniMax M2, Seed-OSS).
+
+``<function=NAME>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>``.  The grammar is generated from the
+spec's own markers rather than from one of xgrammar's fixed XML styles (``qwen_xml``, ``minimax_xml``,
+``glm_xml``): those styles hard-code their markers and allow unbounded whitespace between parameters, while
+an analysed template brings its exact markers, newlines included, and the parser reads exactly those.
+
+Values follow the convention of the parsers (llama.cpp's, and ours): a string parameter is written raw, up to
+the value end marker; any other type is written as JSON.  Parameters come in the schema's order, required
+ones always, optional ones at will.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from workbench.chat import Tool
+from workbench.grammar.elements import (
+    Element,
+    GrammarError,
+    any_text,
+    const,
+    ebnf,
+    json_schema_ebnf,
+    one_of,
+    seq,
+    tag,
+)
+from workbench.grammar.formats.base import ToolFormat, ordered_parameters
+
+
+def is_raw_string(schema: Any) -> bool:
+    """True when the parser will read this parameter's value as raw text (not JSON)."""
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("type") == "string":
+        return True
+    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+    return "type" not in schema and isinstance(values, list) and bool(values) and all(
+        isinstance(v, str) for v in values
+    )
+
+
+class TagWithTagged(ToolFormat):
+    name = "tag_with_tagged"
+
+    def call_body(self, tool: Tool) -> Element:
+        t = self.t
+        return seq(const(t.name_prefix + tool.name + t.name_suffix), self.arguments(tool), const(t.func_close))
+
+    # ----------------------------------------------------------------------------- arguments
+    def arguments(self, tool: Tool) -> Element:
+        schema = tool.parameters if isinstance(tool.parameters, dict) else {}
+        props = schema.get("properties") or {}
+        if not isinstance(props, dict):
+            raise GrammarError(f"tool {tool.name!r}: 'properties' must be an object")
+        required = set(schema.get("required") or ())
+        unknown = required - set(props)
+        if unknown:
+            raise GrammarError(f"tool {tool.name!r}: required parameter(s) {', '.join(sorted(unknown))} not in properties")
+        items = [(self.parameter(tool.name, key, sub), key in required) for key, sub in props.items()]
+        return ordered_parameters(items, self.t.arg_separator)
+
+    def parameter(self, tool_name: str, key: str, schema: Any) -> Element:
+        t = self.t
+        begin = t.arg_name_prefix + key + t.arg_name_suffix + t.arg_value_prefix
+        end = t.arg_value_suffix
+        what = f"tool {tool_name!r} parameter {key!r}"
+        if not is_raw_string(schema):
+            value = ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
+            return seq(const(begin), value, const(end))
+        values = schema.get("enum", [schema["const"]] if "const" in schema else None)
+        if values:
+            return seq(const(begin), one_of(*(const(str(v)) for v in values)), const(end))
+        if not end.strip():
+            raise GrammarError(f"{what}: a raw string value needs an end marker, and the spec has none")
+        pattern = schema.get("pattern")
+        low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+        if isinstance(pattern, str):
+            return seq(const(begin), {"type": "regex", "pattern": _strip_anchors(pattern)}, const(end))
+        if low > 0:
+            # any_text has no lower bound: spell the characters out, none of them starting the end marker.
+            first = _class_escape(end.strip()[0])
+            bound = "" if high is None else str(int(high))
+            return seq(const(begin), {"type": "regex", "pattern": f"[^{first}]{{{low},{bound}}}"}, const(end))
+        return tag(begin, any_text(max_chars=None if high is None else int(high)), end)
+
+
+def _strip_anchors(pattern: str) -> str:
+    return re.sub(r"^\^|(?<!\\)\$$", "", pattern)
+
+
+def _class_escape(ch: str) -> str:
+    return "\\" + ch if ch in "\\]^-[" else json.dumps(ch)[1:-1]

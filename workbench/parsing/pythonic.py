@@ -1,0 +1,235 @@
+"""``pythonic``: calls written as a Python list, ``[get_weather(city="Paris"), f()]``.
+
+Llama 3.2/4 write the list bare (optionally inside ``<|python_start|>``...``<|python_end|>``); LFM2 wraps
+it in ``<|tool_call_start|>``...``<|tool_call_end|>`` (the spec's section markers).  Keyword arguments only;
+each value is a Python literal (strings in either quote, ``True``/``None``, lists, dicts), converted to JSON
+when it ends.  A call with a value JSON cannot hold (``b'..'``, ``1e999``) is dropped; its siblings stay.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.parsing.builder import CallLog
+from workbench.parsing.core import Gen
+from workbench.parsing.lookahead import Fail, Look
+from workbench.parsing.markers import core_of
+from workbench.parsing.tools_base import ToolFormat
+from workbench.parsing.values import ValueError_, dumps, python_literal
+
+_OUT_RX = re.compile(r"[\[\](){}\"',]")
+_IDENT_RX = re.compile(r"[A-Za-z_]\w*")
+
+DONE, MORE, BAD = "done", "more", "bad"
+_CLOSE = {"[": "]", "(": ")", "{": "}"}
+
+
+class PyValueScanner:
+    """Finds the end of one Python literal argument (before a top-level ``,`` or ``)``), incrementally."""
+
+    __slots__ = ("esc", "quote", "stack")
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.quote = ""
+        self.esc = False
+
+    def advance(self, buf: str, i: int, final: bool) -> tuple[int, str]:
+        n = len(buf)
+        while i < n:
+            if self.esc:
+                self.esc = False
+                i += 1
+                continue
+            if self.quote:
+                j = buf.find(self.quote, i)
+                k = buf.find("\\", i)
+                if k != -1 and (j == -1 or k < j):
+                    self.esc = True
+                    i = k + 1
+                    continue
+                if j == -1:
+                    return n, MORE
+                self.quote = ""
+                i = j + 1
+                continue
+            m = _OUT_RX.search(buf, i)
+            if m is None:
+                return n, MORE
+            j = m.start()
+            ch = buf[j]
+            if ch in "\"'":
+                self.quote = ch
+                i = j + 1
+            elif ch in "[({":
+                self.stack.append(_CLOSE[ch])
+                i = j + 1
+            elif ch in "])}":
+                if not self.stack:
+                    return j, DONE if ch == ")" else BAD
+                if self.stack.pop() != ch:
+                    return j, BAD
+                i = j + 1
+            elif ch == ",":
+                if not self.stack:
+                    return j, DONE
+                i = j + 1
+        return n, MORE
+
+
+@dataclass
+class PyHeader:
+    spans: list[list[Any]]
+    name: str
+    strong: bool
+
+
+class PythonicFormat(ToolFormat):
+    name = "pythonic"
+    weak_trigger = True
+
+    def __init__(self, machine: Any) -> None:
+        super().__init__(machine)
+        t = self.t
+        self.sec_start = core_of(t.section_start) or core_of(t.call_start)
+        self.sec_end = core_of(t.section_end) or core_of(t.call_end)
+
+    def trigger_cores(self) -> list[str]:
+        return [c for c in (self.sec_start, "[") if c]
+
+    def _call_head(self, look: Look) -> str:
+        look.ws()
+        m = _IDENT_RX.match(look.buf, look.i)
+        name_end = m.end() if m else look.i
+        # dotted names (module.function) are allowed
+        while name_end < len(look.buf) and look.buf[name_end] == "." and _IDENT_RX.match(look.buf, name_end + 1):
+            name_end = _IDENT_RX.match(look.buf, name_end + 1).end()  # type: ignore[union-attr]
+        if name_end == look.i:
+            if look.at_end():
+                look.need()
+            raise Fail
+        if name_end >= len(look.buf):
+            look.need()
+        name = look.buf[look.i : name_end]
+        look.span("tool_name", name_end - look.i)
+        look.ws()
+        look.char("(")
+        return name
+
+    def _first(self, look: Look) -> PyHeader:
+        strong = bool(self.sec_start) and look.opt(self.sec_start)
+        if strong:
+            look.ws()
+        look.char("[")
+        name = self._call_head(look)
+        if not strong and not self.m.known_tool(name, strict=True):
+            raise Fail
+        return PyHeader(look.spans, name, strong)
+
+    def _next(self, look: Look) -> PyHeader:
+        look.ws()
+        look.char(",")
+        name = self._call_head(look)
+        return PyHeader(look.spans, name, True)
+
+    def header(self, lead: int) -> Gen[PyHeader | None]:
+        found = yield from self.m.lookahead(self._first, lead=lead)
+        return found[1] if found is not None else None
+
+    def section(self, header: PyHeader) -> Gen[None]:
+        m = self.m
+        h: PyHeader | None = header
+        while h is not None:
+            call: CallLog | None = None
+            if m.known_tool(h.name):
+                call = m.open_call(h.name)
+            else:
+                m.unknown_tool(h.name)
+            m.emit_spans(h.spans, call.index if call is not None else None)
+            complete = yield from self._arguments(call)
+            if not complete:
+                return
+            found = yield from m.lookahead(self._next)
+            h = found[1] if found is not None else None
+        closed = yield from m.opt_marker("]")
+        if closed and self.sec_end:
+            yield from m.opt_marker(self.sec_end)
+
+    def _key(self, look: Look, first: bool) -> str | None:
+        look.ws("tool_args")
+        if look.opt(")", "marker"):
+            return None
+        if not first:
+            look.char(",", "tool_args")
+            look.ws("tool_args")
+            if look.opt(")", "marker"):
+                return None
+        m = _IDENT_RX.match(look.buf, look.i)
+        if m is None:
+            if look.at_end():
+                look.need()
+            raise Fail
+        if m.end() >= len(look.buf):
+            look.need()
+        key = m.group(0)
+        look.span("tool_args", len(key))
+        look.ws("tool_args")
+        look.char("=", "tool_args")
+        look.ws("tool_args")
+        return key
+
+    def _arguments(self, call: CallLog | None) -> Gen[bool]:
+        """Keyword arguments up to ``)``; False when the input ended inside them."""
+        m = self.m
+        index = call.index if call is not None else None
+        kind = "tool_args" if call is not None else "marker"
+        first = True
+        broken = False
+        while True:
+            found = yield from m.lookahead(lambda look, f=first: self._key(look, f))
+            if found is None:
+                if m.final and not m.buf[m.pos :].strip():
+                    m.out.diagnose("E-STREAM-TRUNCATED", "the output ended inside a call", m.offset())
+                    return False
+                if call is not None:
+                    m.drop_call(call, "not a keyword-argument call")
+                return False if m.final and m.pos >= len(m.buf) else True
+            look, key = found
+            m.emit_spans(look.spans, index)
+            if key is None:
+                break
+            if call is not None and not broken:
+                call.add_args(("{" if first else ", ") + dumps(key) + ": ")
+            first = False
+            scanner = PyValueScanner()
+            raw: list[str] = []
+            while True:
+                i, status = scanner.advance(m.buf, m.pos, m.final)
+                text = m.emit(kind, i - m.pos, index)
+                raw.append(text)
+                if status == MORE:
+                    if m.final:
+                        m.out.diagnose("E-STREAM-TRUNCATED", "the output ended inside a call", m.offset())
+                        return False
+                    yield from m.wait()
+                    continue
+                break
+            if status == BAD:
+                if call is not None:
+                    m.drop_call(call, "unbalanced brackets in an argument")
+                return True
+            if call is not None and not broken:
+                try:
+                    call.add_args(dumps(python_literal("".join(raw))))
+                except (ValueError_, ValueError):
+                    broken = True
+        if call is not None:
+            if broken:
+                m.drop_call(call, "an argument is not a literal JSON can hold")
+            else:
+                call.add_args("}" if not first else "{}")
+                call.closed = True
+                m.check_schema(call)
+        return True

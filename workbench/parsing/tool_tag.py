@@ -1,0 +1,167 @@
+"""What the tag formats share: section and call markers, the function name, call ids, the call loop.
+
+Both tag formats write the function name outside JSON, between markers::
+
+    section_start? ( call_start [id] name_prefix NAME name_suffix  BODY  args_end? func_close? call_end? )+ section_end?
+
+and differ only in BODY (JSON arguments, or one tagged element per argument), which subclasses implement.
+Whitespace between elements is free; markers are matched by their core (see :mod:`markers`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.parsing.builder import CallLog
+from workbench.parsing.core import Gen
+from workbench.parsing.lookahead import Fail, Look
+from workbench.parsing.markers import core_of
+from workbench.parsing.tools_base import ToolFormat
+
+
+@dataclass
+class Header:
+    """A call header found by lookahead: what to emit, and who is called."""
+
+    spans: list[list[Any]]
+    name: str
+    call_id: str
+    discard: bool
+
+
+class TagFormat(ToolFormat):
+    """Base of ``tag_with_json`` and ``tag_with_tagged``; subclasses implement :meth:`body`."""
+
+    def __init__(self, machine: Any) -> None:
+        super().__init__(machine)
+        t = self.t
+        self.sec_start = core_of(t.section_start)
+        self.sec_end = core_of(t.section_end)
+        self.call_start = core_of(t.call_start)
+        self.call_end = core_of(t.call_end)
+        self.sep = core_of(t.call_separator)
+        self.name_prefix = core_of(t.name_prefix)
+        self.name_suffix = core_of(t.name_suffix)
+        self.func_close = core_of(t.func_close)
+        self.args_start = core_of(t.args_start)
+        self.args_end = core_of(t.args_end)
+        self.id_prefix = core_of(t.id_prefix)
+        self.id_suffix = core_of(t.id_suffix)
+        closers = []
+        for c in (self.args_end, self.func_close, self.call_end):
+            if c and c not in closers and c != self.sec_end:
+                closers.append(c)
+        self.closers = closers
+
+    def trigger_cores(self) -> list[str]:
+        cores = [c for c in (self.sec_start, self.call_start) if c]
+        if not cores and self.name_prefix:
+            cores = [self.name_prefix]
+        return cores
+
+    # --------------------------------------------------------------------------- headers
+    def _call_header(self, look: Look) -> tuple[str, str]:
+        if self.call_start:
+            look.lit(self.call_start)
+            look.ws()
+        call_id = ""
+        if self.t.id_position == "pre_func_name" and self.id_prefix:
+            call_id = self._read_id(look)
+            look.ws()
+        if self.name_prefix and not look.opt(self.name_prefix):
+            if not self.call_start:
+                raise Fail
+            # Tolerate filler between the call marker and the name (Step-3's optional "function<｜tool_sep｜>").
+            look.skip_to(self.name_prefix, 64, (*self.closers, self.sec_end, self.call_start))
+        raw = look.name("tool_name")
+        if self.name_suffix:
+            look.ws()
+            look.lit(self.name_suffix)
+        return raw, call_id
+
+    def _read_id(self, look: Look) -> str:
+        look.lit(self.id_prefix)
+        if self.id_suffix:
+            call_id = look.until(self.id_suffix, "tool_id", 128)
+            look.lit(self.id_suffix)
+        else:
+            call_id = look.name("tool_id", 128)
+        if not call_id.strip() or "\n" in call_id:
+            raise Fail
+        return call_id
+
+    def _first_header(self, look: Look) -> tuple[str, str]:
+        if self.sec_start and look.opt(self.sec_start):
+            look.ws()
+        return self._call_header(look)
+
+    def _next_header(self, look: Look) -> tuple[str, str]:
+        look.ws()
+        if self.sep and look.opt(self.sep):
+            look.ws()
+        return self._call_header(look)
+
+    def _make_header(self, found: tuple[Look, tuple[str, str]] | None) -> Header | None:
+        if found is None:
+            return None
+        look, (raw, call_id) = found
+        resolved = self.resolve_name(raw)
+        if resolved is None:
+            return None
+        name, ns_id = resolved
+        discard = not self.m.known_tool(name)
+        if discard and self.weak_trigger:
+            return None
+        return Header(look.spans, name, call_id or ns_id, discard)
+
+    def header(self, lead: int) -> Gen[Header | None]:
+        found = yield from self.m.lookahead(self._first_header, lead=lead)
+        return self._make_header(found)
+
+    # --------------------------------------------------------------------------- the call loop
+    def section(self, header: Header) -> Gen[None]:
+        h: Header | None = header
+        while h is not None:
+            call: CallLog | None = None
+            if h.discard:
+                self.m.unknown_tool(h.name)
+            else:
+                call = self.m.open_call(h.name, h.call_id)
+            self.m.emit_spans(h.spans, call.index if call is not None else None)
+            complete = yield from self.body(call)
+            if not complete:
+                return
+            found = yield from self.m.lookahead(self._next_header)
+            h = self._make_header(found)
+        if self.sec_end:
+            yield from self.m.opt_marker(self.sec_end)
+
+    def body(self, call: CallLog | None) -> Gen[bool]:
+        """Parse one call's body (after the header); False when the input ended inside it."""
+        raise NotImplementedError
+
+    def read_between_id(self, call: CallLog | None) -> Gen[None]:
+        """A call id written between the name and the arguments (``id_position: between_func_and_args``)."""
+        if self.t.id_position != "between_func_and_args" or not self.id_prefix:
+            return
+        found = yield from self.m.lookahead(lambda look: (look.ws(), self._read_id(look)))
+        if found is not None:
+            texts = self.m.emit_spans(found[0].spans, call.index if call is not None else None)
+            if call is not None:
+                call.id = texts.get("tool_id", "").strip()
+
+    def read_post_id(self, call: CallLog | None) -> Gen[None]:
+        if self.t.id_position != "post_args" or not self.id_prefix:
+            return
+        found = yield from self.m.lookahead(lambda look: (look.ws(), self._read_id(look)))
+        if found is not None:
+            texts = self.m.emit_spans(found[0].spans, call.index if call is not None else None)
+            if call is not None:
+                call.id = texts.get("tool_id", "").strip()
+
+    def close_call(self, call: CallLog | None) -> Gen[None]:
+        index = call.index if call is not None else None
+        for core in self.closers:
+            yield from self.m.opt_marker(core, index)
+

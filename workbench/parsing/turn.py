@@ -1,0 +1,196 @@
+"""One assistant turn: optional reasoning, then content with tool-call sections (every format but Harmony).
+
+The turn is read as llama.cpp's generated parser reads it: ``reasoning? content (tool-section content)*``.
+Reasoning follows the spec's mode (see :func:`reasoning_setup`); content is everything else except the
+content wrappers and end-of-turn markers, which are stripped; a tool-call trigger hands over to the format
+parser of :mod:`workbench.parsing.registry`.
+
+Whitespace policy: whitespace right after a boundary (the start, the end of reasoning, the end of a tool
+section) is held back until something decides it: a non-space character makes it content, verbatim; a
+tool-call start or the end of the output makes it mere separation (emitted as a marker, not content).  This is the DeepSeek RFC's
+§3.2.4 ("only newlines between </think> and the tool call: ignored") without trimming real content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workbench.chat import Tool
+from workbench.parsing.core import Gen, Machine
+from workbench.parsing.lookahead import Look
+from workbench.parsing.markers import Marker, MarkerSet, core_of
+from workbench.parsing.options import ParseOptions
+from workbench.parsing.tools_base import ToolFormat
+from workbench.spec import FormatSpec
+
+TOOL, WRAP, END = "tool", "wrap", "end"
+
+
+def reasoning_setup(spec: FormatSpec, options: ParseOptions) -> tuple[bool, bool]:
+    """(extract reasoning at all, the output starts inside reasoning).
+
+    - ``extract_reasoning=False`` or mode ``none`` (or no end marker): no reasoning, tags stay content.
+    - thinking disabled: template-controlled reasoning (forced_open / forced_closed, or any mode of a
+      template with a thinking toggle) is off: the tags stay in the content verbatim.
+    - opened: ``options.thinking_opened`` when given, else forced_open and delimiter modes (the prompt
+      opened it, or reasoning has no start marker), else what the prompt analysis says.
+    """
+    mode = spec.reasoning.mode
+    if mode == "none" or not options.extract_reasoning or not core_of(spec.reasoning.end):
+        return False, False
+    if not options.enable_thinking and (
+        mode in ("forced_open", "forced_closed") or spec.prompt.supports_thinking_toggle
+    ):
+        return False, False
+    if options.thinking_opened is not None:
+        return True, options.thinking_opened
+    opened = mode in ("forced_open", "delimiter") or spec.prompt.thinking_opened
+    return True, bool(opened and options.enable_thinking)
+
+
+class TurnMachine(Machine):
+    """Reasoning + content + tool sections, for every tool format except Harmony."""
+
+    def __init__(
+        self,
+        spec: FormatSpec,
+        tools: Sequence[Tool] | None,
+        options: ParseOptions,
+        format_cls: type[ToolFormat] | None,
+    ) -> None:
+        self.reasoning_on, self.opened = reasoning_setup(spec, options)
+        self.r_start = core_of(spec.reasoning.start)
+        self.r_end = Marker.of(spec.reasoning.end)
+        ends = [*spec.end_markers, spec.eos_token]
+        self.end_cores = sorted({core_of(e) for e in ends if core_of(e)})
+        super().__init__(spec, tools, options)
+        self.fmt: ToolFormat | None = format_cls(self) if format_cls is not None else None
+        self.triggers = [c for c in (self.fmt.trigger_cores() if self.fmt else []) if c]
+        wraps = [core_of(spec.content.start), core_of(spec.content.end)] if spec.content.mode != "plain" else []
+        self.wrap_cores = [c for c in wraps if c and c not in self.triggers]
+        self.kind_of: dict[str, str] = {}
+        for c in self.end_cores:
+            self.kind_of[c] = END
+        for c in self.wrap_cores:
+            self.kind_of[c] = WRAP
+        for c in self.triggers:
+            self.kind_of[c] = TOOL
+        self.tools_blocked = False  # the RFC's exclusive policy tripped
+        self._sets: dict[bool, MarkerSet] = {}
+        self._after_end = False
+        self._warned_after_end = False
+
+    # ------------------------------------------------------------------------------------------ helpers
+    @property
+    def tools_active(self) -> bool:
+        if self.fmt is None or self.tools_blocked:
+            return False
+        return self.options.parse_tools or self.fmt.routes_content
+
+    def content_markers(self) -> MarkerSet:
+        active = self.tools_active
+        ms = self._sets.get(active)
+        if ms is None:
+            cores = [*self.end_cores, *self.wrap_cores, *(self.triggers if active else [])]
+            ms = self._sets[active] = MarkerSet(cores)
+        return ms
+
+    def emit_content(self, n: int) -> None:
+        text = self.emit("content", n)
+        self.out.add_content(text)
+        if self._after_end and text.strip() and not self._warned_after_end:
+            self._warned_after_end = True
+            self.out.diagnose("W-TEXT-AFTER-END", "text after the end-of-turn marker", self.offset())
+        if self.options.exclusive_tool_calls and text.strip() and self.fmt is not None and not self.tools_blocked:
+            self.tools_blocked = True
+
+    # ------------------------------------------------------------------------------------------ phases
+    def run(self) -> Gen[None]:
+        if self.reasoning_on:
+            if self.opened:
+                yield from self.reasoning()
+            elif self.r_start:
+                r = yield from self.lookahead(self._start_tag)
+                if r is not None:
+                    self.emit_spans(r[0].spans)
+                    yield from self.reasoning()
+        yield from self.content()
+
+    def _start_tag(self, look: Look) -> None:
+        look.ws()
+        look.lit(self.r_start)
+
+    def reasoning(self) -> Gen[None]:
+        """Reasoning text up to the end marker (or an implicit end: a tool call, the end of the turn)."""
+        while self.r_start:  # a model may (re)write the opening tag the prompt already wrote
+            r = yield from self.lookahead(self._start_tag)
+            if r is None:
+                break
+            self.emit_spans(r[0].spans)
+        end = self.r_end.core if self.r_end else ""
+        markers = MarkerSet([end, *self.end_cores, *(self.triggers if self.fmt else [])])
+        while True:
+            m, stop = self.scan(markers)
+            self.out.add_reasoning(self.emit("reasoning", stop - self.pos))
+            if m is None:
+                if self.final:
+                    self.out.diagnose(
+                        "E-STREAM-TRUNCATED", "the output ended inside reasoning (no end-of-reasoning marker)",
+                        self.offset(),
+                    )
+                    return
+                yield from self.wait()
+                continue
+            core = m.group(0)
+            if core == end:
+                self.emit("marker", len(core))
+                if self.r_end is not None and self.r_end.trail_ws:
+                    yield from self.ws()
+                return
+            if self.kind_of.get(core) == END:
+                self.emit("marker", len(core))
+                self.out.diagnose("E-STREAM-TRUNCATED", "the turn ended inside reasoning", self.offset())
+                self._after_end = True
+                return
+            return  # a tool-call start ends reasoning implicitly; content() takes it from here
+
+    def content(self) -> Gen[None]:
+        boundary = True
+        while True:
+            markers = self.content_markers()
+            m, limit = self.scan(markers)
+            lead = 0
+            if boundary and not self.buf[self.pos : limit].strip():
+                if m is None:
+                    if self.final:  # whitespace that nothing follows only separated
+                        self.emit("marker", limit - self.pos)
+                        return
+                    yield from self.wait()
+                    continue
+                lead = limit - self.pos
+            else:
+                boundary = False
+                self.emit_content(limit - self.pos)
+                if m is None:
+                    if self.final:
+                        return
+                    yield from self.wait()
+                    continue
+            core = m.group(0)
+            kind = self.kind_of.get(core)
+            if kind == TOOL and not self.tools_active:
+                continue  # the content just released ended tool parsing (exclusive policy)
+            if kind == TOOL and self.fmt is not None:
+                header = yield from self.fmt.header(lead)
+                if header is None:
+                    self.emit_content(lead + len(core))
+                    boundary = False
+                    continue
+                self.emit("marker", lead)
+                yield from self.fmt.section(header)
+                boundary = True
+                continue
+            self.emit("marker", lead + len(core))
+            if kind == END:
+                self._after_end = True
+            boundary = True

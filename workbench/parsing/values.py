@@ -1,0 +1,176 @@
+"""Typing argument values that arrive as raw text (tagged arguments, Python-literal calls).
+
+Tagged formats (``<parameter=city>\\nParis\\n</parameter>``) write string values unquoted and everything
+else as JSON, so the value's type comes from the tool's JSON schema: a ``string`` parameter keeps its raw
+text (exactly one leading and one trailing newline removed, the template's own line breaks), numbers,
+booleans, objects and arrays are decoded as JSON, and ``null`` stands for null when the schema allows it.
+Without a schema the rule is "JSON if it parses, else a string".  Models also write Python spellings
+(``True``, ``None``), which are accepted where JSON is expected.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+_PY_WORDS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
+
+
+class ValueError_(ValueError):
+    """A value that cannot be represented as JSON (bytes, NaN, unknown names)."""
+
+
+def schema_types(schema: Any) -> frozenset[str]:
+    """The JSON types a (sub)schema allows; empty when it does not say (no schema, ``{}``)."""
+    if not isinstance(schema, Mapping):
+        return frozenset()
+    out: set[str] = set()
+    t = schema.get("type")
+    if isinstance(t, str):
+        out.add(t)
+    elif isinstance(t, list):
+        out.update(x for x in t if isinstance(x, str))
+    for key in ("anyOf", "oneOf"):
+        for sub in schema.get(key) or ():
+            out |= schema_types(sub)
+    if "enum" in schema and not out:
+        values = schema.get("enum") or []
+        out.update("string" if isinstance(v, str) else "number" for v in values)
+    if "const" in schema and not out:
+        out.add("string" if isinstance(schema["const"], str) else "number")
+    return frozenset(out)
+
+
+def is_plain_string(schema: Any) -> bool:
+    """True when the value is a string and nothing else (it can be streamed as it arrives)."""
+    return schema_types(schema) == {"string"}
+
+
+def strip_one_newline(text: str) -> str:
+    """Remove exactly one leading and one trailing newline (``\\r\\n`` counts as one)."""
+    if text.startswith("\r\n"):
+        text = text[2:]
+    elif text.startswith("\n"):
+        text = text[1:]
+    if text.endswith("\r\n"):
+        text = text[:-2]
+    elif text.endswith("\n"):
+        text = text[:-1]
+    return text
+
+
+def _json_or_python(text: str) -> tuple[bool, Any]:
+    s = text.strip()
+    if not s:
+        return False, None
+    try:
+        return True, to_jsonable(json.loads(s))
+    except (ValueError, RecursionError):
+        pass
+    if s in _PY_WORDS:
+        return True, _PY_WORDS[s]
+    try:
+        value = ast.literal_eval(s)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False, None
+    try:
+        return True, to_jsonable(value)
+    except ValueError_:
+        return False, None
+
+
+def convert_tagged(raw: str, schema: Any) -> Any:
+    """The JSON value of a tagged argument's raw text, typed by its schema (see the module docstring)."""
+    types = schema_types(schema)
+    text = strip_one_newline(raw)
+    stripped = text.strip()
+    if types == {"string"}:
+        return text
+    if "null" in types and stripped in ("null", "None"):
+        return None
+    if "boolean" in types and stripped in ("true", "false", "True", "False"):
+        return stripped in ("true", "True")
+    if types & {"integer", "number"}:
+        ok, value = _json_or_python(stripped)
+        if ok and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if "integer" in types and "number" not in types and isinstance(value, float) and value.is_integer():
+                return int(value)
+            return value
+    if types & {"object", "array"} or not types:
+        ok, value = _json_or_python(stripped)
+        if not ok and '\\"' in stripped:
+            ok, value = _json_or_python(_unescape(stripped))
+        if ok and (not types or isinstance(value, (dict, list)) or _type_ok(value, types)):
+            return value
+    if not types:
+        return text
+    if "string" in types:
+        return text
+    # The schema asked for a non-string type the text is not: keep the model's text rather than guess.
+    ok, value = _json_or_python(stripped)
+    return value if ok else text
+
+
+def _unescape(text: str) -> str:
+    """Undo one level of JSON string escaping (models sometimes write ``[{\\"id\\": 1}]``)."""
+    try:
+        value = json.loads('"' + text + '"')
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
+
+def _type_ok(value: Any, types: frozenset[str]) -> bool:
+    checks = {
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "null": lambda v: v is None,
+        "object": lambda v: isinstance(v, dict),
+        "array": lambda v: isinstance(v, list),
+    }
+    return any(checks[t](value) for t in types if t in checks)
+
+
+def to_jsonable(value: Any) -> Any:
+    """A Python literal's value as JSON data; raises :class:`ValueError_` for what JSON cannot hold."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError_("non-finite number")
+        return value
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, (str, int, float, bool)) or k is None:
+                raise ValueError_("dictionary key is not a string")
+            out[k if isinstance(k, str) else json.dumps(k)] = to_jsonable(v)
+        return out
+    raise ValueError_(f"{type(value).__name__} is not a JSON value")
+
+
+def python_literal(text: str) -> Any:
+    """The JSON value of a Python (or JSON) literal written by the model; raises :class:`ValueError_`."""
+    s = text.strip()
+    if s in _PY_WORDS:
+        return _PY_WORDS[s]
+    try:
+        value = ast.literal_eval(s)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        try:
+            return json.loads(s)
+        except (ValueError, RecursionError):
+            raise ValueError_(f"not a literal: {s[:40]!r}") from None
+    return to_jsonable(value)
+
+
+def dumps(value: Any) -> str:
+    """JSON text with the separators OpenAI-style servers use (``", "`` and ``": "``), non-ASCII kept."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False)

@@ -1,0 +1,538 @@
+"""Sessions: a recorded generation (template, spec, model, conversation, every step) that replays offline.
+
+A session file is the evidence behind a bug report or a demo: it must open years later, on a machine without
+the model, and show exactly what happened.  So it records the template *text* (not only a path) with its
+sha256, the spec the parser used, the model reference, the request (messages, tools, settings), every
+:class:`~workbench.engine.step.Step` as a per-step summary, and the message the parser produced.
+
+Design decisions:
+
+* **Small.** Steps are summaries (top candidates, a coarse mask strip, events), never raw vocabulary masks.
+  Floats are rounded to the precision a person can read, and each step is written as one compact JSON line
+  while the header stays indented, so a 2,000-step session stays well under 5 MB and still diffs well.
+* **Versioned.** ``"format": "workbench-session"`` plus an integer ``version``.  A file from a newer
+  workbench is refused with one line rather than half-understood.
+* **Atomic.** :func:`save_session` writes a temporary file in the target folder, fsyncs it and renames it
+  over the target, so a crash leaves either the old file or the new one, never a half-written file.
+* **Loading never writes.**  :func:`load_session` reads, checks and returns, or raises :class:`SessionError`
+  with one clear line; the file on disk is never touched.
+
+Replaying (:func:`replay_session`) feeds the recorded token texts through a fresh parser built from the
+session's spec, step by step, and compares the resulting message with the recorded one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from workbench import __version__
+from workbench.chat import ChatDataError, Message, Tool
+from workbench.engine.step import Candidate, Step
+from workbench.events import Event
+from workbench.spec import FormatSpec, SpecError
+
+SESSION_FORMAT = "workbench-session"
+SESSION_VERSION = 1
+
+# Rounding applied when a step is written: enough for a person reading logits and probabilities, and the
+# difference between a 3 MB and an 8 MB file for 2,000 steps.
+_LOGIT_DIGITS = 4
+_PROB_SIGNIFICANT = 5
+_TIMING_DIGITS = 3
+
+
+class SessionError(Exception):
+    """A session file could not be read, or it is not a session this workbench understands."""
+
+
+@dataclass(frozen=True)
+class TemplateRecord:
+    """The template a session was made with: replay needs nothing else."""
+
+    name: str = ""
+    text: str = ""
+    sha256: str = ""
+
+    @classmethod
+    def from_text(cls, text: str, name: str = "") -> TemplateRecord:
+        return cls(name=name, text=text, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+@dataclass(frozen=True)
+class ModelRecord:
+    """Which model produced the steps.  ``ref`` is what was passed to the loader (a path, a hub id,
+    ``tiny:...``); replay never loads it."""
+
+    name: str = ""
+    ref: str = ""
+    vocab_size: int = 0
+    tokenizer: str = ""
+
+
+@dataclass(frozen=True)
+class Session:
+    """One recorded generation.
+
+    ``parsed`` is the message the parser produced at the end of generation (the CLI parse contract form:
+    ``{"content", "reasoning_content", "tool_calls": [{"id", "name", "arguments"}]}``); replay must
+    reproduce it from the steps alone.  ``settings`` holds the request knobs (sampling, ``constrain``,
+    ``tool_choice``, ``enable_thinking``, ...) as plain JSON; ``note`` is free text for the person.
+    """
+
+    template: TemplateRecord
+    spec: FormatSpec
+    model: ModelRecord = field(default_factory=ModelRecord)
+    messages: tuple[Message, ...] = ()
+    tools: tuple[Tool, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+    prompt: str = ""
+    steps: tuple[Step, ...] = ()
+    parsed: dict[str, Any] = field(default_factory=dict)
+    note: str = ""
+    workbench_version: str = __version__
+    version: int = SESSION_VERSION
+
+    @property
+    def output_text(self) -> str:
+        """The generated text: the concatenated token texts of every step."""
+        return "".join(s.token_text for s in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": SESSION_FORMAT,
+            "version": self.version,
+            "workbench_version": self.workbench_version,
+            "note": self.note,
+            "template": {
+                "name": self.template.name,
+                "sha256": self.template.sha256,
+                "text": self.template.text,
+            },
+            "model": {
+                "name": self.model.name,
+                "ref": self.model.ref,
+                "vocab_size": self.model.vocab_size,
+                "tokenizer": self.model.tokenizer,
+            },
+            "spec": self.spec.to_dict(),
+            "messages": [m.to_openai() for m in self.messages],
+            "tools": [t.to_openai() for t in self.tools],
+            "settings": self.settings,
+            "prompt": self.prompt,
+            "parsed": self.parsed,
+            "steps": [_step_to_dict(s) for s in self.steps],
+        }
+
+
+# ------------------------------------------------------------------------------------------------ writing
+def dumps_session(session: Session) -> str:
+    """The file text: an indented header with one compact line per step (small, and diffs line by line)."""
+    data = session.to_dict()
+    steps = data.pop("steps")
+    head = json.dumps(data, ensure_ascii=False, indent=1)
+    assert head.endswith("}")
+    lines = [json.dumps(s, ensure_ascii=False, separators=(",", ":")) for s in steps]
+    body = ",\n  ".join(lines)
+    steps_text = f'"steps": [\n  {body}\n ]' if lines else '"steps": []'
+    return head[:-1].rstrip() + ",\n " + steps_text + "\n}\n"
+
+
+def save_session(path: str | os.PathLike[str], session: Session) -> Path:
+    """Write ``session`` to ``path`` atomically (temporary file + fsync + rename).
+
+    Either the previous file or the complete new one exists afterwards, whatever happens during the write.
+    Raises:
+        SessionError: the folder does not exist or is not writable (the target is left unchanged).
+    """
+    target = Path(path)
+    text = dumps_session(session)
+    write_atomic(target, text)
+    return target
+
+
+def write_atomic(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` so that no reader ever sees a half-written file.
+
+    Shared by sessions and exports.  Raises:
+        SessionError: the folder is missing or unwritable; nothing was changed.
+    """
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise SessionError(f"cannot write {target}: folder {folder} does not exist")
+    fd, tmp_name = None, None
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            fd = None
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+        tmp_name = None
+        _fsync_dir(folder)
+    except OSError as exc:
+        raise SessionError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if tmp_name is not None and os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename itself durable (POSIX); harmless where directories cannot be opened."""
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def _round_sig(value: float, digits: int) -> float:
+    if value == 0 or not math.isfinite(value):
+        return value
+    return round(value, max(0, digits - 1 - math.floor(math.log10(abs(value)))))
+
+
+def _finite(value: float) -> float | None:
+    """JSON has no NaN/inf; a masked logit of -inf is written as null."""
+    return value if math.isfinite(value) else None
+
+
+def _step_to_dict(step: Step) -> dict[str, Any]:
+    d = step.to_dict()
+    d["candidates"] = [
+        {
+            "token_id": c.token_id,
+            "text": c.text,
+            "logit": _finite(round(c.logit, _LOGIT_DIGITS)),
+            "prob": _round_sig(c.prob, _PROB_SIGNIFICANT),
+            "allowed": c.allowed,
+        }
+        for c in step.candidates
+    ]
+    d["timings_ms"] = {k: round(v, _TIMING_DIGITS) for k, v in step.timings_ms.items()}
+    d["events"] = [
+        {"kind": e.kind, "text": e.text, **({"tool_index": e.tool_index} if e.tool_index is not None else {})}
+        for e in step.events
+    ]
+    return d
+
+
+# ------------------------------------------------------------------------------------------------ reading
+def load_session(path: str | os.PathLike[str]) -> Session:
+    """Read a session file.  Never writes anything.
+
+    Raises:
+        SessionError: one line naming the file and what is wrong (missing, not UTF-8, truncated or corrupt
+            JSON, not a session, written by a newer workbench, or a bad field).
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise SessionError(f"session file not found: {p}") from None
+    except IsADirectoryError:
+        raise SessionError(f"{p} is a folder, not a session file") from None
+    except OSError as exc:
+        raise SessionError(f"cannot read session file {p}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SessionError(f"{p} is not a session file (not UTF-8 text)") from None
+    if not text.strip():
+        raise SessionError(f"session file {p} is empty")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        truncated = exc.pos >= len(text.rstrip()) - 1
+        what = "truncated" if truncated else "corrupt"
+        raise SessionError(
+            f"session file {p} is {what}: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    try:
+        return session_from_dict(data)
+    except SessionError as exc:
+        raise SessionError(f"{p}: {exc}") from None
+
+
+def session_from_dict(data: Any) -> Session:
+    """Build a :class:`Session` from decoded JSON, checking format, version and every field's type."""
+    if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
+        raise SessionError(f'not a workbench session (expected "format": "{SESSION_FORMAT}")')
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SessionError("session version is missing or not an integer")
+    if version > SESSION_VERSION:
+        raise SessionError(
+            f"session version {version} was written by a newer workbench "
+            f"(this one reads up to {SESSION_VERSION})"
+        )
+    try:
+        template = data.get("template") or {}
+        _expect(template, dict, "template")
+        text = _expect(template.get("text", ""), str, "template.text")
+        sha = _expect(template.get("sha256", ""), str, "template.sha256")
+        if text and sha and hashlib.sha256(text.encode("utf-8")).hexdigest() != sha:
+            raise SessionError("template.sha256 does not match template.text (edited or damaged file)")
+        model = data.get("model") or {}
+        _expect(model, dict, "model")
+        spec = FormatSpec.from_dict(data.get("spec"))
+        messages = tuple(Message.from_openai(m) for m in _expect(data.get("messages", []), list, "messages"))
+        tools = tuple(Tool.from_openai(t) for t in _expect(data.get("tools", []), list, "tools"))
+        steps = tuple(
+            _step_from_dict(s, i) for i, s in enumerate(_expect(data.get("steps", []), list, "steps"))
+        )
+        return Session(
+            template=TemplateRecord(
+                name=_expect(template.get("name", ""), str, "template.name"), text=text, sha256=sha
+            ),
+            spec=spec,
+            model=ModelRecord(
+                name=_expect(model.get("name", ""), str, "model.name"),
+                ref=_expect(model.get("ref", ""), str, "model.ref"),
+                vocab_size=_expect(model.get("vocab_size", 0), int, "model.vocab_size"),
+                tokenizer=_expect(model.get("tokenizer", ""), str, "model.tokenizer"),
+            ),
+            messages=messages,
+            tools=tools,
+            settings=_expect(data.get("settings", {}), dict, "settings"),
+            prompt=_expect(data.get("prompt", ""), str, "prompt"),
+            steps=steps,
+            parsed=_expect(data.get("parsed", {}), dict, "parsed"),
+            note=_expect(data.get("note", ""), str, "note"),
+            workbench_version=_expect(data.get("workbench_version", ""), str, "workbench_version"),
+            version=version,
+        )
+    except (SpecError, ChatDataError) as exc:
+        raise SessionError(str(exc)) from None
+
+
+def _expect(value: Any, kind: type, where: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise SessionError(f"{where}: expected {_KIND_NAMES.get(kind, kind.__name__)}")
+    return value
+
+
+_KIND_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer"}
+
+_STEP_FIELDS = frozenset(Step.__dataclass_fields__)
+
+
+def _step_from_dict(raw: Any, index: int) -> Step:
+    where = f"steps[{index}]"
+    if not isinstance(raw, dict):
+        raise SessionError(f"{where}: expected an object")
+    unknown = sorted(set(raw) - _STEP_FIELDS)
+    if unknown:
+        raise SessionError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    for name in ("index", "token_id", "allowed_count", "vocab_size"):
+        if name in raw:
+            _expect(raw[name], int, f"{where}.{name}")
+    _expect(raw.get("token_text", ""), str, f"{where}.token_text")
+    try:
+        candidates = tuple(
+            Candidate(
+                token_id=int(c["token_id"]),
+                text=str(c["text"]),
+                logit=float("-inf") if c.get("logit") is None else float(c["logit"]),
+                prob=float(c["prob"]),
+                allowed=bool(c["allowed"]),
+            )
+            for c in _expect(raw.get("candidates", []), list, f"{where}.candidates")
+        )
+        events = tuple(
+            Event(kind=str(e["kind"]), text=str(e["text"]), tool_index=e.get("tool_index"))
+            for e in _expect(raw.get("events", []), list, f"{where}.events")
+        )
+        data = dict(raw)
+        data["candidates"] = ()
+        data["events"] = ()
+        step = Step.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SessionError(f"{where}: malformed step ({type(exc).__name__}: {exc})") from None
+    return replace(step, candidates=candidates, events=events)
+
+
+# ------------------------------------------------------------------------------------------------ replay
+@dataclass(frozen=True)
+class ReplayStep:
+    """One recorded step with the events the fresh parser produced for its token text."""
+
+    step: Step
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """What replaying a session produced, and whether it matches the recording."""
+
+    steps: tuple[ReplayStep, ...]
+    message: Message
+    parsed: dict[str, Any]
+    diagnostics: tuple[dict[str, Any], ...]
+    recorded: dict[str, Any]
+    mismatches: tuple[str, ...]
+
+    @property
+    def matches(self) -> bool:
+        return not self.mismatches
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "matches": self.matches,
+            "mismatches": list(self.mismatches),
+            "message": self.parsed,
+            "recorded": self.recorded,
+            "diagnostics": list(self.diagnostics),
+            "steps": [
+                {
+                    "index": r.step.index,
+                    "token_id": r.step.token_id,
+                    "token_text": r.step.token_text,
+                    "events": [
+                        {"kind": e.kind, "text": e.text, "tool_index": e.tool_index} for e in r.events
+                    ],
+                }
+                for r in self.steps
+            ],
+        }
+
+
+def parse_options_for(session: Session) -> Any:
+    """The :class:`~workbench.parsing.ParseOptions` the session was generated with (from its settings)."""
+    from workbench.parsing import ParseOptions
+
+    settings = session.settings
+    kwargs: dict[str, Any] = {}
+    if isinstance(settings.get("enable_thinking"), bool):
+        kwargs["enable_thinking"] = settings["enable_thinking"]
+    if isinstance(settings.get("thinking_opened"), bool):
+        kwargs["thinking_opened"] = settings["thinking_opened"]
+    if isinstance(settings.get("parallel_tool_calls"), bool):
+        kwargs["parallel_tool_calls"] = settings["parallel_tool_calls"]
+    return ParseOptions(**kwargs)
+
+
+def iter_replay(session: Session) -> Iterator[ReplayStep]:
+    """Feed each recorded token text to a fresh parser; yields one :class:`ReplayStep` per step.
+
+    Call :func:`replay_session` for the final message; this generator exists so a viewer can step lazily.
+    """
+    parser = _new_parser(session)
+    for step in session.steps:
+        yield ReplayStep(step, tuple(parser.feed(step.token_text)))
+
+
+def replay_session(session: Session, *, on_step: Callable[[ReplayStep], None] | None = None) -> ReplayResult:
+    """Re-parse the session's token texts step by step with its spec and compare with the recording.
+
+    Never needs the model: the token texts are in the file.  ``on_step`` is called after each step (the CLI
+    prints colour-coded text from it).
+    """
+    parser = _new_parser(session)
+    replayed: list[ReplayStep] = []
+    for step in session.steps:
+        item = ReplayStep(step, tuple(parser.feed(step.token_text)))
+        replayed.append(item)
+        if on_step is not None:
+            on_step(item)
+    result = parser.finish()
+    parsed = result.message.to_contract()
+    return ReplayResult(
+        steps=tuple(replayed),
+        message=result.message,
+        parsed=parsed,
+        diagnostics=tuple(d.to_dict() for d in result.diagnostics),
+        recorded=session.parsed,
+        mismatches=tuple(compare_contract(session.parsed, parsed)),
+    )
+
+
+def _new_parser(session: Session) -> Any:
+    from workbench.parsing import StreamParser
+
+    return StreamParser(session.spec, list(session.tools), options=parse_options_for(session))
+
+
+def compare_contract(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
+    """Differences between two parse-contract messages, one readable line each (empty when equal).
+
+    Exact comparison: a replay runs the same parser on the same text, so anything but equality is a change.
+    """
+    out: list[str] = []
+    for key in ("content", "reasoning_content"):
+        if (expected.get(key) or "") != (actual.get(key) or ""):
+            out.append(f"{key}: recorded {expected.get(key)!r}, replayed {actual.get(key)!r}")
+    exp_calls = list(expected.get("tool_calls") or [])
+    act_calls = list(actual.get("tool_calls") or [])
+    if len(exp_calls) != len(act_calls):
+        out.append(f"tool_calls: recorded {len(exp_calls)}, replayed {len(act_calls)}")
+    for i, (e, a) in enumerate(zip(exp_calls, act_calls, strict=False)):
+        for key in ("name", "arguments", "id"):
+            if e.get(key) != a.get(key):
+                out.append(f"tool_calls[{i}].{key}: recorded {e.get(key)!r}, replayed {a.get(key)!r}")
+    return out
+
+
+def session_from_generation(
+    *,
+    template_text: str,
+    template_name: str,
+    spec: FormatSpec,
+    model: ModelRecord,
+    messages: Sequence[Message],
+    tools: Sequence[Tool],
+    settings: dict[str, Any],
+    prompt: str,
+    steps: Sequence[Step],
+    parsed: Message,
+    note: str = "",
+) -> Session:
+    """Assemble a session from what a generator run produced (the TUI and scripts record through this)."""
+    return Session(
+        template=TemplateRecord.from_text(template_text, template_name),
+        spec=spec,
+        model=model,
+        messages=tuple(messages),
+        tools=tuple(tools),
+        settings=dict(settings),
+        prompt=prompt,
+        steps=tuple(steps),
+        parsed=parsed.to_contract(),
+        note=note,
+    )
+
+
+__all__ = [
+    "SESSION_FORMAT",
+    "SESSION_VERSION",
+    "ModelRecord",
+    "ReplayResult",
+    "ReplayStep",
+    "Session",
+    "SessionError",
+    "TemplateRecord",
+    "compare_contract",
+    "dumps_session",
+    "iter_replay",
+    "load_session",
+    "replay_session",
+    "save_session",
+    "session_from_dict",
+    "session_from_generation",
+    "write_atomic",
+]

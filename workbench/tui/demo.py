@@ -1,0 +1,153 @@
+"""A synthetic, deterministic step stream: what screenshots, tests and the replay benchmark show when no
+recorded session is at hand.
+
+The steps look like a Qwen3-style exchange (reasoning, then a tool call), cut into pseudo-tokens of one to
+four characters.  Reasoning steps are unmasked (free region); from the tool-call marker on, a grammar is
+pretended to allow a few tokens per step, with one masked favourite now and then.  Nothing here is the
+engine's logic: it only produces ``Step`` records of the documented shape.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from workbench.analysis.diff import DiffSplit, diff_split
+from workbench.engine.step import Candidate, Step
+from workbench.events import Event
+from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
+
+VOCAB = 151_936
+STRIP = 64
+
+SCRIPT: tuple[tuple[str, str, int | None], ...] = (
+    ("reasoning", "The user asks for the weather in Paris. I have a get_weather tool that takes a city, "
+                  "so I should call it with city set to Paris.", None),
+    ("marker", "</think>", None),
+    ("content", "\n\n", None),
+    ("marker", "<tool_call>", None),
+    ("tool_args", "\n{\"name\": \"", 0),
+    ("tool_name", "get_weather", 0),
+    ("tool_args", "\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"c\"}}\n", 0),
+    ("marker", "</tool_call>", None),
+)
+
+
+def _pieces(text: str, rng: random.Random) -> list[str]:
+    out, i = [], 0
+    while i < len(text):
+        n = rng.choice((1, 2, 3, 3, 4))
+        out.append(text[i : i + n])
+        i += n
+    return out
+
+
+def demo_steps(n: int | None = None, *, seed: int = 7) -> list[Step]:
+    """The demo exchange as steps; with ``n`` larger than one exchange, exchanges repeat (benchmarks)."""
+    rng = random.Random(seed)
+    steps: list[Step] = []
+    token_base = 1000
+    while n is None or len(steps) < n:
+        constrained_region = False
+        for kind, text, tool_index in SCRIPT:
+            if kind == "marker" and text == "<tool_call>":
+                constrained_region = True
+            parts = [text] if kind == "marker" else _pieces(text, rng)
+            for piece in parts:
+                if n is not None and len(steps) >= n:
+                    return steps
+                steps.append(_step(len(steps), piece, kind, tool_index, constrained_region, rng, token_base))
+        if n is None:
+            break
+    return steps
+
+
+def _step(index: int, piece: str, kind: str, tool_index: int | None, constrained: bool, rng: random.Random,
+          token_base: int) -> Step:
+    token_id = token_base + (sum(map(ord, piece)) * 7919) % 140_000
+    if constrained:
+        allowed = rng.choice((1, 2, 3, 12, 45, 310, 2_048))
+        strip = tuple(min(1.0, rng.random() * allowed / 400) if rng.random() < 0.2 else 0.0 for _ in range(STRIP))
+    else:
+        allowed = VOCAB
+        strip = (1.0,) * STRIP
+    masked_favourite = constrained and rng.random() < 0.4
+    logits = sorted((rng.gauss(12, 3) for _ in range(8)), reverse=True)
+    z = sum(math.exp(v - logits[0]) for v in logits)
+    candidates = []
+    chosen_rank = 1 if masked_favourite else 0
+    for rank, logit in enumerate(logits):
+        if rank == chosen_rank:
+            cid, text, ok = token_id, piece, True
+        else:
+            cid = token_base + (token_id * (rank + 3)) % 150_000
+            text = rng.choice((" the", "\n", "{", " I", "<", "Paris", " call", "\"", "weather", "ok"))
+            ok = not constrained or (rank > chosen_rank and rng.random() < 0.2)
+        candidates.append(Candidate(cid, text, round(logit, 3), round(math.exp(logit - logits[0]) / z, 4), ok))
+    events = (Event(kind, piece, tool_index),)
+    jump = "\", \"arguments\": {" if constrained and piece.endswith("weather") else ""
+    return Step(
+        index=index, token_id=token_id, token_text=piece, allowed_count=allowed, vocab_size=VOCAB,
+        candidates=tuple(candidates), forced=False, constrained=constrained,
+        region="constrained" if constrained else "free", jump_forward=jump, mask_strip=strip, events=events,
+        timings_ms={"forward": 21.0, "mask": 0.4, "sample": 0.1, "parse": 0.05},
+    )
+
+
+DEMO_TEMPLATE = (
+    "{%- for m in messages %}<|im_start|>{{ m.role }}\n"
+    "{%- if m.reasoning_content %}<think>\n{{ m.reasoning_content }}\n</think>\n\n{% endif %}"
+    "{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}<tool_call>\n{\"name\": \"{{ c.function.name }}\", \"arguments\": "
+    "{{ c.function.arguments | tojson }}}\n</tool_call>{% endfor %}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}"
+)
+
+
+@dataclass(frozen=True)
+class DemoProbe:
+    """A probe result of the documented shape (``workbench.analysis.ProbeResult``), made by hand."""
+
+    id: str
+    question: str
+    variant_a: str
+    variant_b: str
+    render_a: str | None
+    render_b: str | None
+    diff: DiffSplit | None
+    outcome: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class DemoAnalysis:
+    spec: FormatSpec
+    probes: list[DemoProbe]
+    warnings: list[str]
+
+
+def demo_analysis() -> DemoAnalysis:
+    """An analysis-shaped result for :data:`DEMO_TEMPLATE`, independent of the analyzer's evolution."""
+    spec = FormatSpec(
+        reasoning=ReasoningSpec(mode="tag_based", start="<think>\n", end="\n</think>\n\n"),
+        tools=ToolsSpec(format="tag_with_json", call_start="<tool_call>\n", call_end="\n</tool_call>",
+                        name_field="name", args_field="arguments", parallel=True),
+        end_markers=("<|im_end|>",),
+    )
+    head = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"
+    probes = [
+        DemoProbe("R1", "Does reasoning show up in the render?", "without reasoning", "with reasoning",
+                  head + "Hi<|im_end|>\n", head + "<think>\nHmm\n</think>\n\nHi<|im_end|>\n",
+                  diff_split(head + "Hi<|im_end|>\n", head + "<think>\nHmm\n</think>\n\nHi<|im_end|>\n"),
+                  "reasoning wrapped in <think> … </think>"),
+        DemoProbe("T1", "How is one tool call written?", "content only", "one tool call",
+                  head + "Hi<|im_end|>\n",
+                  head + "<tool_call>\n{\"name\": \"foofoo\", \"arguments\": {}}\n</tool_call><|im_end|>\n",
+                  diff_split(head + "Hi<|im_end|>\n",
+                             head + "<tool_call>\n{\"name\": \"foofoo\", \"arguments\": {}}\n</tool_call><|im_end|>\n"),
+                  "tag_with_json: <tool_call> … </tool_call>"),
+        DemoProbe("C1", "Is content wrapped?", "content A", "content B", head + "A<|im_end|>\n",
+                  head + "B<|im_end|>\n", diff_split(head + "A<|im_end|>\n", head + "B<|im_end|>\n"), "plain"),
+    ]
+    return DemoAnalysis(spec, probes, ["demo: this analysis was written by hand for tests and screenshots"])

@@ -1,0 +1,1 @@
+"""The five workbench screens (one Textual mode each), plus help and small modal dialogs."""

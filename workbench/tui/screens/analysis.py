@@ -1,0 +1,224 @@
+"""Analysis screen: the probe table, variant A | B of the selected probe, the markers and modes, warnings.
+
+Selecting a probe shows its two renders side by side, split into common prefix, the parts only in A and
+only in B, and the common suffix, each in its own colour: this is where a marker comes from.  A marker (or a
+mode) can be edited by hand; the edited spec is checked, marked as edited, and re-validated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Static
+
+from workbench.spec import FormatSpec
+from workbench.tui.palette import ERROR_STYLE, visible
+from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.screens.modals import EditFieldScreen
+from workbench.tui.widgets.diff_view import DiffPane, diff_legend
+from workbench.tui.widgets.notice import Notice
+
+# The spec parts shown in the markers table and the probe family (id prefix) that decides each.
+PARTS: tuple[tuple[str, str], ...] = (("reasoning", "R"), ("content", "C"), ("tools", "T"), ("prompt", ""))
+MODE_FIELDS = {"reasoning": "mode", "content": "mode", "tools": "format"}
+
+
+def spec_rows(spec: FormatSpec, original: FormatSpec | None) -> list[tuple[str, str, bool]]:
+    """(dotted path, shown value, changed by hand) for every mode and non-empty marker field (pure)."""
+    rows: list[tuple[str, str, bool]] = []
+    for part, _ in PARTS:
+        obj = getattr(spec, part)
+        orig = getattr(original, part) if original is not None else obj
+        for f in fields(obj):
+            value = getattr(obj, f.name)
+            is_mode = MODE_FIELDS.get(part) == f.name
+            if isinstance(value, bool) or isinstance(value, tuple):
+                if not value:
+                    continue
+                shown = str(value)
+            elif isinstance(value, str):
+                if not value and not is_mode:
+                    continue
+                shown = visible(value)
+            else:
+                continue
+            rows.append((f"{part}.{f.name}", shown, value != getattr(orig, f.name)))
+    return rows
+
+
+def establishing_probes(analysis: Any, family: str) -> list[str]:
+    """Ids of the probes of one family whose two renders differed: the evidence a mode rests on."""
+    out = []
+    for p in getattr(analysis, "probes", ()):
+        diff = getattr(p, "diff", None)
+        needed = not str(getattr(p, "outcome", "")).startswith("not needed")
+        if str(p.id).startswith(family) and diff is not None and not diff.identical and needed:
+            out.append(str(p.id))
+    return out
+
+
+class AnalysisScreen(WorkbenchScreen):
+    MODE = "analysis"
+    TITLE_TEXT = "Analysis"
+    CSS_PATH = str(Path(__file__).parent.parent / "analysis.tcss")
+    TOPICS = ("analysis", "spec", "validation", "template")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *WorkbenchScreen.BINDINGS,
+        Binding("a", "app.analyze", "Re-analyse"),
+        Binding("e", "edit_marker", "Edit marker"),
+        Binding("v", "app.validate", "Validate"),
+        Binding("tab", "app.focus_next", "Next pane", show=False),
+        Binding("question_mark", "app.help", "Help"),
+    ]
+
+    def compose_body(self) -> ComposeResult:
+        yield Notice(id="analysis-notice", classes="-hidden")
+        with Vertical(id="analysis-main"):
+            with Horizontal(id="analysis-top"):
+                table = DataTable(id="probes", cursor_type="row", zebra_stripes=True)
+                table.border_title = "probes"
+                yield table
+                with Vertical(id="analysis-right"):
+                    markers = DataTable(id="markers", cursor_type="row")
+                    markers.border_title = "markers and modes (e: edit)"
+                    yield markers
+                    yield Static(id="warnings")
+            yield Static(diff_legend(), id="diff-legend")
+            yield DiffPane(id="diff")
+
+    def on_mount(self) -> None:
+        probes = self.query_one("#probes", DataTable)
+        probes.add_columns("id", "question", "outcome")
+        markers = self.query_one("#markers", DataTable)
+        markers.add_columns("field", "value", "from")
+        super().on_mount()
+
+    # ------------------------------------------------------------------ drawing
+    def sync(self, topics: set[str]) -> None:
+        ws = self.ws
+        notice = self.query_one("#analysis-notice", Notice)
+        main = self.query_one("#analysis-main")
+        if ws.analysis is None:
+            main.display = ws.spec is not None
+            if ws.analysis_running:
+                notice.show("Analysing the template… (probes render in a worker; the UI stays live)", "empty")
+            elif ws.analysis_error:
+                kind = "unavailable" if "not available yet" in ws.analysis_error else "error"
+                notice.show(f"Analysis: {ws.analysis_error}", kind)
+            else:
+                notice.show("No analysis yet: press a to analyse the template.", "empty")
+        else:
+            main.display = True
+            if ws.analysis_error:
+                notice.show(f"Last re-analysis failed: {ws.analysis_error} (showing the previous one)", "error")
+            elif ws.template_dirty:
+                notice.show("The template changed since this analysis: press a to re-analyse.", "empty")
+            else:
+                notice.hide()
+        if "analysis" in topics:
+            self._fill_probes()
+        if topics & {"analysis", "spec"}:
+            self._fill_markers()
+        self._fill_warnings()
+        self._status()
+
+    def _status(self) -> None:
+        ws = self.ws
+        spec = "no spec" if ws.spec is None else ("spec edited" if ws.spec_edited else "spec from analysis")
+        parts = [spec]
+        if ws.validation_summary:
+            parts.append(ws.validation_summary)
+        if ws.analysis_running:
+            parts.append("analysing…")
+        self.set_status(" · ".join(parts))
+
+    def _fill_probes(self) -> None:
+        table = self.query_one("#probes", DataTable)
+        table.clear()
+        for p in getattr(self.ws.analysis, "probes", ()):
+            outcome = Text(str(p.outcome or ""))
+            if getattr(p, "error", None):
+                outcome = Text(f"error: {p.error}", style=ERROR_STYLE)
+            table.add_row(str(p.id), str(p.question), outcome, key=str(p.id))
+        if table.row_count:
+            table.move_cursor(row=0)
+            self._show_probe(0)
+
+    def _fill_markers(self) -> None:
+        ws = self.ws
+        table = self.query_one("#markers", DataTable)
+        table.clear()
+        if ws.spec is None:
+            return
+        original = getattr(ws.analysis, "spec", None)
+        for path, shown, edited in spec_rows(ws.spec, original):
+            part = path.split(".")[0]
+            family = dict(PARTS)[part]
+            if path.split(".")[1] in ("mode", "format") and ws.analysis is not None and family:
+                source = ", ".join(establishing_probes(ws.analysis, family)) or "default"
+            else:
+                source = ""
+            label = Text(path, style="bold #e0af68" if edited else "")
+            value = Text(shown, style="reverse" if edited else "")
+            table.add_row(label, value, Text("✎ edited", style="#e0af68") if edited else source, key=path)
+
+    def _fill_warnings(self) -> None:
+        warnings = list(getattr(self.ws.analysis, "warnings", ()) or ())
+        box = self.query_one("#warnings", Static)
+        if not warnings:
+            box.update(Text("no warnings", style="dim"))
+            return
+        out = Text()
+        for w in warnings:
+            out.append("⚠ ", style="#e0af68")
+            out.append(str(w) + "\n")
+        box.update(out)
+
+    def _show_probe(self, row: int) -> None:
+        probes = list(getattr(self.ws.analysis, "probes", ()))
+        if not 0 <= row < len(probes):
+            return
+        p = probes[row]
+        pane = self.query_one("#diff", DiffPane)
+        diff = getattr(p, "diff", None)
+        a_title, b_title = str(getattr(p, "variant_a", "")), str(getattr(p, "variant_b", ""))
+        if diff is not None:
+            pane.show(diff.prefix, diff.left, diff.right, diff.suffix, title_a=a_title, title_b=b_title)
+        else:
+            reason = getattr(p, "error", None) or "no diff for this probe"
+            pane.show_text(p.render_a or f"(no render: {reason})", p.render_b or f"(no render: {reason})")
+
+    @on(DataTable.RowHighlighted, "#probes")
+    def _probe_selected(self, event: DataTable.RowHighlighted) -> None:
+        self._show_probe(event.cursor_row)
+
+    # ------------------------------------------------------------------ editing
+    @on(DataTable.RowSelected, "#markers")
+    def _marker_chosen(self, event: DataTable.RowSelected) -> None:
+        self._edit(str(event.row_key.value))
+
+    def action_edit_marker(self) -> None:
+        table = self.query_one("#markers", DataTable)
+        if not table.row_count:
+            self.notify("no spec to edit yet", severity="warning")
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        self._edit(str(key.value))
+
+    def _edit(self, path: str) -> None:
+        spec = self.ws.spec
+        if spec is None:
+            return
+
+        def done(edited: FormatSpec | None) -> None:
+            if edited is not None and edited != spec:
+                self.wb.set_spec(edited, note=f"{path} changed; re-validating")
+
+        self.app.push_screen(EditFieldScreen(spec, path), done)

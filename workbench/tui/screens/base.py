@@ -1,0 +1,80 @@
+"""What every workbench screen shares: the nav line, the footer, and catching up with the workspace."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from workbench.tui.widgets.nav import NavBar
+from workbench.tui.workspace import Workspace
+
+if TYPE_CHECKING:
+    from workbench.tui.app import WorkbenchApp
+
+
+class WorkbenchScreen(Screen[None]):
+    """A screen that draws part of the workspace.
+
+    Subclasses list the workspace ``TOPICS`` they show and implement :meth:`sync`; it is called on mount,
+    when the app reports a change while the screen is visible, and on resume for whatever changed while it
+    was hidden.  Hidden screens therefore do no work at all while a generation streams.
+    """
+
+    MODE: ClassVar[str] = ""
+    TOPICS: ClassVar[tuple[str, ...]] = ()
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave_input", "Leave field", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: Counter[str] = Counter()
+
+    @property
+    def wb(self) -> WorkbenchApp:
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def ws(self) -> Workspace:
+        return self.wb.workspace
+
+    def compose(self) -> ComposeResult:
+        yield NavBar(self.MODE, id="nav")
+        yield from self.compose_body()
+        yield Footer()
+
+    def compose_body(self) -> ComposeResult:
+        raise NotImplementedError
+
+    def on_mount(self) -> None:
+        self._catch_up(force=True)
+
+    def on_screen_resume(self) -> None:
+        self._catch_up()
+
+    def _catch_up(self, force: bool = False) -> None:
+        changed = {t for t in self.TOPICS if force or self.ws.revision[t] != self._seen[t]}
+        for t in changed:
+            self._seen[t] = self.ws.revision[t]
+        if changed:
+            self.sync(changed)
+
+    def workspace_changed(self, topic: str) -> None:
+        if topic in self.TOPICS and self.is_mounted:
+            self._seen[topic] = self.ws.revision[topic]
+            self.sync({topic})
+
+    def sync(self, topics: set[str]) -> None:
+        """Redraw what depends on ``topics`` (called on the UI thread)."""
+
+    def set_status(self, text: str) -> None:
+        self.query_one(NavBar).status = text
+
+    def action_leave_input(self) -> None:
+        """Give the keyboard back to the screen so single-key bindings work again."""
+        self.set_focus(None)

@@ -1,0 +1,133 @@
+"""Export screen: the spec as JSON, its validation report, and the export targets.
+
+Validation and export belong to ``workbench.validate`` / ``workbench.export``; until they exist the screen
+still shows the spec and saves it as JSON (the spec's JSON form is the canonical export).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Input, RadioButton, RadioSet, Static
+
+from workbench.tui.backends import Unavailable, core
+from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.widgets.notice import Notice
+
+TARGETS: tuple[tuple[str, str], ...] = (
+    ("spec", "FormatSpec JSON (canonical)"),
+    ("response-template", "Hugging Face response_template"),
+    ("structural-tag", "xgrammar structural tag"),
+    ("tests", "pytest round-trip file"),
+)
+
+
+def report_text(report: Any) -> Text:
+    """A validation report as text: per feature its status and reason, then the notes."""
+    if report is None:
+        return Text("not validated yet (v validates)", style="dim")
+    out = Text()
+    features = report.features() if callable(getattr(report, "features", None)) else {}
+    colours = {"pass": "#b8f2b0", "fail": "#ff6b6b", "error": "#ff6b6b", "unsupported": "#8a8f98"}
+    for name, info in features.items():
+        status = str(info.get("status", ""))
+        out.append(f"{status:>11} ", style=colours.get(status, "bold"))
+        out.append(name, style="bold")
+        if info.get("reason"):
+            out.append(f"  {info['reason']}", style="dim")
+        out.append("\n")
+    for note in getattr(report, "notes", ()) or ():
+        out.append(f"note: {note}\n", style="italic")
+    if not features and not out:
+        out.append(str(report))
+    return out
+
+
+class ExportScreen(WorkbenchScreen):
+    MODE = "export"
+    TITLE_TEXT = "Export"
+    CSS_PATH = str(Path(__file__).parent.parent / "export.tcss")
+    TOPICS = ("spec", "validation", "analysis")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *WorkbenchScreen.BINDINGS,
+        Binding("v", "app.validate", "Validate"),
+        Binding("s", "export", "Save / export"),
+        Binding("S", "force_export", "Export unvalidated"),
+        Binding("question_mark", "app.help", "Help"),
+    ]
+
+    def compose_body(self) -> ComposeResult:
+        yield Notice(id="export-notice", classes="-hidden")
+        with Horizontal(id="export-main"):
+            with VerticalScroll(id="spec-pane") as pane:
+                pane.border_title = "spec JSON"
+                yield Static(id="spec-json")
+            with Vertical(id="export-side"):
+                with VerticalScroll(id="report-pane") as rep:
+                    rep.border_title = "validation"
+                    yield Static(id="report")
+                with Vertical(id="targets-pane") as tp:
+                    tp.border_title = "export target"
+                    with RadioSet(id="targets"):
+                        for i, (key, label) in enumerate(TARGETS):
+                            yield RadioButton(f"{key}: {label}", value=i == 0, id=f"target-{key}")
+                    yield Input(placeholder="output path", id="export-path")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#export-path", Input).value = self._default_path("spec")
+
+    def _default_path(self, target: str) -> str:
+        stem = self.ws.source.name or "template"
+        return {"spec": f"{stem}.spec.json", "response-template": f"{stem}.response_template.json",
+                "structural-tag": f"{stem}.structural_tag.json", "tests": f"test_{stem.replace('-', '_')}.py"}[target]
+
+    def _target(self) -> str:
+        pressed = self.query_one("#targets", RadioSet).pressed_index
+        return TARGETS[max(0, pressed)][0]
+
+    @on(RadioSet.Changed)
+    def _target_changed(self, event: RadioSet.Changed) -> None:
+        self.query_one("#export-path", Input).value = self._default_path(self._target())
+
+    def sync(self, topics: set[str]) -> None:
+        ws = self.ws
+        notice = self.query_one("#export-notice", Notice)
+        spec_box = self.query_one("#spec-json", Static)
+        if ws.spec is None:
+            notice.show(ws.analysis_error or "No spec yet: the analysis is running or has not been run.",
+                        "error" if ws.analysis_error else "empty")
+            spec_box.update("")
+        else:
+            try:
+                core("export", "export", "write_export")
+                notice.hide()
+            except Unavailable as exc:
+                notice.show(f"{exc}: only the 'spec' target can be saved for now.", "unavailable")
+            spec_box.update(Syntax(ws.spec.to_json(), "json", theme="ansi_dark", word_wrap=True))
+        report = self.query_one("#report", Static)
+        head = Text(ws.validation_summary or "validation: not run", style="bold")
+        if ws.spec_edited:
+            head.append("  (spec edited by hand)", style="#e0af68")
+        report.update(Text.assemble(head, "\n", report_text(ws.validation)))
+        self.set_status("spec edited" if ws.spec_edited else ("spec ready" if ws.spec else "no spec"))
+
+    def action_export(self, force: bool = False) -> None:
+        ws = self.ws
+        if ws.spec is None:
+            self.notify("no spec to export yet", severity="warning")
+            return
+        target = self._target()
+        path = self.query_one("#export-path", Input).value.strip() or self._default_path(target)
+        self.wb.start_export(target, path, force=force)
+
+    def action_force_export(self) -> None:
+        self.action_export(force=True)

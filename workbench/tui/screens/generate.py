@@ -1,0 +1,116 @@
+"""Generate screen: chat input, the output streaming live in span colours, and the parsed message beside it.
+
+The output and the parsed message are read from the step log, which the engine worker fills; this screen
+only draws what is new since it last looked (a rewind makes it start over).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import ClassVar
+
+from rich.syntax import Syntax
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Checkbox, Input, Select, Static
+
+from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.screens.status import engine_status
+from workbench.tui.widgets.notice import Notice
+from workbench.tui.widgets.spans import SpanLegend, SpanStream
+
+TOOL_CHOICES = ("auto", "required", "none")
+
+
+class GenerateScreen(WorkbenchScreen):
+    MODE = "generate"
+    TITLE_TEXT = "Generate"
+    CSS_PATH = str(Path(__file__).parent.parent / "generate.tcss")
+    TOPICS = ("steps", "engine", "model", "spec")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *WorkbenchScreen.BINDINGS,
+        Binding("i", "focus_chat", "Type"),
+        Binding("p", "app.pause", "Pause"),
+        Binding("r", "app.run", "Run"),
+        Binding("space", "app.step", "Step"),
+        Binding("question_mark", "app.help", "Help"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen_steps = 0
+        self._epoch = -1
+        self.parsed_json = ""  # what the parsed-message pane shows, as text
+
+    def compose_body(self) -> ComposeResult:
+        yield Static(id="gen-status")
+        yield Notice(id="gen-notice", classes="-hidden")
+        with Horizontal(id="gen-main"):
+            with Vertical(id="output-pane") as out:
+                out.border_title = "model output"
+                yield SpanStream(id="output")
+                yield SpanLegend(id="legend")
+            with VerticalScroll(id="parsed-pane") as parsed:
+                parsed.border_title = "parsed message"
+                yield Static(id="parsed")
+        with Horizontal(id="chat-row"):
+            yield Input(placeholder="Ask something and press enter (uses the tools of the Template screen)",
+                        id="chat")
+            yield Select([(c, c) for c in TOOL_CHOICES], value="auto", allow_blank=False, id="tool-choice")
+            yield Checkbox("constrain", True, id="constrain")
+
+    def focus_chat(self) -> None:
+        self.query_one("#chat", Input).focus()
+
+    def action_focus_chat(self) -> None:
+        self.focus_chat()
+
+    @on(Input.Submitted, "#chat")
+    def _send(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text:
+            return
+        choice = self.query_one("#tool-choice", Select).value
+        constrain = self.query_one("#constrain", Checkbox).value
+        self.wb.start_generation(text, tool_choice=str(choice), constrain=bool(constrain))
+        self.set_focus(None)
+
+    def sync(self, topics: set[str]) -> None:
+        ws = self.ws
+        if topics & {"steps", "engine"}:
+            self._catch_up_steps()
+        self.query_one("#gen-status", Static).update(engine_status(ws))
+        notice = self.query_one("#gen-notice", Notice)
+        if ws.model_state == "failed" and ws.driver is None:
+            notice.show(f"No model: {ws.model_notice}. Open a session (--session) to replay one.", "error")
+        elif ws.model_state == "loading":
+            notice.show(f"Loading the model… {ws.model_notice}", "empty")
+        elif ws.model_notice and ws.driver is None:
+            notice.show(ws.model_notice, "unavailable")
+        else:
+            notice.hide()
+        self.set_status(ws.source.name)
+
+    def _catch_up_steps(self) -> None:
+        ws = self.ws
+        view = ws.steps.view_since(self._seen_steps, self._epoch)
+        stream = self.query_one("#output", SpanStream)
+        if view.rebuilt:
+            stream.clear()
+        if view.new:
+            stream.extend(ev for step in view.new for ev in step.events)
+        self._seen_steps, self._epoch = view.total, view.epoch
+        message = ws.steps.message
+        parsed = self.query_one("#parsed", Static)
+        if message is None:
+            self.parsed_json = ""
+            parsed.update("")
+            return
+        data = message.to_contract()
+        if ws.steps.diagnostics:
+            data["diagnostics"] = list(ws.steps.diagnostics)
+        self.parsed_json = json.dumps(data, indent=2, ensure_ascii=False)
+        parsed.update(Syntax(self.parsed_json, "json", word_wrap=True, background_color="default"))

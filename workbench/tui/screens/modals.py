@@ -1,0 +1,101 @@
+"""Small dialogs: edit one spec field, choose a token to force."""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static
+
+from workbench.engine.step import Step
+from workbench.spec import FormatSpec, SpecError
+from workbench.tui.palette import visible
+
+
+def _get_path(spec: FormatSpec, path: str) -> object:
+    obj: object = spec
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class EditFieldScreen(ModalScreen[FormatSpec | None]):
+    """Edit one spec field.  The value is typed as a JSON string (so ``\\n`` is a newline); the edited spec
+    is checked by ``FormatSpec.with_edit`` before the dialog closes, and errors stay in the dialog."""
+
+    DEFAULT_CSS = """
+    EditFieldScreen { align: center middle; }
+    EditFieldScreen > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent;
+                                 background: $surface; padding: 0 1; }
+    EditFieldScreen #edit-error { color: $error; height: auto; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, spec: FormatSpec, path: str) -> None:
+        super().__init__()
+        self.spec = spec
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        value = _get_path(self.spec, self.path)
+        with Vertical():
+            yield Label(Text.assemble(("Edit ", "bold"), (self.path, "bold #e0af68")))
+            yield Static("Type a JSON value: strings in quotes (\"<tool_call>\\n\"), true/false, lists.",
+                         classes="hint")
+            yield Input(json.dumps(value, ensure_ascii=False), id="edit-value")
+            yield Static("", id="edit-error")
+            yield Static("enter saves · escape cancels", classes="hint")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        error = self.query_one("#edit-error", Static)
+        try:
+            value = json.loads(event.value)
+        except json.JSONDecodeError as exc:
+            error.update(f"not JSON: {exc.msg} (strings need quotes)")
+            return
+        if isinstance(value, list):
+            value = tuple(value)
+        try:
+            edited = self.spec.with_edit(**{self.path: value})
+        except SpecError as exc:
+            error.update(str(exc))
+            return
+        self.dismiss(edited)
+
+
+class ForceTokenScreen(ModalScreen[str | None]):
+    """Ask for the token to force: an id, or text that is one token.  The last step's candidates are listed
+    as a reminder of what the model wanted and what the mask allowed."""
+
+    DEFAULT_CSS = """
+    ForceTokenScreen { align: center middle; }
+    ForceTokenScreen > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent;
+                                  background: $surface; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, last: Step | None) -> None:
+        super().__init__()
+        self.last = last
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text("Force the next token", style="bold"))
+            yield Static(self._hint(), classes="hint")
+            yield Input(placeholder="token id (e.g. 151657) or the token's text", id="force-value")
+            yield Static("enter forces · escape cancels · a masked token is refused with the reason",
+                         classes="hint")
+
+    def _hint(self) -> Text:
+        out = Text("last step's candidates: ", style="dim")
+        for c in (self.last.candidates[:6] if self.last else ()):
+            out.append(f"{c.token_id}:{visible(c.text)!r} ", style="green" if c.allowed else "strike #8a6a6a")
+        return out
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value if event.value.strip() else None)

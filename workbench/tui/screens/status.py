@@ -1,0 +1,50 @@
+"""The one-line engine status shared by the Generate and Inspector screens."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from workbench.engine.step import Step
+from workbench.tui.steps import ReplayDriver
+from workbench.tui.workspace import Workspace
+
+
+def recorded_rate(steps: tuple[Step, ...]) -> float:
+    """Tokens per second the recording was made at, from the steps' own timings (a replay's wall clock
+    says nothing about the model)."""
+    total_ms = sum(sum(s.timings_ms.values()) for s in steps)
+    return 1000.0 * len(steps) / total_ms if total_ms > 0 else 0.0
+
+
+def engine_status(ws: Workspace) -> Text:
+    """Model, speed, constraint and run state, as one styled line (pure)."""
+    out = Text()
+    model = ws.model_name or {"loading": "loading…", "failed": "not loaded", "skipped": "none"}.get(
+        ws.model_state, "none")
+    driver = ws.driver
+    if driver is not None and driver.label and driver.label != ws.model_name:
+        model = driver.label
+    out.append("model ", style="dim")
+    out.append(model, style="bold")
+    out.append(" · ", style="dim")
+    if isinstance(driver, ReplayDriver):
+        out.append(f"{recorded_rate(ws.steps.all()[-32:]):5.1f} tok/s rec")
+    else:
+        out.append(f"{ws.steps.tokens_per_second():5.1f} tok/s")
+    out.append(" · ", style="dim")
+    if ws.constrained:
+        out.append("constrained", style="bold #b8f2b0")
+    else:
+        out.append("unconstrained", style="bold #ffb4a2")
+    out.append(" · ", style="dim")
+    out.append(f"{len(ws.steps)} steps")
+    out.append(" · ", style="dim")
+    if ws.running:
+        out.append("● running", style="bold #e0af68")
+    elif driver is not None and driver.finished:
+        out.append("■ finished", style="bold")
+    elif driver is not None:
+        out.append("‖ paused", style="bold")
+    else:
+        out.append("idle", style="dim")
+    return out

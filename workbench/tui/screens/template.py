@@ -1,0 +1,205 @@
+"""Template screen: the source with highlighting, the conversation and kwargs, and a live render preview.
+
+Every edit is written to the workspace at once (never lost), and the preview re-renders a moment after the
+last keystroke in a worker (templates are untrusted and may be slow).  A render error names its template
+line, which is marked in the editor.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import Checkbox, Input, Select, Static, TabbedContent, TabPane, TextArea
+
+from workbench.analysis.diff import segmentize
+from workbench.template.render import TemplateError, render
+from workbench.tui.backends import one_line
+from workbench.tui.messages import TemplateRendered
+from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.widgets.jinja_editor import JinjaEditor
+from workbench.tui.widgets.notice import Notice
+from workbench.tui.widgets.spans import highlight_markers
+from workbench.tui.workspace import REASONING_EFFORTS
+
+RENDER_DELAY = 0.25
+
+
+class TemplateScreen(WorkbenchScreen):
+    MODE = "template"
+    TITLE_TEXT = "Template"
+    CSS_PATH = str(Path(__file__).parent.parent / "template.tcss")
+    TOPICS = ("template", "spec")
+    AUTO_FOCUS = "#preview-pane"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *WorkbenchScreen.BINDINGS,
+        Binding("e", "goto_error", "Go to error line"),
+        Binding("ctrl+r", "app.analyze", "Analyse"),
+        Binding("question_mark", "app.help", "Help"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._timer: Timer | None = None
+        self._render_rev = 0
+        self._error_line: int | None = None
+        self._last_text = ""
+
+    def compose_body(self) -> ComposeResult:
+        ws = self.ws
+        with Horizontal(id="template-main"):
+            with Vertical(id="source-pane"):
+                yield JinjaEditor(ws.template_text, id="source")
+                yield Notice(id="render-error", classes="-hidden")
+            with Vertical(id="side"):
+                with TabbedContent(id="inputs"):
+                    with TabPane("Messages", id="tab-messages"):
+                        yield TextArea(ws.messages_json, id="messages", soft_wrap=True, show_line_numbers=False)
+                    with TabPane("Tools", id="tab-tools"):
+                        yield TextArea(ws.tools_json, id="tools", soft_wrap=True, show_line_numbers=False)
+                    with TabPane("Kwargs", id="tab-kwargs"), VerticalScroll():
+                        yield Checkbox("add_generation_prompt", ws.kwargs.add_generation_prompt, id="kw-agp")
+                        yield Checkbox("enable_thinking", ws.kwargs.enable_thinking, id="kw-think")
+                        yield Select([(e or "(not set)", e) for e in REASONING_EFFORTS],
+                                     value=ws.kwargs.reasoning_effort, allow_blank=False, id="kw-effort",
+                                     prompt="reasoning_effort")
+                        yield Input(ws.kwargs.extra, placeholder="more kwargs: key=value key2=true",
+                                    id="kw-extra")
+                with VerticalScroll(id="preview-pane") as pane:
+                    pane.border_title = "render preview"
+                    yield Static(id="preview")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#source", JinjaEditor).border_title = self._source_title()
+        self._schedule(0)
+
+    def _source_title(self) -> str:
+        src = self.ws.source
+        edited = " · edited" if self.ws.template_text != src.text else ""
+        return f"{src.name}{edited}"
+
+    def sync(self, topics: set[str]) -> None:
+        editor = self.query_one("#source", JinjaEditor)
+        if "template" in topics and editor.text != self.ws.template_text:
+            editor.load_text(self.ws.template_text)  # e.g. a session replaced it
+        editor.border_title = self._source_title()
+        if "spec" in topics:
+            self._schedule(0)  # marker highlighting depends on the spec
+        self._status()
+
+    def _status(self) -> None:
+        ws = self.ws
+        parts = [ws.source.name]
+        if ws.analysis_running:
+            parts.append("analysing…")
+        elif ws.template_dirty:
+            parts.append("changed since analysis (ctrl+r)")
+        self.set_status(" · ".join(parts))
+
+    # ------------------------------------------------------------------ edits -> workspace -> preview
+    @on(TextArea.Changed)
+    def _text_changed(self, event: TextArea.Changed) -> None:
+        ws = self.ws
+        if event.text_area.id == "source":
+            if ws.template_text == event.text_area.text:
+                return
+            ws.template_text = event.text_area.text
+            event.text_area.border_title = self._source_title()
+            self.wb.changed("template")
+        elif event.text_area.id == "messages":
+            ws.messages_json = event.text_area.text
+        elif event.text_area.id == "tools":
+            ws.tools_json = event.text_area.text
+        self._schedule()
+
+    @on(Checkbox.Changed)
+    def _checkbox(self, event: Checkbox.Changed) -> None:
+        if event.checkbox.id == "kw-agp":
+            self.ws.kwargs.add_generation_prompt = event.value
+        elif event.checkbox.id == "kw-think":
+            self.ws.kwargs.enable_thinking = event.value
+        self._schedule(0)
+
+    @on(Select.Changed, "#kw-effort")
+    def _effort(self, event: Select.Changed) -> None:
+        self.ws.kwargs.reasoning_effort = str(event.value) if isinstance(event.value, str) else ""
+        self._schedule(0)
+
+    @on(Input.Changed, "#kw-extra")
+    def _extra(self, event: Input.Changed) -> None:
+        self.ws.kwargs.extra = event.value
+        self._schedule()
+
+    def _schedule(self, delay: float = RENDER_DELAY) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(delay, self._start_render) if delay else None
+        if not delay:
+            self._start_render()
+
+    def _start_render(self) -> None:
+        ws = self.ws
+        self._render_rev += 1
+        try:
+            messages = ws.parse_messages()
+            tools = ws.parse_tools()
+            kwargs = ws.kwargs.to_kwargs()
+        except ValueError as exc:  # ChatDataError is a ValueError too
+            self.post_message(TemplateRendered("", error=one_line(exc), revision=self._render_rev))
+            return
+        kwargs.update(ws.source.render_kwargs())
+        self.render_job(ws.template_text, messages, tools or None, kwargs, self._render_rev)
+
+    @work(thread=True, exclusive=True, group="render")
+    def render_job(self, text: str, messages: list, tools: list | None, kwargs: dict, rev: int) -> None:  # type: ignore[type-arg]
+        try:
+            out = render(text, messages, tools=tools, **kwargs)
+        except TemplateError as exc:
+            self.post_message(TemplateRendered("", error=exc.detail, line=exc.line, revision=rev))
+            return
+        except Exception as exc:  # never let a preview take the screen down
+            self.post_message(TemplateRendered("", error=one_line(exc), revision=rev))
+            return
+        self.post_message(TemplateRendered(out, revision=rev))
+
+    def on_template_rendered(self, message: TemplateRendered) -> None:
+        if message.revision != self._render_rev:
+            return  # a newer edit is already rendering
+        notice = self.query_one("#render-error", Notice)
+        editor = self.query_one("#source", JinjaEditor)
+        self._error_line = message.line
+        editor.set_error_line(message.line)
+        if message.error:
+            where = f"line {message.line}: " if message.line else ""
+            notice.show(f"⚠ {where}{message.error}" + ("   (e: go to line)" if message.line else ""), "error")
+            return  # keep the last good preview visible
+        notice.hide()
+        self._last_text = message.text
+        self.query_one("#preview", Static).update(self._highlight(message.text))
+
+    def _highlight(self, text: str) -> Text:
+        """The render with markers picked out: the spec's markers when there is a spec, else anything that
+        looks like a marker; bos/eos in their own colour."""
+        ws = self.ws
+        specials = [t for t in (ws.source.bos_token, ws.source.eos_token) if t]
+        markers = {s.text for s in segmentize(text) if s.is_marker}
+        if ws.spec is not None:
+            markers.update(ws.spec.all_markers())
+            markers.update(ws.spec.preserved_tokens)
+        return highlight_markers(text, sorted(markers), specials)
+
+    def action_goto_error(self) -> None:
+        if self._error_line:
+            editor = self.query_one("#source", JinjaEditor)
+            editor.focus()
+            editor.cursor_location = (self._error_line - 1, 0)
+            editor.scroll_cursor_visible(center=True)
+        else:
+            self.notify("no render error")

@@ -1,0 +1,286 @@
+"""The step stream between the engine (worker threads) and the views (UI thread).
+
+Workers produce :class:`~workbench.engine.step.Step` records at model speed; the views draw at screen speed.
+:class:`StepLog` is the hand-over point: workers append and truncate under a lock, views read what they have
+not seen yet.  Because the log holds every step, the "steps advanced" message the UI receives can be
+coalesced (``can_replace``) without losing anything.
+
+A *driver* is what the inspector's controls act on: either a live generator from ``workbench.engine`` or a
+recorded session replayed step by step with no model loaded.  Both are only called from worker threads.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from workbench.chat import Message, ToolCall
+from workbench.engine.step import Step
+from workbench.events import Event
+
+
+class ControlRefused(RuntimeError):
+    """A control cannot be applied (e.g. forcing a token in a replay); the message says why."""
+
+
+@dataclass(frozen=True)
+class LogView:
+    """What a view needs to catch up: new steps since it last looked, or a rebuild after a rewind."""
+
+    epoch: int
+    total: int
+    new: tuple[Step, ...]
+    rebuilt: bool
+
+
+class StepLog:
+    """Thread-safe, append-mostly record of the current generation's steps.
+
+    ``epoch`` changes whenever earlier steps are dropped (rewind, new generation), so a view that kept an
+    incremental rendering knows it must start over.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._steps: list[Step] = []
+        self._times: list[float] = []
+        self._epoch = 0
+        self.message: Message | None = None
+        self.diagnostics: tuple[str, ...] = ()
+
+    # ------------------------------------------------------------------ mutating (worker threads)
+    def append(self, step: Step) -> int:
+        with self._lock:
+            self._steps.append(step)
+            self._times.append(time.perf_counter())
+            return len(self._steps)
+
+    def truncate(self, n: int) -> int:
+        """Keep the first ``n`` steps (a rewind); returns the new total."""
+        with self._lock:
+            if n < len(self._steps):
+                del self._steps[n:]
+                del self._times[n:]
+                self._epoch += 1
+            return len(self._steps)
+
+    def reset(self, steps: Sequence[Step] = ()) -> None:
+        with self._lock:
+            self._steps = list(steps)
+            self._times = [time.perf_counter()] * len(self._steps)
+            self._epoch += 1
+            self.message = None
+            self.diagnostics = ()
+
+    # ------------------------------------------------------------------ reading (UI thread; no state change)
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def get(self, index: int) -> Step | None:
+        with self._lock:
+            return self._steps[index] if 0 <= index < len(self._steps) else None
+
+    def all(self) -> tuple[Step, ...]:
+        with self._lock:
+            return tuple(self._steps)
+
+    def view_since(self, seen: int, epoch: int) -> LogView:
+        """Steps after ``seen`` when ``epoch`` still holds, else every step with ``rebuilt`` set."""
+        with self._lock:
+            if epoch != self._epoch or seen > len(self._steps):
+                return LogView(self._epoch, len(self._steps), tuple(self._steps), True)
+            return LogView(self._epoch, len(self._steps), tuple(self._steps[seen:]), False)
+
+    def tokens_per_second(self, window: int = 32) -> float:
+        """Recent generation speed, from the wall-clock times the steps arrived at."""
+        with self._lock:
+            times = self._times[-window:]
+        if len(times) < 2 or times[-1] <= times[0]:
+            return 0.0
+        return (len(times) - 1) / (times[-1] - times[0])
+
+
+class EventFolder:
+    """The assistant message that a stream of events describes, built incrementally.
+
+    Events already carry the parser's decisions (which span is reasoning, which is a tool name, ...); this
+    only concatenates them per kind and per tool index, so a recorded session can be shown without
+    re-parsing.  Feeding is O(new events); :meth:`message` joins the parts (C-speed string joins).
+    A live generator's own ``message()`` is preferred whenever there is one.
+    """
+
+    def __init__(self) -> None:
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: dict[int, dict[str, list[str]]] = {}
+
+    def feed(self, events: Iterable[Event]) -> None:
+        for ev in events:
+            if ev.kind == "content":
+                self._content.append(ev.text)
+            elif ev.kind == "reasoning":
+                self._reasoning.append(ev.text)
+            elif ev.kind in ("tool_name", "tool_args", "tool_id"):
+                call = self._calls.setdefault(ev.tool_index or 0, {"tool_name": [], "tool_args": [], "tool_id": []})
+                call[ev.kind].append(ev.text)
+
+    def message(self) -> Message:
+        tool_calls = tuple(
+            ToolCall(name="".join(c["tool_name"]), arguments="".join(c["tool_args"]) or "{}",
+                     id="".join(c["tool_id"]))
+            for _, c in sorted(self._calls.items())
+        )
+        return Message(
+            role="assistant",
+            content="".join(self._content) or None,
+            reasoning_content="".join(self._reasoning) or None,
+            tool_calls=tool_calls,
+        )
+
+
+def fold_events(events: Iterable[Event]) -> Message:
+    """The message a complete list of events describes (see :class:`EventFolder`)."""
+    folder = EventFolder()
+    folder.feed(events)
+    return folder.message()
+
+
+class Driver(Protocol):
+    """What the inspector controls act on.  Every method may block: call from a worker thread only."""
+
+    label: str
+    can_force: bool
+
+    @property
+    def finished(self) -> bool: ...
+
+    @property
+    def constrained(self) -> bool: ...
+
+    def step(self) -> Step | None: ...
+
+    def rewind(self, k: int) -> int: ...
+
+    def force(self, token_id: int) -> Step: ...
+
+    def set_constrained(self, on: bool) -> None: ...
+
+    def message(self) -> Message: ...
+
+    def token_id_for(self, text: str) -> int | None: ...
+
+
+class ReplayDriver:
+    """Steps through a recorded list of steps: no model, no tokenizer, the same controls where they apply."""
+
+    can_force = False
+
+    def __init__(self, steps: Sequence[Step], *, label: str = "session replay", final: Message | None = None):
+        self._steps = list(steps)
+        self._cursor = 0
+        self._final = final
+        self._folder = EventFolder()
+        self.label = label
+
+    @property
+    def finished(self) -> bool:
+        return self._cursor >= len(self._steps)
+
+    @property
+    def constrained(self) -> bool:
+        step = self._steps[self._cursor - 1] if self._cursor else (self._steps[0] if self._steps else None)
+        return bool(step and step.constrained)
+
+    @property
+    def position(self) -> int:
+        return self._cursor
+
+    def step(self) -> Step | None:
+        if self.finished:
+            return None
+        step = self._steps[self._cursor]
+        self._cursor += 1
+        self._folder.feed(step.events)
+        return step
+
+    def rewind(self, k: int) -> int:
+        self._cursor = max(0, self._cursor - max(0, k))
+        self._folder = EventFolder()
+        for step in self._steps[: self._cursor]:
+            self._folder.feed(step.events)
+        return self._cursor
+
+    def force(self, token_id: int) -> Step:
+        raise ControlRefused("a recorded session cannot be forced: load a model to generate live")
+
+    def set_constrained(self, on: bool) -> None:
+        raise ControlRefused("a recorded session keeps its recorded constraint: load a model to change it")
+
+    def message(self) -> Message:
+        if self.finished and self._final is not None:
+            return self._final
+        return self._folder.message()
+
+    def token_id_for(self, text: str) -> int | None:
+        return None
+
+
+class GeneratorDriver:
+    """Adapter from ``workbench.engine.generate.Generator`` to :class:`Driver` (no logic of its own)."""
+
+    can_force = True
+
+    def __init__(self, generator: Any, tokenizer: Any, *, label: str) -> None:
+        self._gen = generator
+        self._tokenizer = tokenizer
+        self.label = label
+        self._constrained = bool(getattr(generator, "constrain", True))
+
+    @property
+    def finished(self) -> bool:
+        return bool(self._gen.finished)
+
+    @property
+    def constrained(self) -> bool:
+        return self._constrained
+
+    def step(self) -> Step | None:
+        if self._gen.finished:
+            return None
+        step: Step = self._gen.step()
+        return step
+
+    def rewind(self, k: int) -> int:
+        self._gen.rewind(k)
+        return len(self._gen.steps)
+
+    def force(self, token_id: int) -> Step:
+        step: Step = self._gen.force(token_id)
+        return step
+
+    def set_constrained(self, on: bool) -> None:
+        self._gen.set_constrained(on)
+        self._constrained = on
+
+    def message(self) -> Message:
+        result = self._gen.message()
+        return result.message if hasattr(result, "message") else result
+
+    def token_id_for(self, text: str) -> int | None:
+        """The id of ``text`` when it is exactly one token of the model's vocabulary."""
+        tok = self._tokenizer
+        if tok is None:
+            return None
+        vocab_id = tok.convert_tokens_to_ids(text) if hasattr(tok, "convert_tokens_to_ids") else None
+        unk = getattr(tok, "unk_token_id", None)
+        if isinstance(vocab_id, int) and vocab_id >= 0 and vocab_id != unk:
+            return vocab_id
+        ids = tok.encode(text, add_special_tokens=False)
+        return int(ids[0]) if len(ids) == 1 else None

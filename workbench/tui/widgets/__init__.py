@@ -1,0 +1,1 @@
+"""Reusable widgets: each keeps its own DEFAULT_CSS and knows nothing about the app's workspace."""

@@ -1,0 +1,170 @@
+"""Small drawings of one decode step: the allowed/vocab gauge, the vocabulary heat strip, the step timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.color import Color
+from rich.style import Style
+from rich.text import Text
+from textual.events import Click
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+
+_BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def _heat(frac: float) -> Style:
+    """Colour for an allowed fraction: dark red (all masked) through amber to green (all allowed)."""
+    f = min(1.0, max(0.0, frac))
+    if f == 0.0:
+        return Style(color="#3a1c1c")
+    if f < 0.5:
+        r, g, b = 0xC0, int(0x40 + 0x60 * f * 2), 0x30
+    else:
+        r, g, b = int(0xC0 - 0x90 * (f - 0.5) * 2), 0xB0, 0x50
+    return Style(color=Color.from_rgb(r, g, b))
+
+
+def resample(values: Sequence[float], width: int) -> list[float]:
+    """``values`` squeezed or stretched to ``width`` cells, averaging within each cell (pure)."""
+    n = len(values)
+    if n == 0 or width <= 0:
+        return []
+    out = []
+    for i in range(width):
+        lo = i * n // width
+        hi = max(lo + 1, (i + 1) * n // width)
+        chunk = values[lo:hi]
+        out.append(sum(chunk) / len(chunk))
+    return out
+
+
+class MaskGauge(Widget):
+    """``allowed / vocab`` as a bar with the numbers; shows "no mask" in the free region."""
+
+    DEFAULT_CSS = """
+    MaskGauge { height: 1; }
+    """
+
+    allowed: reactive[int] = reactive(0)
+    vocab: reactive[int] = reactive(0)
+
+    def render(self) -> Text:
+        if self.vocab <= 0:
+            return Text("allowed  —", style="dim")
+        frac = self.allowed / self.vocab
+        label = f" {self.allowed:,} / {self.vocab:,} allowed ({frac:.1%})"
+        width = max(4, self.size.width - len(label) - 1)
+        filled = round(frac * width)
+        if 0 < self.allowed and filled == 0:
+            filled = 1  # a handful of allowed tokens must still be visible
+        out = Text()
+        out.append("█" * filled, style=_heat(frac))
+        out.append("░" * (width - filled), style="#444444")
+        out.append(label)
+        return out
+
+
+class HeatStrip(Widget):
+    """The vocabulary bitmask summary (``Step.mask_strip``) as one row of coloured cells."""
+
+    DEFAULT_CSS = """
+    HeatStrip { height: 2; }
+    """
+
+    strip: reactive[tuple[float, ...]] = reactive(())
+    vocab: reactive[int] = reactive(0)
+
+    def render(self) -> Text:
+        width = self.size.width
+        out = Text()
+        if not self.strip:
+            out.append("no mask summary for this step", style="dim")
+            return out
+        for frac in resample(self.strip, width):
+            out.append("█", style=_heat(frac))
+        out.append("\n")
+        right = f"{self.vocab:,}" if self.vocab else "end"
+        out.append("token id 0".ljust(max(0, width - len(right))) + right, style="dim")
+        return out
+
+
+class Timeline(Widget, can_focus=True):
+    """Every step's allowed fraction as a sparkline; the selected step is marked and can be scrubbed.
+
+    Free-region steps (no mask) draw as full bars in a muted colour, constrained ones in the heat colours.
+    """
+
+    DEFAULT_CSS = """
+    Timeline { height: 3; border-top: solid $panel-lighten-2; }
+    Timeline:focus { border-top: solid $accent; }
+    """
+
+    BINDINGS = [  # noqa: RUF012 - Textual API
+        ("left", "move(-1)", "◀ step"),
+        ("right", "move(1)", "step ▶"),
+        ("home", "move_to(0)", "first"),
+        ("end", "move_to(-1)", "last"),
+    ]
+
+    fractions: reactive[tuple[float, ...]] = reactive((), always_update=True)
+    free: reactive[tuple[bool, ...]] = reactive((), always_update=True)
+    selected: reactive[int] = reactive(-1)
+
+    class Selected(Message):
+        """The user picked a step (``index``) on the timeline."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def _cells(self) -> tuple[int, int]:
+        """(steps per cell, number of cells) for the current width."""
+        n, width = len(self.fractions), max(1, self.size.width)
+        per = max(1, -(-n // width))
+        return per, -(-n // per) if n else 0
+
+    def render(self) -> Text:
+        n = len(self.fractions)
+        out = Text()
+        if n == 0:
+            out.append("no steps yet — press space to step, r to run", style="dim")
+            return out
+        per, cells = self._cells()
+        sel_cell = (self.selected if self.selected >= 0 else n - 1) // per
+        for c in range(cells):
+            chunk = self.fractions[c * per : (c + 1) * per]
+            free = all(self.free[c * per : (c + 1) * per]) if self.free else False
+            frac = min(chunk)
+            level = 8 if free else max(1, round(frac * 8))
+            style = Style(color="#5c6370") if free else _heat(frac)
+            if c == sel_cell:
+                style = style + Style(bgcolor="#e0af68", color="black")
+            out.append(_BLOCKS[level], style=style)
+        out.append("\n")
+        marker = " " * sel_cell + "▲"
+        sel = self.selected if self.selected >= 0 else n - 1
+        label = f" step {sel + 1}/{n}" + (f" ({per} steps per cell)" if per > 1 else "")
+        if sel_cell + len(label) + 1 < self.size.width:
+            out.append(marker + label, style="#e0af68")
+        else:
+            out.append((label.strip() + " ").rjust(sel_cell) + "▲", style="#e0af68")
+        return out
+
+    def action_move(self, delta: int) -> None:
+        n = len(self.fractions)
+        if n:
+            current = self.selected if self.selected >= 0 else n - 1
+            self.post_message(self.Selected(min(n - 1, max(0, current + delta))))
+
+    def action_move_to(self, index: int) -> None:
+        n = len(self.fractions)
+        if n:
+            self.post_message(self.Selected(n - 1 if index < 0 else min(index, n - 1)))
+
+    def on_click(self, event: Click) -> None:
+        per, cells = self._cells()
+        if cells and event.y == 0 and event.x < cells:
+            self.post_message(self.Selected(min(len(self.fractions) - 1, event.x * per)))

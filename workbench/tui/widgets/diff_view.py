@@ -1,0 +1,58 @@
+"""Two renders side by side, split into common prefix, the differing parts and common suffix."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+
+from workbench.tui.palette import DIFF_LABELS, DIFF_STYLES, legend
+
+
+def split_text(prefix: str, middle: str, suffix: str, side: str) -> Text:
+    """One variant's render with its three parts coloured (``side`` is ``left`` or ``right``)."""
+    out = Text()
+    out.append(prefix, style=DIFF_STYLES["prefix"])
+    out.append(middle if middle else "∅", style=DIFF_STYLES[side] if middle else "dim italic")
+    out.append(suffix, style=DIFF_STYLES["suffix"])
+    return out
+
+
+class DiffPane(Horizontal):
+    """Variant A | variant B, each scrollable, with a legend of the four parts above."""
+
+    DEFAULT_CSS = """
+    DiffPane { height: 1fr; }
+    DiffPane > VerticalScroll { width: 1fr; border: round $panel-lighten-2; }
+    DiffPane > VerticalScroll:focus { border: round $accent; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="variant-a") as a:
+            a.border_title = "variant A"
+            yield Static(id="text-a")
+        with VerticalScroll(id="variant-b") as b:
+            b.border_title = "variant B"
+            yield Static(id="text-b")
+
+    def show(self, prefix: str, left: str, right: str, suffix: str, *, title_a: str = "", title_b: str = "") -> None:
+        self.query_one("#text-a", Static).update(split_text(prefix, left, suffix, "left"))
+        self.query_one("#text-b", Static).update(split_text(prefix, right, suffix, "right"))
+        self.query_one("#variant-a").border_title = f"A: {title_a}" if title_a else "variant A"
+        self.query_one("#variant-b").border_title = f"B: {title_b}" if title_b else "variant B"
+        # Start both where they differ: the prefix is usually a long shared system turn.
+        self.call_after_refresh(self._scroll_to_difference, prefix)
+
+    def show_text(self, a: str, b: str) -> None:
+        self.query_one("#text-a", Static).update(a)
+        self.query_one("#text-b", Static).update(b)
+
+    def _scroll_to_difference(self, prefix: str) -> None:
+        line = max(0, prefix.count("\n") - 2)
+        for pane in self.query(VerticalScroll):
+            pane.scroll_to(y=line, animate=False)
+
+
+def diff_legend() -> Text:
+    return legend(DIFF_STYLES, DIFF_LABELS)

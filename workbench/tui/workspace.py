@@ -1,0 +1,153 @@
+"""Everything the user is working on, kept in one plain object the app owns.
+
+Screens come and go (Textual modes create them lazily); the workspace does not.  Edits are written here as
+they happen, so switching screens, a failed render or a failed analysis never loses them.  ``revision``
+counts changes per topic: a screen that was hidden compares revisions when it comes back and redraws only
+what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.chat import Message, Tool, load_messages, load_tools
+from workbench.spec import FormatSpec
+from workbench.template.source import TemplateSource
+from workbench.tui.steps import Driver, StepLog
+
+TOPICS = ("template", "analysis", "spec", "model", "steps", "engine", "validation")
+
+DEFAULT_MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "What is the weather in Paris?"},
+    {
+        "role": "assistant",
+        "reasoning_content": "The user wants the weather; I should call the tool.",
+        "content": "",
+        "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "{\"temp_c\": 18, \"sky\": \"cloudy\"}"},
+    {"role": "assistant", "content": "It is 18 °C and cloudy in Paris."},
+]
+
+DEFAULT_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+
+REASONING_EFFORTS = ("", "low", "medium", "high")
+
+
+@dataclass
+class RenderKwargs:
+    """The template kwargs the Template screen edits (``extra`` is ``key=value`` pairs, JSON values)."""
+
+    add_generation_prompt: bool = False
+    enable_thinking: bool = True
+    reasoning_effort: str = ""
+    extra: str = ""
+
+    def to_kwargs(self) -> dict[str, Any]:
+        """The kwargs for ``render``; raises ValueError naming a malformed ``extra`` pair."""
+        out: dict[str, Any] = {
+            "add_generation_prompt": self.add_generation_prompt,
+            "enable_thinking": self.enable_thinking,
+        }
+        if self.reasoning_effort:
+            out["reasoning_effort"] = self.reasoning_effort
+        for pair in self.extra.split():
+            key, sep, raw = pair.partition("=")
+            if not sep or not key.isidentifier():
+                raise ValueError(f"extra kwargs: expected key=value, got {pair!r}")
+            try:
+                out[key] = json.loads(raw)
+            except json.JSONDecodeError:
+                out[key] = raw
+        return out
+
+
+@dataclass
+class Workspace:
+    """The template, conversation, analysis, spec, model and steps of one workbench run."""
+
+    source: TemplateSource
+    template_text: str = ""
+    messages_json: str = field(default_factory=lambda: json.dumps(DEFAULT_MESSAGES, indent=2, ensure_ascii=False))
+    tools_json: str = field(default_factory=lambda: json.dumps(DEFAULT_TOOLS, indent=2))
+    kwargs: RenderKwargs = field(default_factory=RenderKwargs)
+    analysis: Any = None
+    analysis_error: str = ""
+    analysis_running: bool = False
+    analyzed_text: str = ""
+    spec: FormatSpec | None = None
+    validation: Any = None
+    validation_summary: str = ""
+    model_name: str = ""
+    model_notice: str = ""
+    model_state: str = "none"  # none | loading | ready | failed | skipped
+    loaded_model: Any = None
+    driver: Driver | None = None
+    running: bool = False
+    constrained: bool = True
+    steps: StepLog = field(default_factory=StepLog)
+    session_path: str = ""
+    revision: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        if not self.template_text:
+            self.template_text = self.source.text
+
+    def bump(self, topic: str) -> None:
+        self.revision[topic] += 1
+
+    # ------------------------------------------------------------------ derived (no state change)
+    @property
+    def spec_edited(self) -> bool:
+        return bool(self.spec is not None and self.spec.provenance.edited)
+
+    @property
+    def template_dirty(self) -> bool:
+        """The template text differs from what the current analysis was computed on."""
+        return self.analysis is not None and self.analyzed_text != self.template_text
+
+    def edited_source(self) -> TemplateSource:
+        """The loaded source with the (possibly edited) text in place of the original."""
+        s = self.source
+        return TemplateSource(
+            text=self.template_text, name=s.name, origin=s.origin, bos_token=s.bos_token,
+            eos_token=s.eos_token, named=s.named, selected=s.selected,
+        )
+
+    def parse_messages(self) -> list[Message]:
+        """The conversation being edited; raises ValueError/ChatDataError with a readable message."""
+        try:
+            data = json.loads(self.messages_json)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"messages JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        return load_messages(data)
+
+    def parse_tools(self) -> list[Tool]:
+        text = self.tools_json.strip()
+        if not text:
+            return []
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"tools JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        return load_tools(data)
