@@ -45,4 +45,4 @@ def test_a_real_disagreement_lowers_the_rate() -> None:
         ("plain", "reasoning"),
     ]
     assert c.agreement == 60.0
-    assert c.template_agreement == 1 / 3 * 100
+    assert round(c.template_agreement, 6) == round(100 / 3, 6)  # only StepFun agrees on all counted fields

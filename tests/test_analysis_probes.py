@@ -125,3 +125,19 @@ def test_a_template_that_concatenates_arguments_is_rendered_with_json_text() -> 
     assert any("JSON text" in n for n in analysis.notes)
     assert analysis.spec.tools.format == "tag_with_json"
     assert analysis.spec.tools.name_suffix == ":"
+
+
+def test_tool_probes_use_the_tool_use_template_of_a_config(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from workbench.template.source import load_template
+
+    plain = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"
+    config = {
+        "chat_template": [{"name": "default", "template": plain}, {"name": "tool_use", "template": MINI}],
+        "eos_token": "<|end|>",
+    }
+    path = tmp_path / "tokenizer_config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    spec = analyze(load_template(path)).spec
+    assert spec.tools.format == "json_native" and spec.tools.call_start == "<call>"
+    assert spec.reasoning.mode == "none"  # the default template renders no reasoning
+    assert spec.eos_token == "<|end|>" and "<|end|>" in spec.end_markers

@@ -26,6 +26,9 @@ COMMANDS: list[str] = [
     "replay",
     "conformance",
     "parse",
+    "generate",
+    "render",
+    "tui",
 ]
 
 for _name in COMMANDS:

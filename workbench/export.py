@@ -361,6 +361,25 @@ def _harmony_fields() -> dict[str, dict[str, Any]]:
     }
 
 
+# A JSON value as a recursive `regex` pattern (transformers parses response templates with `regex`).
+_JSON_VALUE = (
+    r'(?(DEFINE)(?P<jv>\s*+(?:"(?:[^"\\]|\\.)*+"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null'
+    r"|\{\s*(?:(?&jv):(?&jv)(?:,(?&jv):(?&jv))*)?\s*\}|\[\s*(?:(?&jv)(?:,(?&jv))*)?\s*\])\s*))"
+)
+
+
+def _json_aware(close: str) -> str:
+    r"""A close pattern that only fires after a complete JSON value.
+
+    transformers looks for a region's close by plain text search, so an argument holding the format's own
+    closing marker (``"</tool_call>"`` inside a JSON string) would end the call early.  Anchored at the
+    region's start (``\G``), the pattern first consumes one JSON value and then ``\K`` starts the real
+    match at the marker, so the body is exactly the JSON.  The value is optional so the pattern still
+    matches when transformers has already moved past a complete value while waiting for the marker.
+    """
+    return rf"\G{_JSON_VALUE}(?:(?&jv))?\K(?:{close})"
+
+
 def build_response_template(spec: FormatSpec) -> dict[str, Any]:
     """The transformers ``response_template`` dict for ``spec`` (pure).
 
@@ -397,6 +416,10 @@ def build_response_template(spec: FormatSpec) -> dict[str, Any]:
                 fields["content"]["close_pattern"] = _lit(c.end)
         else:
             fields["content"] = {"repeats": True, "join": ""}
+    calls = tools.get("tool_calls")
+    json_body = calls and calls.get("content") == "json" and not spec.tools.args_python_dict
+    if json_body and calls.get("close_pattern"):
+        calls["close_pattern"] = _json_aware(calls["close_pattern"])
     fields.update(tools)
     if not harmony and "open_pattern" in fields.get("content", {}) and tools:
         # An explicit content region must give way when a tool call starts.
@@ -472,7 +495,7 @@ def _python_literal_in_output(expected: dict[str, Any], output: str) -> str:
     """An object or array argument that the output holds as its Python repr (``{'a': True}``), if any."""
     for call in expected.get("tool_calls") or []:
         args = call.get("arguments")
-        for key, value in (args.items() if isinstance(args, dict) else ()):
+        for key, value in args.items() if isinstance(args, dict) else ():
             if isinstance(value, (dict, list)) and value and repr(value) in output:
                 return f"{key}={repr(value)[:40]}"
     return ""
@@ -551,8 +574,9 @@ def _call_object_schema(spec: FormatSpec, tool: Tool) -> dict[str, Any]:
         t.name_field: {"const": tool.name},
         t.args_field: tool.parameters,
     }
-    if t.id_field:
-        fields_[t.id_field] = {"type": "string"}
+    for id_key in (t.id_field, t.gen_id_field):
+        if id_key:
+            fields_[id_key] = {"type": "string"}
     order = [f for f in t.parameter_order if f in fields_] or list(fields_)
     order += [f for f in fields_ if f not in order]
     inner: dict[str, Any] = {
@@ -572,6 +596,9 @@ def _raw_value_format(schema: Any, value_suffix: str) -> dict[str, Any]:
     if types == "string" or types is None:
         return {"type": "any_text"}
     alternatives = [_json_value(schema)]
+    if types in ("object", "array"):
+        # Templates that print nested values with `|string` write Python literals on one line.
+        alternatives.append({"type": "regex", "pattern": r"[\[{][^\n]*[\]}]"})
     if types == "boolean":
         alternatives.append({"type": "regex", "pattern": "True|False"})
     if types == "null":
@@ -607,15 +634,35 @@ def _tagged_arguments(spec: FormatSpec, tool: Tool) -> list[dict[str, Any]]:
     return items
 
 
-def _call_body(spec: FormatSpec, tool: Tool) -> dict[str, Any]:
-    """One call after the call marker: header with the name, arguments, closing markers."""
+_ID_TEXT = {"type": "regex", "pattern": r"[^\s\[\]<>{}]+"}
+
+
+def _call_body(spec: FormatSpec, tool: Tool, *, after_trigger: str = "") -> dict[str, Any]:
+    """One call after its trigger: the header with the name (and id), the arguments, closing markers.
+
+    ``after_trigger`` is the marker that triggered the tag when it is the name prefix itself (the tag's
+    begin already holds it).
+    """
     t = spec.tools
-    name = (t.function_namespace + tool.name) if t.function_namespace else tool.name
-    head = (t.name_prefix + name + t.name_suffix).strip()
+    prefix = "" if after_trigger else t.name_prefix
+    namespace = (
+        t.function_namespace if t.function_namespace and not prefix.endswith(t.function_namespace) else ""
+    )
+    if after_trigger.endswith(t.function_namespace):
+        namespace = ""
+    head: list[dict[str, Any] | str] = [_const((prefix + namespace + tool.name).strip())]
+    if t.function_namespace:
+        head.append({"type": "optional", "content": {"type": "regex", "pattern": r":\d+"}})
+    if t.name_suffix.strip():
+        head.append(t.name_suffix)
+    ident: list[dict[str, Any] | str] = [t.id_prefix, _ID_TEXT, t.id_suffix]
+    if t.id_position == "pre_func_name":
+        head = [*ident, *head]
+    elif t.id_position == "between_func_and_args":
+        head = [*head, *ident]
     if t.format == "tag_with_tagged":
-        return _spaced(head, *_tagged_arguments(spec, tool), t.func_close)
-    # tag_with_json
-    return _spaced(head, t.args_start, _json_value(tool.parameters), t.args_end, t.func_close)
+        return _spaced(*head, *_tagged_arguments(spec, tool), t.func_close)
+    return _spaced(*head, t.args_start, _json_value(tool.parameters), t.args_end, t.func_close)
 
 
 def _calls_format(spec: FormatSpec, tools: Sequence[Tool]) -> dict[str, Any]:
@@ -623,25 +670,58 @@ def _calls_format(spec: FormatSpec, tools: Sequence[Tool]) -> dict[str, Any]:
     t = spec.tools
     if not tools:
         raise ExportError("the structural tag needs at least one tool (--tools)")
-    if t.format in ("pythonic", "recipient", "harmony"):
+    if t.format in ("pythonic", "recipient"):
         raise Unsupported(f"{t.format} calls are not expressed as a structural tag by this exporter")
     if t.format == "none":
         raise Unsupported("the spec has no tool calls")
     if t.format == "json_native":
         one = {"anyOf": [_call_object_schema(spec, tool) for tool in tools]}
         if t.array_wrapped:
-            body = _json_value(
-                {"type": "array", "items": one, "minItems": 1, **({} if t.parallel else {"maxItems": 1})}
-            )
-            return _wrapped(spec, body, section_only=True)
+            items = {"type": "array", "items": one, "minItems": 1, **({} if t.parallel else {"maxItems": 1})}
+            return _wrapped(spec, _json_value(items), section_only=True)
+        if not (t.section_start.strip() or t.call_start.strip()):
+            return _bare_json_calls(spec, tools)
         return _wrapped(spec, _json_value(one), section_only=False)
-    calls = [_call_body(spec, tool) for tool in tools]
-    return _wrapped(
-        spec, calls[0] if len(calls) == 1 else {"type": "or", "elements": calls}, section_only=False
-    )
+    trigger = ""
+    if not (t.section_start.strip() or t.call_start.strip()):
+        trigger = t.name_prefix.strip()
+    calls = [_call_body(spec, tool, after_trigger=trigger) for tool in tools]
+    body = calls[0] if len(calls) == 1 else {"type": "or", "elements": calls}
+    return _wrapped(spec, body, section_only=False, trigger=trigger)
 
 
-def _wrapped(spec: FormatSpec, call: dict[str, Any], *, section_only: bool) -> dict[str, Any]:
+def _bare_json_calls(spec: FormatSpec, tools: Sequence[Tool]) -> dict[str, Any]:
+    """Calls written as bare JSON objects (Llama 3.x): the object's head up to the arguments is the tag's
+    begin, so the trigger is the opening of the name field.  Written as ``json.dumps`` writes it, which is
+    what ``tojson`` renders; the proof checks it against the template."""
+    t = spec.tools
+    order = [f for f in t.parameter_order if f in (t.name_field, t.args_field)]
+    if t.fun_name_is_key or t.function_field or (order and order[0] != t.name_field):
+        raise Unsupported("bare JSON calls are expressed only as {name, arguments} objects, name first")
+    key = "{" + json.dumps(t.name_field) + ": "
+    tags = [
+        {
+            "type": "tag",
+            "begin": key + json.dumps(tool.name) + ", " + json.dumps(t.args_field) + ": ",
+            "content": _json_value(tool.parameters),
+            "end": "}",
+        }
+        for tool in tools
+    ]
+    return _triggered([key + '"'], tags, spec.tools.parallel)
+
+
+def _triggered(triggers: list[str], tags: list[dict[str, Any]], parallel: bool) -> dict[str, Any]:
+    """Free text with the tags behind their triggers; one call (then only whitespace) unless parallel."""
+    fmt = {"type": "triggered_tags", "triggers": triggers, "tags": tags, "at_least_one": False}
+    if parallel:
+        return {**fmt, "stop_after_first": False}
+    return {"type": "sequence", "elements": [{**fmt, "stop_after_first": True}, _WS]}
+
+
+def _wrapped(
+    spec: FormatSpec, call: dict[str, Any], *, section_only: bool, trigger: str = ""
+) -> dict[str, Any]:
     """Put calls behind their trigger: a section holding one or more calls, or one tag per call."""
     t = spec.tools
     section_start, section_end = t.section_start.strip(), t.section_end.strip()
@@ -656,17 +736,12 @@ def _wrapped(spec: FormatSpec, call: dict[str, Any], *, section_only: bool) -> d
         rest = _spaced(sep, one) if sep else one
         many = _spaced(one, {"type": "star", "content": rest}) if t.parallel and not section_only else one
         tag = {"type": "tag", "begin": section_start, "content": _spaced(_WS, many, _WS), "end": section_end}
-    elif call_start:
-        tag = {"type": "tag", "begin": call_start, "content": _spaced(_WS, call, _WS), "end": call_end}
-    else:
+        return _triggered([section_start], [tag], parallel=False)
+    begin = call_start or trigger
+    if not begin:
         raise Unsupported("calls have no marker that could trigger the structural tag")
-    return {
-        "type": "triggered_tags",
-        "triggers": [tag["begin"]],
-        "tags": [tag],
-        "at_least_one": False,
-        "stop_after_first": not t.parallel or bool(section_start),
-    }
+    tag = {"type": "tag", "begin": begin, "content": _spaced(_WS, call, _WS), "end": call_end}
+    return _triggered([begin], [tag], t.parallel)
 
 
 def build_structural_tag(spec: FormatSpec, tools: Sequence[Tool]) -> dict[str, Any]:
@@ -714,18 +789,26 @@ class GrammarTokenizer:
 
 
 _TOKENIZERS: dict[str, GrammarTokenizer] = {}
-SHARED_QWEN3 = Path(__file__).resolve().parents[2].parent / "shared" / "tokenizers" / "qwen3"
 
 
-def load_grammar_tokenizer(path: str | Path | None = None) -> GrammarTokenizer:
+def shared_qwen3() -> Path:
+    """Where the real Qwen3 tokenizer is kept (``../shared``, or ``$WORKBENCH_SHARED``)."""
+    import os
+
+    shared = Path(os.environ.get("WORKBENCH_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
+    return shared / "tokenizers" / "qwen3"
+
+
+def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool = True) -> GrammarTokenizer:
     """The tokenizer structural tags are checked with: ``path`` (a folder or ``tokenizer.json``), else the
-    real Qwen3 tokenizer from ``../shared`` when present, else a byte-level BPE built here (no download).
+    real Qwen3 tokenizer from ``../shared`` when present (and ``use_shared``), else a byte-level BPE built
+    here (no download).  Cached: building xgrammar's view of a 150k vocabulary takes seconds.
     """
     import xgrammar as xgr
     from transformers import PreTrainedTokenizerFast
 
-    if path is None and (SHARED_QWEN3 / "tokenizer.json").is_file():
-        path = SHARED_QWEN3
+    if path is None and use_shared and (shared_qwen3() / "tokenizer.json").is_file():
+        path = shared_qwen3()
     key = str(path) if path is not None else "<built>"
     if key in _TOKENIZERS:
         return _TOKENIZERS[key]
@@ -941,7 +1024,7 @@ def build_tests_file(
         recorded.append(
             {
                 "id": name,
-                "tokens": [s.token_text for s in session.steps],
+                "tokens": [session.fed_text(i) for i in range(len(session.steps))],
                 "options": {
                     "enable_thinking": opts.enable_thinking,
                     "thinking_opened": opts.thinking_opened,

@@ -99,11 +99,23 @@ class Session:
     note: str = ""
     workbench_version: str = __version__
     version: int = SESSION_VERSION
+    step_texts: tuple[str, ...] = ()
+
+    def fed_text(self, index: int) -> str:
+        """The text step ``index`` gave the parser.
+
+        Usually the token's text, but not always: a character split across two tokens is only complete on
+        the second (the first shows a replacement character on its own), and a stop token adds no text.
+        ``step_texts`` records what the generator actually fed when it differs; replay feeds exactly that.
+        """
+        if index < len(self.step_texts):
+            return self.step_texts[index]
+        return self.steps[index].token_text
 
     @property
     def output_text(self) -> str:
-        """The generated text: the concatenated token texts of every step."""
-        return "".join(s.token_text for s in self.steps)
+        """The generated text, as the parser received it."""
+        return "".join(self.fed_text(i) for i in range(len(self.steps)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,7 +140,7 @@ class Session:
             "settings": self.settings,
             "prompt": self.prompt,
             "parsed": self.parsed,
-            "steps": [_step_to_dict(s) for s in self.steps],
+            "steps": [_step_to_dict(s, self.fed_text(i)) for i, s in enumerate(self.steps)],
         }
 
 
@@ -175,6 +187,7 @@ def write_atomic(target: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp_name, _file_mode(target))
         os.replace(tmp_name, target)
         tmp_name = None
         _fsync_dir(folder)
@@ -185,6 +198,17 @@ def write_atomic(target: Path, text: str) -> None:
             os.close(fd)
         if tmp_name is not None and os.path.exists(tmp_name):
             os.unlink(tmp_name)
+
+
+def _file_mode(target: Path) -> int:
+    """The permissions the written file gets: the replaced file's, else what ``open()`` would give
+    (``mkstemp`` creates owner-only files)."""
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -212,8 +236,10 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _step_to_dict(step: Step) -> dict[str, Any]:
+def _step_to_dict(step: Step, fed: str) -> dict[str, Any]:
     d = step.to_dict()
+    if fed != step.token_text:
+        d["text"] = fed  # only where it differs from the token's own text (see Session.fed_text)
     d["candidates"] = [
         {
             "token_id": c.token_id,
@@ -293,8 +319,11 @@ def session_from_dict(data: Any) -> Session:
         spec = FormatSpec.from_dict(data.get("spec"))
         messages = tuple(Message.from_openai(m) for m in _expect(data.get("messages", []), list, "messages"))
         tools = tuple(Tool.from_openai(t) for t in _expect(data.get("tools", []), list, "tools"))
-        steps = tuple(
-            _step_from_dict(s, i) for i, s in enumerate(_expect(data.get("steps", []), list, "steps"))
+        raw_steps = _expect(data.get("steps", []), list, "steps")
+        steps = tuple(_step_from_dict(s, i) for i, s in enumerate(raw_steps))
+        texts = tuple(
+            _expect(s.get("text", step.token_text), str, f"steps[{i}].text")
+            for i, (s, step) in enumerate(zip(raw_steps, steps, strict=True))
         )
         return Session(
             template=TemplateRecord(
@@ -316,6 +345,7 @@ def session_from_dict(data: Any) -> Session:
             note=_expect(data.get("note", ""), str, "note"),
             workbench_version=_expect(data.get("workbench_version", ""), str, "workbench_version"),
             version=version,
+            step_texts=texts if any(t != st.token_text for t, st in zip(texts, steps, strict=True)) else (),
         )
     except (SpecError, ChatDataError) as exc:
         raise SessionError(str(exc)) from None
@@ -336,7 +366,7 @@ def _step_from_dict(raw: Any, index: int) -> Step:
     where = f"steps[{index}]"
     if not isinstance(raw, dict):
         raise SessionError(f"{where}: expected an object")
-    unknown = sorted(set(raw) - _STEP_FIELDS)
+    unknown = sorted(set(raw) - _STEP_FIELDS - {"text"})
     if unknown:
         raise SessionError(f"{where}: unknown field(s) {', '.join(unknown)}")
     for name in ("index", "token_id", "allowed_count", "vocab_size"):
@@ -359,6 +389,7 @@ def _step_from_dict(raw: Any, index: int) -> Step:
             for e in _expect(raw.get("events", []), list, f"{where}.events")
         )
         data = dict(raw)
+        data.pop("text", None)
         data["candidates"] = ()
         data["events"] = ()
         step = Step.from_dict(data)
@@ -433,8 +464,8 @@ def iter_replay(session: Session) -> Iterator[ReplayStep]:
     Call :func:`replay_session` for the final message; this generator exists so a viewer can step lazily.
     """
     parser = _new_parser(session)
-    for step in session.steps:
-        yield ReplayStep(step, tuple(parser.feed(step.token_text)))
+    for i, step in enumerate(session.steps):
+        yield ReplayStep(step, tuple(parser.feed(session.fed_text(i))))
 
 
 def replay_session(session: Session, *, on_step: Callable[[ReplayStep], None] | None = None) -> ReplayResult:
@@ -445,8 +476,8 @@ def replay_session(session: Session, *, on_step: Callable[[ReplayStep], None] | 
     """
     parser = _new_parser(session)
     replayed: list[ReplayStep] = []
-    for step in session.steps:
-        item = ReplayStep(step, tuple(parser.feed(step.token_text)))
+    for i, step in enumerate(session.steps):
+        item = ReplayStep(step, tuple(parser.feed(session.fed_text(i))))
         replayed.append(item)
         if on_step is not None:
             on_step(item)
@@ -501,8 +532,18 @@ def session_from_generation(
     steps: Sequence[Step],
     parsed: Message,
     note: str = "",
+    step_texts: Sequence[str] = (),
 ) -> Session:
-    """Assemble a session from what a generator run produced (the TUI and scripts record through this)."""
+    """Assemble a session from what a generator run produced (the TUI and scripts record through this).
+
+    ``step_texts``: the text each step fed the parser, when the generator exposes it (see
+    :meth:`Session.fed_text`); without it the token texts are used.
+    """
+    texts = tuple(step_texts)
+    if texts and len(texts) != len(steps):
+        raise SessionError(f"step_texts has {len(texts)} entries for {len(steps)} steps")
+    if all(t == s.token_text for t, s in zip(texts, steps, strict=False)):
+        texts = ()
     return Session(
         template=TemplateRecord.from_text(template_text, template_name),
         spec=spec,
@@ -514,6 +555,7 @@ def session_from_generation(
         steps=tuple(steps),
         parsed=parsed.to_contract(),
         note=note,
+        step_texts=texts,
     )
 
 

@@ -781,6 +781,9 @@ def _opened_by_output(spec: FormatSpec, output: str) -> bool:
     if not end or end not in output:
         return False
     head = output[: output.find(end)]
+    trigger = spec.tools.trigger.strip()
+    if trigger and trigger in head:
+        return False  # the end marker sits after a tool call began (inside its arguments)
     return not (start and start in head)
 
 

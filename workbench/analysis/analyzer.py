@@ -116,7 +116,10 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
                 outcome="not needed for this template",
             )
         elif f.probes[probe.id].error:
-            f.warn(f"{probe.id}: render failed: {f.probes[probe.id].error}")
+            if probe.optional:
+                f.note(probe.id, "the template does not accept this input shape")
+            else:
+                f.warn(f"{probe.id}: render failed: {f.probes[probe.id].error}")
     spec = build_spec(f, src)
     return Analysis(
         spec=spec,

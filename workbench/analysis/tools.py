@@ -145,6 +145,7 @@ def analyze_tools(f: Findings) -> None:
         f.tools["format"] = "tag_with_tagged"
         f.note("T1", "function name and each argument in tags: tag_with_tagged")
         a_start, a_end = _tagged_args_span(f, region, ns)
+        f.note("T6", f"one argument is written as {region.text[a_start:a_end]!r}")
         _tagged_layout(f, region, ns, a_start, a_end)
         return
     f.note("T1", f"call found ({region.body!r}) but its format is not recognised")

@@ -102,17 +102,16 @@ def _print_report(results: list, *, verbose: bool) -> None:
     from workbench.conformance import failures, group_tallies, suite_tallies
 
     table = Table(title="Conformance: pass rate per template / family", show_lines=False)
-    for col, justify in (
-        ("suite", "left"),
-        ("template / family", "left"),
-        ("target", "left"),
-        ("passed", "right"),
-        ("rate", "right"),
-    ):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    table.add_column("suite")
+    table.add_column("template / family", overflow="fold")
+    table.add_column("runs against", overflow="fold")
+    table.add_column("passed", justify="right", no_wrap=True)
+    table.add_column("rate", justify="right", no_wrap=True)
     for t in group_tallies(results):
         style = "green" if t.passed == t.total else ("yellow" if t.rate >= 50 else "red")
-        table.add_row(t.suite, t.group, t.target, f"{t.passed}/{t.total}", f"[{style}]{t.rate:.0f}%[/]")
+        # A llama.cpp group *is* its template: repeating it would only crowd the table.
+        target = "" if t.target == f"{t.group}.jinja" else t.target
+        table.add_row(t.suite, t.group, target, f"{t.passed}/{t.total}", f"[{style}]{t.rate:.0f}%[/]")
     console.print(table)
 
     failed = failures(results)

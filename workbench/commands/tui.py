@@ -31,4 +31,6 @@ def tui(
             fail(f"session file not found: {session}")
     from workbench.tui.app import WorkbenchApp
 
-    WorkbenchApp(source, model=model, session=session, load_model=not no_model and session is None or bool(model)).run()
+    # A session replays without a model; one is loaded only when asked for with --model.
+    load = bool(model) if session is not None else not no_model
+    WorkbenchApp(source, model=model, session=session, load_model=load).run()

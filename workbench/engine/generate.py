@@ -32,6 +32,9 @@ from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 
 MAX_RESAMPLES = 16
+# Parser snapshots are taken every this many steps; a rewind restores the nearest one at or before the
+# target and re-feeds the few steps after it (feeding is ~10 us a chunk, a snapshot costs milliseconds).
+PARSER_CHECKPOINT_EVERY = 32
 
 
 class ForceRefused(Exception):
@@ -162,7 +165,8 @@ class Generator:
         self._cache: Any = None
         self._logits: Any = None
         self._pending: list[int] = list(self.prompt_ids)  # tokens to feed before the next logits
-        self._parser, self._parser_snaps = self._make_parser(), []
+        self._parser = self._make_parser()
+        self._parser_snaps: dict[int, Any] = {}  # step index -> parser snapshot taken before that step
         self._pause = threading.Event()
         self._lock = threading.RLock()
         self.finished = False
@@ -252,9 +256,7 @@ class Generator:
             keep = len(self.steps) - k
             self.matcher.rollback(k)
             self._text.rewind(k)
-            if self._parser is not None:
-                self._parser.restore(self._parser_snaps[keep])
-            del self._parser_snaps[keep:]
+            self._restore_parser(keep)
             del self.steps[keep:]
             del self.token_ids[keep:]
             self._logits = None
@@ -265,6 +267,22 @@ class Generator:
                 self._pending = [self.token_ids[-1]]
             self.finished, self.finish_reason = False, ""
             return keep
+
+    def _restore_parser(self, keep: int) -> None:
+        """Parser state as it was before step ``keep``: nearest checkpoint, then re-feed the text after it."""
+        for i in [i for i in self._parser_snaps if i > keep]:
+            del self._parser_snaps[i]
+        if self._parser is None:
+            return
+        base = max((i for i in self._parser_snaps if i <= keep), default=None)
+        if base is None:
+            self._parser = self._make_parser()
+            base = 0
+        else:
+            self._parser.restore(self._parser_snaps[base])
+        for text in self._text.parts[base:keep]:
+            if text:
+                self._parser.feed(text)
 
     # ------------------------------------------------------------------------------ one step
     def _step(self, forced: int | None) -> Step:
@@ -326,10 +344,10 @@ class Generator:
             as_text = not is_stop or (masked_now and not terminated)  # a stop token is not part of the answer
             text = self._text.feed(self._token_bytes[token] if as_text else b"")
             if self._parser is not None:
-                self._parser_snaps.append(self._parser.snapshot())
+                if index % PARSER_CHECKPOINT_EVERY == 0:
+                    self._parser_snaps[index] = self._parser.snapshot()
                 events = tuple(self._parser.feed(text)) if text else ()
             else:
-                self._parser_snaps.append(None)
                 events = (Event("content", text),) if text else ()
             t6 = time.perf_counter()
             self.token_ids.append(token)

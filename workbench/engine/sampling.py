@@ -37,14 +37,18 @@ def sample_token(logits: Any, config: SamplingConfig, index: int) -> int:
     Sampling is exact categorical sampling by inverse CDF (one uniform draw, one cumulative sum), done in
     numpy: at a 151k vocabulary it costs well under a millisecond where ``torch.multinomial`` costs several.
     """
-    x = logits.detach().numpy()
+    full = logits.detach().numpy()
     if config.greedy:
-        return int(np.argmax(x))
-    x = x.astype(np.float64) / config.temperature
-    ids: np.ndarray | None = None
+        return int(np.argmax(full))
+    ids: np.ndarray | None = np.flatnonzero(np.isfinite(full))
+    if ids.shape[0] == full.shape[0]:
+        ids, x = None, full / np.float32(config.temperature)
+    else:  # under a grammar: work on the allowed tokens only
+        x = full[ids] / np.float32(config.temperature)
     if 0 < config.top_k < x.shape[0]:
-        ids = np.argpartition(x, -config.top_k)[-config.top_k:]
-        x = x[ids]
+        top = np.argpartition(x, -config.top_k)[-config.top_k:]
+        ids = top if ids is None else ids[top]
+        x = x[top]
     if config.top_p < 1.0:
         order = np.argsort(-x, kind="stable")
         x = x[order]
@@ -52,10 +56,9 @@ def sample_token(logits: Any, config: SamplingConfig, index: int) -> int:
         p = np.exp(x - x[0])
         cut = int(np.searchsorted(np.cumsum(p) / p.sum(), config.top_p)) + 1
         x, ids = x[:cut], ids[:cut]
-    top = x.max()
-    if not np.isfinite(top):  # everything masked: nothing sensible to sample, take the argmax
-        return int(np.argmax(logits.detach().numpy()))
-    cdf = np.cumsum(np.exp(x - top))
+    if x.shape[0] == 0:  # everything masked: nothing sensible to sample, take the argmax
+        return int(np.argmax(full))
+    cdf = np.cumsum(np.exp(x - x.max()), dtype=np.float64)
     pick = int(np.searchsorted(cdf, step_rng(config.seed, index).random() * cdf[-1], side="right"))
     pick = min(pick, cdf.shape[0] - 1)
     return int(ids[pick]) if ids is not None else pick

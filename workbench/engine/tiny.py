@@ -88,7 +88,7 @@ def make_tiny_model(
     *,
     vocab_size: int | None = None,
     layers: int = 2,
-    hidden: int = 64,
+    hidden: int = 32,
     seed: int = 0,
 ) -> Any:
     """A randomly initialised Qwen3-style causal LM whose vocabulary fits ``tokenizer``."""
@@ -116,9 +116,11 @@ def make_tiny_model(
     return model
 
 
-def load_tiny(*, seed: int = 0, prefer_shared: bool = True) -> LoadedModel:
+def load_tiny(*, seed: int = 0, prefer_shared: bool = True, hidden: int = 32) -> LoadedModel:
+    """The tiny model with its tokenizer.  At a 151k vocabulary the output layer dominates a step, so the
+    hidden size stays small (32): a step then costs a few milliseconds."""
     tokenizer = load_tiny_tokenizer(prefer_shared)
-    model = make_tiny_model(tokenizer, seed=seed)
+    model = make_tiny_model(tokenizer, seed=seed, hidden=hidden)
     which = "Qwen3 tokenizer" if prefer_shared and qwen3_tokenizer_path() else "built-in BPE tokenizer"
     return LoadedModel(model=model, tokenizer=tokenizer, name=f"tiny random Qwen3-style model ({which})",
                        source="tiny")

@@ -31,7 +31,10 @@ def const(text: str) -> Element:
 
 def seq(*elements: Element) -> Element:
     """The elements one after the other; empty constants are dropped, a single element is returned as is."""
-    kept = [e for e in elements if not (e.get("type") == "const_string" and e.get("value") == "")]
+    flat: list[Element] = []
+    for e in elements:  # nested sequences read better flattened
+        flat.extend(e["elements"] if e.get("type") == "sequence" else [e])
+    kept = [e for e in flat if not (e.get("type") == "const_string" and e.get("value") == "")]
     merged: list[Element] = []
     for e in kept:  # adjacent constants read better as one string in the printed grammar
         if merged and e.get("type") == "const_string" and merged[-1].get("type") == "const_string":
@@ -119,7 +122,15 @@ def _schema_ebnf_cached(schema_text: str, any_whitespace: bool, what: str) -> st
         grammar = xgr.Grammar.from_json_schema(schema_text, any_whitespace=any_whitespace, strict_mode=True)
     except Exception as exc:  # xgrammar raises RuntimeError/ValueError with a C++ location prefix
         raise GrammarError(f"{what} cannot be compiled by xgrammar: {clean_xgrammar_error(exc)}") from None
-    return str(grammar)
+    return str(grammar).replace(_LENGTH_BOUNDED_CHAR, _JSON_STRING_CHAR)
+
+
+# xgrammar 0.2.8 writes the characters of a length-bounded string (minLength/maxLength) as any character
+# but quote, backslash, CR and LF, so a raw tab or other control character can appear inside the string:
+# invalid JSON that strict parsers (Python's json, ours) reject.  Its unbounded strings exclude the whole
+# control range; do the same for the bounded ones.
+_LENGTH_BOUNDED_CHAR = r"[^\"\\\r\n]"
+_JSON_STRING_CHAR = r"[^\0-\x1f\"\\]"
 
 
 def check_structural_tag(text: str) -> None:

@@ -52,6 +52,7 @@ class Machine:
         self.final = False
         self.out = MessageBuilder()
         self._pending: list[list[Any]] = []  # [kind, tool_index, parts] per merged event
+        self._validators: dict[str, Any] = {}
         self._gen = self.run()
         self.done = False
 
@@ -286,16 +287,18 @@ class Machine:
         ok, value = loads_or_none(call.arguments)
         if not ok or not isinstance(schema, dict):
             return
+        import jsonschema
+
         try:
-            import jsonschema
-
-            jsonschema.validate(value, schema)
-        except jsonschema.ValidationError as exc:
+            validator = self._validators.get(call.name)
+            if validator is None:
+                validator = self._validators[call.name] = jsonschema.validators.validator_for(schema)(schema)
+            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, TypeError, ValueError, RecursionError):
+            return  # a schema this validator cannot read (e.g. a non-standard "float" type): no verdict
+        if error is not None:
             self.out.diagnose(
-                "E-CALL-SCHEMA", f"tool call {call.index} ({call.name}): {exc.message}", self.offset(), "info"
+                "E-CALL-SCHEMA", f"tool call {call.index} ({call.name}): {error.message}", self.offset(), "info"
             )
-        except (jsonschema.SchemaError, TypeError, ValueError, RecursionError):
-            return
-
 
 __all__ = ["BAD", "DONE", "MORE", "STOP", "Gen", "Machine", "Stalled"]

@@ -29,7 +29,7 @@ from workbench.chat import Tool
 from workbench.parsing.builder import CallLog
 from workbench.parsing.core import MORE, Gen, Machine
 from workbench.parsing.lookahead import Fail, Look
-from workbench.parsing.markers import MarkerSet, core_of
+from workbench.parsing.markers import MarkerSet, core_of, marker_set
 from workbench.parsing.options import ParseOptions
 from workbench.parsing.partial_json import loads_or_none
 from workbench.spec import FormatSpec
@@ -72,8 +72,8 @@ class HarmonyMachine(Machine):
         super().__init__(spec, tools, options)
         ends = [core_of(e) for e in (*spec.end_markers, spec.eos_token)]
         self.end_cores = [e for e in ends if e and e not in CONTROL]
-        self.top_markers = MarkerSet([*CONTROL, *self.end_cores])
-        self.body_markers = MarkerSet([*TERMINATORS, START, CHANNEL, LITERAL, *self.end_cores])
+        self.top_markers = marker_set([*CONTROL, *self.end_cores])
+        self.body_markers = marker_set([*TERMINATORS, START, CHANNEL, LITERAL, *self.end_cores])
         self.extract = options.extract_reasoning
         self.parse_tools = options.parse_tools
         self.terminated = False
@@ -315,7 +315,7 @@ class HarmonyMachine(Machine):
         """``<|literal|>`` ... ``<|endliteral|>``: opaque text, no token recognised inside."""
         index = call.index if call is not None else None
         self.emit("marker", len(LITERAL), index)
-        ends = MarkerSet([ENDLITERAL])
+        ends = marker_set([ENDLITERAL])
         while True:
             m, stop = self.scan(ends)
             text = self.emit(kind, stop - self.pos, index)

@@ -10,6 +10,7 @@ the unreleased text, which keeps the total cost linear in the output length.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -90,3 +91,14 @@ class MarkerSet:
     def safe_end(self, buf: str, start: int) -> int:
         """The end of the text from ``start`` that can be released now (nothing after it is held back)."""
         return len(buf) - self.hold(buf, start)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached(cores: frozenset[str]) -> MarkerSet:
+    return MarkerSet(cores)
+
+
+def marker_set(cores: Iterable[str]) -> MarkerSet:
+    """A (shared, immutable) :class:`MarkerSet` for these cores: parsers are created per output, their
+    marker sets only per spec."""
+    return _cached(frozenset(c for c in cores if c))

@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from workbench.parsing.markers import MarkerSet
+from workbench.parsing.markers import MarkerSet, marker_set
 
 _STR_RX = re.compile(r'["\\]')
 # Outside strings: a structural character, or a character that can never appear in JSON outside a string.
@@ -39,7 +39,7 @@ class JsonValueScanner:
     __slots__ = ("esc", "in_str", "invalid", "scalar", "stack", "started", "terminators", "top_string")
 
     def __init__(self, terminators: MarkerSet | None = None) -> None:
-        self.terminators = terminators or MarkerSet(())
+        self.terminators = terminators or marker_set(())
         self.stack: list[str] = []
         self.in_str = False
         self.esc = False

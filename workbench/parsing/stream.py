@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from workbench.chat import Message, Tool
-from workbench.events import Event
+from workbench.events import Diagnostic, Event
 from workbench.parsing.options import ParseOptions, ParseResult
 from workbench.parsing.registry import build_machine
 from workbench.spec import FormatSpec
@@ -71,6 +71,17 @@ class StreamParser:
     @property
     def finished(self) -> bool:
         return self._result is not None
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """The diagnostics so far (does not change state)."""
+        return list(self._machine.out.diagnostics)
+
+    @property
+    def pending(self) -> str:
+        """The text fed but not released yet (it may still be the start of a marker); does not change state."""
+        m = self._machine
+        return m.buf[m.pos :]
 
     def current(self) -> Message:
         """The message as parsed so far (does not change state)."""

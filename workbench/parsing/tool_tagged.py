@@ -17,7 +17,7 @@ import re
 from workbench.parsing.builder import CallLog
 from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Fail, Look
-from workbench.parsing.markers import MarkerSet, core_of
+from workbench.parsing.markers import MarkerSet, core_of, marker_set
 from workbench.parsing.tool_tag import TagFormat
 from workbench.parsing.values import convert_tagged, dumps, is_plain_string
 
@@ -40,7 +40,7 @@ class TaggedFormat(TagFormat):
         self.value_suffix = core_of(t.arg_value_suffix)
         self.arg_sep = core_of(t.arg_separator)
         self.name_term = self.arg_name_suffix or self.value_prefix
-        self.value_end = MarkerSet([self.value_suffix]) if self.value_suffix else MarkerSet([])
+        self.value_end = marker_set([self.value_suffix]) if self.value_suffix else marker_set([])
 
     def _arg_header(self, look: Look) -> tuple[str, bool]:
         look.ws()

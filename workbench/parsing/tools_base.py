@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from workbench.parsing.core import Gen
-from workbench.parsing.markers import MarkerSet, core_of
+from workbench.parsing.markers import MarkerSet, core_of, marker_set
 
 if TYPE_CHECKING:
     from workbench.parsing.turn import TurnMachine
@@ -55,7 +55,7 @@ class ToolFormat:
         cores = [core_of(x) for x in (t.call_end, t.args_end, t.func_close, t.section_end)]
         cores += [c for c in extra if c]
         cores += self.m.end_cores
-        return MarkerSet(c for c in cores if c)
+        return marker_set(c for c in cores if c)
 
     def resolve_name(self, raw: str) -> tuple[str, str] | None:
         """(name, call id) for the name text of a call, applying ``function_namespace``; None if malformed.

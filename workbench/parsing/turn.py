@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from workbench.chat import Tool
 from workbench.parsing.core import Gen, Machine
 from workbench.parsing.lookahead import Look
-from workbench.parsing.markers import Marker, MarkerSet, core_of
+from workbench.parsing.markers import Marker, MarkerSet, core_of, marker_set
 from workbench.parsing.options import ParseOptions
 from workbench.parsing.tools_base import ToolFormat
 from workbench.spec import FormatSpec
@@ -92,7 +92,7 @@ class TurnMachine(Machine):
         ms = self._sets.get(active)
         if ms is None:
             cores = [*self.end_cores, *self.wrap_cores, *(self.triggers if active else [])]
-            ms = self._sets[active] = MarkerSet(cores)
+            ms = self._sets[active] = marker_set(cores)
         return ms
 
     def emit_content(self, n: int) -> None:
@@ -128,7 +128,7 @@ class TurnMachine(Machine):
                 break
             self.emit_spans(r[0].spans)
         end = self.r_end.core if self.r_end else ""
-        markers = MarkerSet([end, *self.end_cores, *(self.triggers if self.fmt else [])])
+        markers = marker_set([end, *self.end_cores, *(self.triggers if self.fmt else [])])
         while True:
             m, stop = self.scan(markers)
             self.out.add_reasoning(self.emit("reasoning", stop - self.pos))

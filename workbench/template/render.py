@@ -8,10 +8,10 @@ dropped from every message, inputs are rebuilt from plain JSON types, and reason
 ``tests/test_render_parity.py``, which compares with transformers byte for byte (docs/render-parity.md).
 
 Templates are untrusted code.  Besides the sandbox, every render runs against a deadline that is checked
-at every iteration of every ``{% for %}`` loop (each loop's iterable is wrapped when the template is
-compiled) and at every call (macros, recursive loops, methods).  Those are the only ways a Jinja template
-can repeat work, so a template that loops forever, even with an empty loop body, ends with a
-:class:`RenderTimeout` instead of hanging the analyzer or the TUI.  The one-step resource bombs that no
+where a template can repeat work: at the start of every ``{% for %}`` loop and at every step of a long
+one, and at the start of every macro, call block and recursive-loop body (checks inserted into the parsed
+template before it is compiled).  So a template that loops forever, even with an empty loop body, ends
+with a :class:`RenderTimeout` instead of hanging the analyzer or the TUI.  The one-step resource bombs that no
 loop check can interrupt (``'x' * 10**10``, ``10 ** 10 ** 10``) are refused by size checks on ``*`` and
 ``**``.
 """
@@ -43,6 +43,7 @@ MAX_INT_BITS = 1 << 20
 SMALL_LOOP = 1000
 _SIZED_TYPES = (list, tuple, dict, str, range)
 _LOOP_GUARD = "__workbench_loop_guard"
+_TICK = "__workbench_tick"
 
 
 class TemplateError(Exception):
@@ -125,6 +126,13 @@ class _GuardedIterable:
 
 
 @jinja2.pass_context
+def _tick(context: Any, _: Any) -> bool:
+    """The deadline check placed at the top of every macro, call block and recursive loop body."""
+    _check_deadline()
+    return False
+
+
+@jinja2.pass_context
 def _loop_guard(context: Any, items: Any) -> Any:
     """Check the deadline as a loop starts; wrap the iterable only when the loop may be long.
 
@@ -157,18 +165,10 @@ class _GenerationTag(Extension):
         return str(caller())
 
 
-_SANDBOX_CALL = ImmutableSandboxedEnvironment.call
-
-
 class _GuardedEnvironment(ImmutableSandboxedEnvironment):
-    """The transformers sandbox plus the render deadline on calls and size limits on ``*`` and ``**``."""
+    """The transformers sandbox plus size limits on ``*`` and ``**`` (the deadline lives in the AST)."""
 
     intercepted_binops = frozenset({"*", "**"})
-
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        if time.monotonic() > getattr(_deadline, "at", _NEVER):  # inlined _check_deadline: calls are hot
-            raise RenderTimeout("render timed out (the template may loop forever)", kind="timeout")
-        return _SANDBOX_CALL(__self, __context, __obj, *args, **kwargs)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         _check_binop_size(operator, left, right)
@@ -187,8 +187,14 @@ def _check_binop_size(operator: str, left: Any, right: Any) -> None:
             raise _LimitExceeded("'*' result too large (integer of more than a million bits)")
         return
     for seq, count in ((left, right), (right, left)):
-        if isinstance(seq, (str, list, tuple)) and isinstance(count, int) and len(seq) * count > MAX_REPEAT_ITEMS:
-            raise _LimitExceeded(f"'*' result too large ({len(seq) * count:,} items; limit {MAX_REPEAT_ITEMS:,})")
+        if (
+            isinstance(seq, (str, list, tuple))
+            and isinstance(count, int)
+            and len(seq) * count > MAX_REPEAT_ITEMS
+        ):
+            raise _LimitExceeded(
+                f"'*' result too large ({len(seq) * count:,} items; limit {MAX_REPEAT_ITEMS:,})"
+            )
 
 
 def _raise_exception(message: str) -> None:
@@ -196,7 +202,11 @@ def _raise_exception(message: str) -> None:
 
 
 def _tojson(
-    x: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None, sort_keys: bool = False
+    x: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators: Any = None,
+    sort_keys: bool = False,
 ) -> str:
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
@@ -218,7 +228,7 @@ class _TemplateDict:
 class _TemplateNamespace(jinja2.utils.Namespace):
     """``namespace(...)`` that refuses underscore attributes (CPython internals), as transformers."""
 
-    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 - same signature trick as jinja's Namespace
+    def __init__(*args: Any, **kwargs: Any) -> None:
         self, rest = args[0], args[1:]
         attrs = dict(*rest, **kwargs)
         for name in attrs:
@@ -239,6 +249,7 @@ def _make_environment() -> _GuardedEnvironment:
     env = _GuardedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, loopcontrols])
     env.filters["tojson"] = _tojson
     env.filters[_LOOP_GUARD] = _loop_guard
+    env.filters[_TICK] = _tick
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     env.globals["dict"] = _TemplateDict()
@@ -246,11 +257,26 @@ def _make_environment() -> _GuardedEnvironment:
     return env
 
 
-def _guard_loops(ast: nodes.Template) -> nodes.Template:
-    """Wrap every ``{% for %}`` iterable in the deadline guard (the AST is compiled afterwards)."""
+def _guard_template(ast: nodes.Template) -> nodes.Template:
+    """Put the deadline checks into the parsed template, before it is compiled.
+
+    A Jinja template can only repeat work through ``{% for %}`` loops and through calls of template code
+    (macros, ``caller()`` of call blocks, ``loop(...)`` of recursive loops): every loop's iterable goes
+    through ``_loop_guard`` and every such body starts with ``{% if None|_tick %}{% endif %}``.  Calls of
+    Python callables (``str.strip``, filters) need no check: they cannot run template code.
+    """
     for loop in ast.find_all(nodes.For):
         loop.iter = nodes.Filter(loop.iter, _LOOP_GUARD, [], [], None, None, lineno=loop.iter.lineno)
+        if loop.recursive:
+            loop.body.insert(0, _tick_node(loop.lineno))
+    for body_owner in ast.find_all((nodes.Macro, nodes.CallBlock)):
+        body_owner.body.insert(0, _tick_node(body_owner.lineno))
     return ast
+
+
+def _tick_node(lineno: int) -> nodes.Node:
+    test = nodes.Filter(nodes.Const(None), _TICK, [], [], None, None, lineno=lineno)
+    return nodes.If(test, [], [], [], lineno=lineno)
 
 
 @dataclass
@@ -268,7 +294,7 @@ def compile_template(source: str) -> CompiledTemplate:
     env = _make_environment()
     try:
         ast = env.parse(source)
-        template = env.from_string(_guard_loops(ast))
+        template = env.from_string(_guard_template(ast))
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(f"template syntax error: {exc.message}", line=exc.lineno, kind="syntax") from None
     except RecursionError:
@@ -390,13 +416,19 @@ def _render_with_deadline(compiled: CompiledTemplate, context: dict[str, Any], t
     except TemplateError as exc:
         raise exc.with_line(_template_line_of(exc)) from None
     except _TemplateRaised as exc:
-        raise TemplateError(f"template raised: {exc.message}", line=_template_line_of(exc), kind="raised") from None
+        raise TemplateError(
+            f"template raised: {exc.message}", line=_template_line_of(exc), kind="raised"
+        ) from None
     except _LimitExceeded as exc:
         raise TemplateError(f"refused: {exc.message}", line=_template_line_of(exc), kind="limit") from None
     except jinja2.exceptions.SecurityError as exc:
-        raise TemplateError(f"unsafe operation blocked: {exc}", line=_template_line_of(exc), kind="security") from None
+        raise TemplateError(
+            f"unsafe operation blocked: {exc}", line=_template_line_of(exc), kind="security"
+        ) from None
     except jinja2.exceptions.UndefinedError as exc:
-        raise TemplateError(f"undefined value: {exc.message}", line=_template_line_of(exc), kind="undefined") from None
+        raise TemplateError(
+            f"undefined value: {exc.message}", line=_template_line_of(exc), kind="undefined"
+        ) from None
     except RecursionError:
         raise TemplateError("render recursed too deeply", kind="recursion") from None
     except MemoryError:
@@ -435,7 +467,9 @@ def _tag_final_message(msgs: list[dict[str, Any]], source: str, field: bool | st
     name = field if isinstance(field, str) else "content"
     final = msgs[-1].get(name)
     if final is None:
-        raise TemplateError(f"continue_final_message: the final message has no {name!r} to continue", kind="usage")
+        raise TemplateError(
+            f"continue_final_message: the final message has no {name!r} to continue", kind="usage"
+        )
     fields = [name]
     if name in REASONING_FIELDS:  # reasoning is copied under several names: tag every copy
         fields = [f for f in REASONING_FIELDS if msgs[-1].get(f) == final]
@@ -456,7 +490,9 @@ def _tag_final_message(msgs: list[dict[str, Any]], source: str, field: bool | st
 def _cut_at_tag(text: str, final: str) -> str:
     tag = _CONTINUE_TAG.strip()
     if final.strip() not in text or tag not in text:
-        raise TemplateError("continue_final_message: the template dropped part of the final message", kind="usage")
+        raise TemplateError(
+            "continue_final_message: the template dropped part of the final message", kind="usage"
+        )
     loc = text.rindex(tag)
     if text[loc : loc + len(_CONTINUE_TAG)] == _CONTINUE_TAG:
         return text[:loc]

@@ -32,7 +32,15 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # editable by the Makefile, so they are found beside it.
 PROJECT_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 # The named special tokens transformers puts in ``special_tokens_map`` (SPECIAL_TOKENS_ATTRIBUTES).
-SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+SPECIAL_TOKEN_NAMES = (
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
+)
 # GGUF metadata keys holding special-token ids, by the name transformers gives the token.
 _GGUF_TOKEN_IDS = {
     "bos_token": "tokenizer.ggml.bos_token_id",
@@ -96,8 +104,11 @@ def _with_tokens(tokens: dict[str, str] | None) -> dict[str, Any]:
     """Constructor kwargs for the special tokens (bos/eos fields plus the full map)."""
     if tokens is None:
         return {}
-    return {"bos_token": tokens.get("bos_token", ""), "eos_token": tokens.get("eos_token", ""),
-            "special_tokens": tokens}
+    return {
+        "bos_token": tokens.get("bos_token", ""),
+        "eos_token": tokens.get("eos_token", ""),
+        "special_tokens": tokens,
+    }
 
 
 def load_template(ref: str | os.PathLike[str], *, template_name: str | None = None) -> TemplateSource:
@@ -122,8 +133,8 @@ def load_template(ref: str | os.PathLike[str], *, template_name: str | None = No
     if HUB_ID.match(ref_str) and not path.suffix and not ref_str.startswith((".", "/", "~")):
         return _from_hub(ref_str, template_name)
     raise SourceError(
-        f"template not found: {ref_str} (pass a .jinja file, a tokenizer_config.json, a model folder, a .gguf "
-        "file, a Hugging Face id, or one of the built-in names: " + ", ".join(BUILTIN_ALIASES) + ")"
+        f"template not found: {ref_str} (pass a .jinja file, a tokenizer_config.json, a model folder, a "
+        ".gguf file, a Hugging Face id, or one of the built-in names: " + ", ".join(BUILTIN_ALIASES) + ")"
     )
 
 
@@ -136,9 +147,13 @@ def _read_text(path: Path) -> str:
         raise SourceError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _single(text: str, origin: Path | str, name: str, template_name: str | None, **extra: Any) -> TemplateSource:
+def _single(
+    text: str, origin: Path | str, name: str, template_name: str | None, **extra: Any
+) -> TemplateSource:
     if template_name not in (None, "default"):
-        raise SourceError(f"{origin} holds a single chat template; there is no template named {template_name!r}")
+        raise SourceError(
+            f"{origin} holds a single chat template; there is no template named {template_name!r}"
+        )
     if not text.strip():
         raise SourceError(f"{origin}: the chat template is empty")
     return TemplateSource(text=text, name=name, origin=str(origin), **extra)
@@ -206,7 +221,9 @@ def _from_config(path: Path, template_name: str | None) -> TemplateSource:
         named = {
             str(item["name"]): str(item["template"])
             for item in raw
-            if isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("template"), str)
+            if isinstance(item, dict)
+            and isinstance(item.get("name"), str)
+            and isinstance(item.get("template"), str)
         }
         if not named:
             raise SourceError(f"{path}: the chat_template list holds no named templates")
@@ -234,8 +251,13 @@ def _pick(
     if not named[choice].strip():
         raise SourceError(f"{origin}: the chat template {choice!r} is empty")
     return TemplateSource(
-        text=named[choice], name=name, origin=str(origin), named=named, selected=choice,
-        pinned=template_name is not None, **tokens,
+        text=named[choice],
+        name=name,
+        origin=str(origin),
+        named=named,
+        selected=choice,
+        pinned=template_name is not None,
+        **tokens,
     )
 
 
@@ -296,13 +318,20 @@ def _from_gguf(path: Path, template_name: str | None) -> TemplateSource:
         if isinstance(n, str) and isinstance(text, str):
             named[n] = text
     if not named:
-        raise SourceError(f"{path} has no tokenizer.chat_template in its metadata; pass a .jinja template instead")
+        raise SourceError(
+            f"{path} has no tokenizer.chat_template in its metadata; pass a .jinja template instead"
+        )
 
     vocab = value("tokenizer.ggml.tokens")
     tokens: dict[str, str] = {}
     for name, key in _GGUF_TOKEN_IDS.items():
         idx = value(key)
-        if isinstance(idx, int) and isinstance(vocab, list) and 0 <= idx < len(vocab) and isinstance(vocab[idx], str):
+        if (
+            isinstance(idx, int)
+            and isinstance(vocab, list)
+            and 0 <= idx < len(vocab)
+            and isinstance(vocab[idx], str)
+        ):
             tokens[name] = vocab[idx]
     kw = _with_tokens(tokens)
     if list(named) == ["default"]:
@@ -359,22 +388,32 @@ def _from_hub(repo_id: str, template_name: str | None) -> TemplateSource:
         return cached
     what = f"{repo_id} is not a local file or folder"
     if _hub_offline():
-        raise SourceError(f"{what}, and the Hugging Face hub is disabled (HF_HUB_OFFLINE is set); {_PASS_LOCAL}")
+        raise SourceError(
+            f"{what}, and the Hugging Face hub is disabled (HF_HUB_OFFLINE is set); {_PASS_LOCAL}"
+        )
     if not _reachable(_hub_endpoint(), HUB_TIMEOUT):
         raise SourceError(f"{what}, and the Hugging Face hub is unreachable (offline?); {_PASS_LOCAL}")
     for filename in ("chat_template.jinja", "tokenizer_config.json"):
         try:
             local = huggingface_hub.hf_hub_download(repo_id, filename, etag_timeout=HUB_TIMEOUT)
         except hub_errors.GatedRepoError:
-            raise SourceError(f"{repo_id} is gated on the hub: log in with `hf auth login`, or {_PASS_LOCAL}") from None
+            raise SourceError(
+                f"{repo_id} is gated on the hub: log in with `hf auth login`, or {_PASS_LOCAL}"
+            ) from None
         except hub_errors.RepositoryNotFoundError:
-            raise SourceError(f"{repo_id}: no such model on the Hugging Face hub (or it is private)") from None
+            raise SourceError(
+                f"{repo_id}: no such model on the Hugging Face hub (or it is private)"
+            ) from None
         except hub_errors.EntryNotFoundError:
             continue
         except Exception as exc:
-            raise SourceError(f"cannot fetch {repo_id} from the hub ({type(exc).__name__}); {_PASS_LOCAL}") from None
+            raise SourceError(
+                f"cannot fetch {repo_id} from the hub ({type(exc).__name__}); {_PASS_LOCAL}"
+            ) from None
         return _hub_file(Path(local), filename, repo_id, template_name)
-    raise SourceError(f"{repo_id} has no chat template on the hub (no chat_template.jinja, no tokenizer_config.json)")
+    raise SourceError(
+        f"{repo_id} has no chat template on the hub (no chat_template.jinja, no tokenizer_config.json)"
+    )
 
 
 def _from_hub_cache(repo_id: str, template_name: str | None, hub: Any) -> TemplateSource | None:
@@ -390,12 +429,16 @@ def _from_hub_cache(repo_id: str, template_name: str | None, hub: Any) -> Templa
 
 
 def _hub_file(local: Path, filename: str, repo_id: str, template_name: str | None) -> TemplateSource:
-    src = _from_jinja(local, template_name) if filename == "chat_template.jinja" else _from_config(local, template_name)
+    src = (
+        _from_jinja(local, template_name)
+        if filename == "chat_template.jinja"
+        else _from_config(local, template_name)
+    )
     return replace(src, name=repo_id, origin=repo_id)
 
 
 # Short names for the project's own templates (``workbench analyze chatml-think-tools``).
-BUILTIN_ALIASES: dict[str, str] = {
-    p.stem: str(p) for p in sorted(PROJECT_TEMPLATES.glob("*.jinja"))
-} if PROJECT_TEMPLATES.is_dir() else {}
+BUILTIN_ALIASES: dict[str, str] = (
+    {p.stem: str(p) for p in sorted(PROJECT_TEMPLATES.glob("*.jinja"))} if PROJECT_TEMPLATES.is_dir() else {}
+)
 DEFAULT_TEMPLATE = "chatml-think-tools"

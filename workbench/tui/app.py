@@ -429,16 +429,17 @@ class WorkbenchApp(App[None]):
         self._post_engine(running=True)
         delay = self.replay_delay if isinstance(drv, ReplayDriver) else 0.0
         notice, severity = "", "information"
+        start = time.perf_counter()
         try:
-            for _ in range(limit):
+            for i in range(limit):
                 if self._pause.is_set() or drv.finished:
                     break
                 step = drv.step()
                 if step is None:
                     break
                 self._record(step)
-                if delay:
-                    time.sleep(delay)
+                if delay:  # a replay keeps a steady pace: sleep to the schedule, not by a fixed amount
+                    time.sleep(max(0.0, start + (i + 1) * delay - time.perf_counter()))
         except Exception as exc:
             notice, severity = f"generation stopped: {one_line(exc)}", "error"
         self._post_engine(running=False, notice=notice, severity=severity)

@@ -21,17 +21,20 @@ from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
 VOCAB = 151_936
 STRIP = 64
 
+# Event kinds as the real stream parser yields them for a Qwen3-like spec (JSON glue is marker text).
 SCRIPT: tuple[tuple[str, str, int | None], ...] = (
-    ("reasoning", "The user asks for the weather in Paris. I have a get_weather tool that takes a city, "
-                  "so I should call it with city set to Paris.", None),
-    ("marker", "</think>", None),
-    ("content", "\n\n", None),
-    ("marker", "<tool_call>", None),
-    ("tool_args", "\n{\"name\": \"", 0),
+    ("marker", "<think>", None),
+    ("reasoning", "\nThe user asks for the weather in Paris. I have a get_weather tool that takes a city, "
+                  "so I should call it with city set to Paris.\n", None),
+    ("marker", "</think>\n\n", None),
+    ("marker", "<tool_call>\n{\"name\": \"", 0),
     ("tool_name", "get_weather", 0),
-    ("tool_args", "\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"c\"}}\n", 0),
-    ("marker", "</tool_call>", None),
+    ("marker", "\", \"arguments\": ", 0),
+    ("tool_args", "{\"city\": \"Paris\", \"unit\": \"c\"}", 0),
+    ("marker", "}\n</tool_call>", 0),
 )
+# Where the pretend grammar engages: at the tool-call trigger.
+TRIGGER = "<tool_call>"
 
 
 def _pieces(text: str, rng: random.Random) -> list[str]:
@@ -51,9 +54,9 @@ def demo_steps(n: int | None = None, *, seed: int = 7) -> list[Step]:
     while n is None or len(steps) < n:
         constrained_region = False
         for kind, text, tool_index in SCRIPT:
-            if kind == "marker" and text == "<tool_call>":
+            if kind == "marker" and text.startswith(TRIGGER):
                 constrained_region = True
-            parts = [text] if kind == "marker" else _pieces(text, rng)
+            parts = _pieces(text, rng) if kind != "marker" or len(text) > 12 else [text]
             for piece in parts:
                 if n is not None and len(steps) >= n:
                     return steps
@@ -86,7 +89,7 @@ def _step(index: int, piece: str, kind: str, tool_index: int | None, constrained
             ok = not constrained or (rank > chosen_rank and rng.random() < 0.2)
         candidates.append(Candidate(cid, text, round(logit, 3), round(math.exp(logit - logits[0]) / z, 4), ok))
     events = (Event(kind, piece, tool_index),)
-    jump = "\", \"arguments\": {" if constrained and piece.endswith("weather") else ""
+    jump = "\", \"arguments\": " if constrained and kind == "tool_name" and piece.endswith("r") else ""
     return Step(
         index=index, token_id=token_id, token_text=piece, allowed_count=allowed, vocab_size=VOCAB,
         candidates=tuple(candidates), forced=False, constrained=constrained,

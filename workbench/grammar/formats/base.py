@@ -46,6 +46,16 @@ class ToolFormat:
         """What may come before a forced tool section (e.g. the blank line after ``</think>``)."""
         return optional(one_of(const("\n"), const("\n\n")))
 
+    def gap_before(self, marker: str) -> Element:
+        """An optional newline between a JSON body and the ``marker`` that closes it.
+
+        Templates write ``{json}\n</tool_call>``, but an analysed spec may keep that newline on neither side
+        (the diff cannot tell whose it is); the parsers skip whitespace there, so the grammar allows it.
+        """
+        if marker and not marker[:1].isspace():
+            return optional(const("\n"))
+        return const("")
+
     # ----------------------------------------------------------------------------- assembly
     def call(self, tool: Tool) -> Element:
         return seq(const(self.t.call_start), self.call_body(tool), const(self.t.call_end))

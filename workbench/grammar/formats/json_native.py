@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.chat import Tool
-from workbench.grammar.elements import Element, ebnf, json_schema_ebnf
+from workbench.grammar.elements import Element, ebnf, json_schema_ebnf, seq
 from workbench.grammar.formats.base import ToolFormat
 
 # Call ids the model writes itself (Mistral: nine alphanumerics).  Any id matching this is a valid id for
@@ -41,7 +41,10 @@ class JsonNative(ToolFormat):
 
     def call_body(self, tool: Tool) -> Element:
         schema = self.call_schema(tool)
-        return ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}"))
+        body = ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}"))
+        if self.t.array_wrapped:
+            return body
+        return seq(body, self.gap_before(self.t.call_end or self.t.section_end))
 
     @property
     def trigger(self) -> str:

@@ -10,6 +10,9 @@ from workbench.chat import Tool
 from workbench.grammar.elements import Element, const, ebnf, json_schema_ebnf, seq
 from workbench.grammar.formats.base import ToolFormat
 
+# Ids written by the model (Mistral's [CALL_ID] takes nine alphanumerics; any template accepts those).
+CALL_ID_PATTERN = "[A-Za-z0-9]{9}"
+
 
 class TagWithJson(ToolFormat):
     name = "tag_with_json"
@@ -17,10 +20,21 @@ class TagWithJson(ToolFormat):
     def arguments(self, tool: Tool) -> Element:
         return ebnf(json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}"))
 
+    def call_id(self) -> Element:
+        """A call id the model writes itself, between the spec's id markers."""
+        return seq(const(self.t.id_prefix), {"type": "regex", "pattern": CALL_ID_PATTERN}, const(self.t.id_suffix))
+
     def call_body(self, tool: Tool) -> Element:
         t = self.t
+        at = t.id_position
+        closing = t.args_end + t.func_close
         return seq(
-            const(t.name_prefix + tool.name + t.name_suffix + t.args_start),
+            self.call_id() if at == "pre_func_name" else const(""),
+            const(t.name_prefix + tool.name + t.name_suffix),
+            self.call_id() if at == "between_func_and_args" else const(""),
+            const(t.args_start),
             self.arguments(tool),
-            const(t.args_end + t.func_close),
+            self.gap_before(closing or t.call_end or t.section_end),
+            const(closing),
+            self.call_id() if at == "post_args" else const(""),
         )

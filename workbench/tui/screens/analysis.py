@@ -64,6 +64,11 @@ def establishing_probes(analysis: Any, family: str) -> list[str]:
     return out
 
 
+def _variant_label(variant: Any) -> str:
+    """A probe variant's description (variants are named objects in the probe table, or plain strings)."""
+    return str(getattr(variant, "description", "") or getattr(variant, "name", "") or variant)
+
+
 class AnalysisScreen(WorkbenchScreen):
     MODE = "analysis"
     TITLE_TEXT = "Analysis"
@@ -74,7 +79,6 @@ class AnalysisScreen(WorkbenchScreen):
         Binding("a", "app.analyze", "Re-analyse"),
         Binding("e", "edit_marker", "Edit marker"),
         Binding("v", "app.validate", "Validate"),
-        Binding("tab", "app.focus_next", "Next pane", show=False),
         Binding("question_mark", "app.help", "Help"),
     ]
 
@@ -94,10 +98,14 @@ class AnalysisScreen(WorkbenchScreen):
             yield DiffPane(id="diff")
 
     def on_mount(self) -> None:
+        # Fixed widths keep the short, telling columns (outcome, source probe) in view; long cells are cut
+        # with an ellipsis and shown whole in the diff titles or the edit dialog.
         probes = self.query_one("#probes", DataTable)
-        probes.add_columns("id", "question", "outcome")
+        for label, width in (("id", 4), ("question", 26), ("outcome", 60)):
+            probes.add_column(label, width=width)
         markers = self.query_one("#markers", DataTable)
-        markers.add_columns("field", "value", "from")
+        for label, width in (("field", 24), ("from", 8), ("value", 40)):
+            markers.add_column(label, width=width)
         super().on_mount()
 
     # ------------------------------------------------------------------ drawing
@@ -143,10 +151,11 @@ class AnalysisScreen(WorkbenchScreen):
         table = self.query_one("#probes", DataTable)
         table.clear()
         for p in getattr(self.ws.analysis, "probes", ()):
-            outcome = Text(str(p.outcome or ""))
+            outcome = Text(str(p.outcome or ""), overflow="ellipsis", no_wrap=True)
             if getattr(p, "error", None):
                 outcome = Text(f"error: {p.error}", style=ERROR_STYLE)
-            table.add_row(str(p.id), str(p.question), outcome, key=str(p.id))
+            question = Text(str(p.question), overflow="ellipsis", no_wrap=True)
+            table.add_row(str(p.id), question, outcome, key=str(p.id))
         if table.row_count:
             table.move_cursor(row=0)
             self._show_probe(0)
@@ -167,7 +176,8 @@ class AnalysisScreen(WorkbenchScreen):
                 source = ""
             label = Text(path, style="bold #e0af68" if edited else "")
             value = Text(shown, style="reverse" if edited else "")
-            table.add_row(label, value, Text("✎ edited", style="#e0af68") if edited else source, key=path)
+            origin = Text("✎ edited", style="#e0af68") if edited else Text(source, style="dim")
+            table.add_row(label, origin, value, key=path)
 
     def _fill_warnings(self) -> None:
         warnings = list(getattr(self.ws.analysis, "warnings", ()) or ())
@@ -188,7 +198,7 @@ class AnalysisScreen(WorkbenchScreen):
         p = probes[row]
         pane = self.query_one("#diff", DiffPane)
         diff = getattr(p, "diff", None)
-        a_title, b_title = str(getattr(p, "variant_a", "")), str(getattr(p, "variant_b", ""))
+        a_title, b_title = _variant_label(getattr(p, "variant_a", "")), _variant_label(getattr(p, "variant_b", ""))
         if diff is not None:
             pane.show(diff.prefix, diff.left, diff.right, diff.suffix, title_a=a_title, title_b=b_title)
         else:

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer
 
 from workbench.tui.widgets.nav import NavBar
 from workbench.tui.workspace import Workspace
+
+# Frames per second at which a screen draws new steps: enough to look live, cheap enough that the UI
+# thread leaves the engine worker the CPU (benchmarks/tui_replay.py measures it).
+STEP_FPS = 15
 
 if TYPE_CHECKING:
     from workbench.tui.app import WorkbenchApp
@@ -34,6 +40,8 @@ class WorkbenchScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._seen: Counter[str] = Counter()
+        self._steps_timer: Timer | None = None
+        self._last_steps_draw = 0.0
 
     @property
     def wb(self) -> WorkbenchApp:
@@ -65,9 +73,26 @@ class WorkbenchScreen(Screen[None]):
             self.sync(changed)
 
     def workspace_changed(self, topic: str) -> None:
-        if topic in self.TOPICS and self.is_mounted:
-            self._seen[topic] = self.ws.revision[topic]
-            self.sync({topic})
+        if topic not in self.TOPICS or not self.is_mounted:
+            return
+        if topic == "steps":
+            # Steps can arrive hundreds of times a second; drawing them is capped at STEP_FPS frames.
+            wait = self._last_steps_draw + 1.0 / STEP_FPS - time.monotonic()
+            if self._steps_timer is not None:
+                return
+            if wait > 0:
+                self._steps_timer = self.set_timer(wait, self._draw_steps)
+                return
+            self._draw_steps()
+            return
+        self._seen[topic] = self.ws.revision[topic]
+        self.sync({topic})
+
+    def _draw_steps(self) -> None:
+        self._steps_timer = None
+        self._last_steps_draw = time.monotonic()
+        self._seen["steps"] = self.ws.revision["steps"]
+        self.sync({"steps"})
 
     def sync(self, topics: set[str]) -> None:
         """Redraw what depends on ``topics`` (called on the UI thread)."""

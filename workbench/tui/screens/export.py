@@ -61,6 +61,7 @@ class ExportScreen(WorkbenchScreen):
         Binding("v", "app.validate", "Validate"),
         Binding("s", "export", "Save / export"),
         Binding("S", "force_export", "Export unvalidated"),
+        Binding("o", "focus_path", "Output path"),
         Binding("question_mark", "app.help", "Help"),
     ]
 
@@ -128,6 +129,14 @@ class ExportScreen(WorkbenchScreen):
         target = self._target()
         path = self.query_one("#export-path", Input).value.strip() or self._default_path(target)
         self.wb.start_export(target, path, force=force)
+
+    def action_focus_path(self) -> None:
+        self.query_one("#export-path", Input).focus()
+
+    @on(Input.Submitted, "#export-path")
+    def _path_submitted(self, event: Input.Submitted) -> None:
+        self.set_focus(None)
+        self.action_export()
 
     def action_force_export(self) -> None:
         self.action_export(force=True)

@@ -17,12 +17,13 @@ from workbench.tui.actions import ACTIONS
 
 def _screen_keys(screen: Screen[Any]) -> list[tuple[str, str]]:
     """(key, description) for the bindings the screen itself declares, in order."""
+    names = {"question_mark": "?", "space": "space", "backspace": "backspace"}
     out: list[tuple[str, str]] = []
     for binding in getattr(type(screen), "BINDINGS", []):
         if isinstance(binding, Binding) and binding.description:
-            out.append((binding.key_display or binding.key, binding.description))
+            out.append((binding.key_display or names.get(binding.key, binding.key), binding.description))
         elif isinstance(binding, tuple) and len(binding) >= 3:
-            out.append((binding[0], binding[2]))
+            out.append((names.get(binding[0], binding[0]), binding[2]))
     return out
 
 

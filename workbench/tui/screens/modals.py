@@ -14,7 +14,6 @@ from textual.widgets import Input, Label, Static
 
 from workbench.engine.step import Step
 from workbench.spec import FormatSpec, SpecError
-from workbench.tui.palette import visible
 
 
 def _get_path(spec: FormatSpec, path: str) -> object:
@@ -92,9 +91,10 @@ class ForceTokenScreen(ModalScreen[str | None]):
                          classes="hint")
 
     def _hint(self) -> Text:
-        out = Text("last step's candidates: ", style="dim")
+        out = Text("the previous step's candidates (the next step's mask is checked when you force): ",
+                   style="dim")
         for c in (self.last.candidates[:6] if self.last else ()):
-            out.append(f"{c.token_id}:{visible(c.text)!r} ", style="green" if c.allowed else "strike #8a6a6a")
+            out.append(f"{c.token_id}:{c.text!r} ", style="green" if c.allowed else "strike #8a6a6a")
         return out
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -10,8 +10,11 @@ from workbench.tui.workspace import Workspace
 
 
 def recorded_rate(steps: tuple[Step, ...]) -> float:
-    """Tokens per second the recording was made at, from the steps' own timings (a replay's wall clock
-    says nothing about the model)."""
+    """Tokens per second from the steps' own timings (forward, mask, sample, parse...).
+
+    Wall-clock time between steps would count the user's pauses and, in a replay, says nothing about the
+    model; the timings measure what the engine spent per step.
+    """
     total_ms = sum(sum(s.timings_ms.values()) for s in steps)
     return 1000.0 * len(steps) / total_ms if total_ms > 0 else 0.0
 
@@ -27,10 +30,9 @@ def engine_status(ws: Workspace) -> Text:
     out.append("model ", style="dim")
     out.append(model, style="bold")
     out.append(" · ", style="dim")
-    if isinstance(driver, ReplayDriver):
-        out.append(f"{recorded_rate(ws.steps.all()[-32:]):5.1f} tok/s rec")
-    else:
-        out.append(f"{ws.steps.tokens_per_second():5.1f} tok/s")
+    recent = ws.steps.all()[-32:]
+    rate = recorded_rate(recent) or ws.steps.tokens_per_second()
+    out.append(f"{rate:5.1f} tok/s" + (" rec" if isinstance(driver, ReplayDriver) else ""))
     out.append(" · ", style="dim")
     if ws.constrained:
         out.append("constrained", style="bold #b8f2b0")

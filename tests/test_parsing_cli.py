@@ -1,0 +1,95 @@
+"""``workbench parse``: the output contracts and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import REPO
+from workbench.cli import app
+
+SPEC = REPO / "specs" / "_parser_fixtures" / "Qwen-Qwen3-0.6B.json"
+OUTPUT = '<think>plan</think>\n\nOK.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    out = tmp_path / "out.txt"
+    out.write_text(OUTPUT, encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS), encoding="utf-8")
+    return {"out": out, "tools": tools}
+
+
+def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["parse", *args], input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_output_is_the_message_contract(files: dict[str, Path]) -> None:
+    code, out, _ = run("--spec", str(SPEC), "--tools", str(files["tools"]), str(files["out"]), "--json")
+    assert code == 0
+    assert json.loads(out) == {
+        "content": "OK.",
+        "reasoning_content": "plan",
+        "tool_calls": [{"id": "", "name": "get_weather", "arguments": {"city": "Paris"}}],
+        "diagnostics": [],
+    }
+
+
+def test_stdin_input_and_thinking_switch() -> None:
+    code, out, _ = run("--spec", str(SPEC), "--no-enable-thinking", "-", "--json", stdin="<think>x</think>y")
+    assert code == 0 and json.loads(out)["content"] == "<think>x</think>y"
+
+
+def test_stream_json_prints_openai_chunks_that_add_up_to_the_message(files: dict[str, Path]) -> None:
+    code, out, _ = run("--spec", str(SPEC), "--stream", str(files["out"]), "--json")
+    assert code == 0
+    chunks = [json.loads(line) for line in out.splitlines()]
+    assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+    deltas = [c["choices"][0]["delta"] for c in chunks]
+    assert "".join(d.get("content", "") for d in deltas) == "OK."
+    assert "".join(d.get("reasoning_content", "") for d in deltas) == "plan"
+    calls = [tc for d in deltas for tc in d.get("tool_calls", [])]
+    assert [tc["function"]["name"] for tc in calls if "name" in tc["function"]] == ["get_weather"]
+    assert json.loads("".join(tc["function"].get("arguments", "") for tc in calls)) == {"city": "Paris"}
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls" and chunks[-1]["diagnostics"] == []
+
+
+def test_default_output_shows_every_character_and_the_message(files: dict[str, Path]) -> None:
+    code, out, _ = run("--spec", str(SPEC), str(files["out"]))
+    assert code == 0
+    assert out.startswith(OUTPUT)  # the coloured text is the input itself
+    assert "tool call 0: get_weather" in out and "reasoning: plan" in out
+
+
+def test_template_option_analyses_the_template(files: dict[str, Path]) -> None:
+    pytest.importorskip("workbench.analysis")
+    code, out, _ = run("--template", "chatml-think-tools", str(files["out"]), "--json")
+    assert code == 0 and json.loads(out)["tool_calls"][0]["name"] == "get_weather"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["OUT"], 2, "exactly one of --template or --spec"),
+        (["--spec", "SPEC", "--template", "x", "OUT"], 2, "exactly one of --template or --spec"),
+        (["--spec", "/nonexistent/spec.json", "OUT"], 1, "spec file not found"),
+        (["--spec", "SPEC", "/nonexistent/out.txt"], 1, "input file not found"),
+        (["--spec", "SPEC", "--tools", "BAD", "OUT"], 1, "tools"),
+        (["--spec", "BAD", "OUT"], 1, "not valid JSON"),
+    ],
+)
+def test_bad_input_and_usage_exit_codes(files: dict[str, Path], tmp_path: Path, args: list[str], code: int,
+                                        message: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    subst = {"OUT": str(files["out"]), "SPEC": str(SPEC), "BAD": str(bad)}
+    got, _out, err = run(*[subst.get(a, a) for a in args])
+    assert got == code
+    assert message in err

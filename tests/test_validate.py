@@ -1,0 +1,300 @@
+"""Round-trip validation: cutting renders, naming what a template cannot express, catching parser faults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.spec import ContentSpec, FormatSpec, ReasoningSpec, ToolsSpec
+from workbench.template.source import TemplateSource, load_template
+from workbench.validate import (
+    ERROR,
+    FAIL,
+    PASS,
+    UNSUPPORTED,
+    ValidationReport,
+    build_cases,
+    compare_messages,
+    cut_at_turn_end,
+    json_equal,
+    next_turn_marker,
+    parse_output,
+    render_case,
+    validate,
+    validate_recorded,
+)
+
+runner = CliRunner()
+PROJECT = Path(__file__).resolve().parents[1] / "templates"
+TOOL_TEMPLATES = [
+    "chatml-think-tools",
+    "deepseek-v31-like",
+    "harmony-channels",
+    "llama3-json",
+    "mistral-tool-calls",
+    "pythonic-calls",
+    "xml-tagged-args",
+]
+
+QWEN_LIKE = FormatSpec(
+    reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"),
+    tools=ToolsSpec(format="json_native", call_start="<tool_call>", call_end="</tool_call>", parallel=True),
+    end_markers=("<|im_end|>",),
+)
+
+
+def case(spec: FormatSpec, case_id: str):
+    return next(c for c in build_cases(spec) if c.id == case_id)
+
+
+GEN = "{% if add_generation_prompt %}[assistant]{% endif %}"
+
+
+def inline(text: str, name: str = "inline") -> TemplateSource:
+    return TemplateSource(text=text, name=name, origin="test")
+
+
+# ------------------------------------------------------------------------------------------------ values
+def test_json_equal_does_not_confuse_booleans_with_numbers() -> None:
+    assert not json_equal(True, 1)
+    assert not json_equal({"a": [False]}, {"a": [0]})
+    assert not json_equal(None, "null")
+    assert json_equal(2, 2.0)
+    assert json_equal({"a": [1, {"b": None}]}, {"a": [1, {"b": None}]})
+    assert not json_equal({"a": 1}, {"a": 1, "b": 2})
+
+
+def test_compare_ignores_surrounding_whitespace_but_not_inner_text() -> None:
+    expected = {"content": "Hi there", "reasoning_content": "", "tool_calls": []}
+    assert compare_messages(expected, {"content": "\nHi there \n"}, compare_ids=False) == []
+    assert compare_messages(expected, {"content": "Hi  there"}, compare_ids=False) != []
+
+
+def test_ids_are_compared_only_when_the_format_carries_them() -> None:
+    call = {"name": "f", "arguments": {}, "id": "Ab3dE5gH7"}
+    got = {"tool_calls": [{"name": "f", "arguments": {}, "id": ""}]}
+    assert compare_messages({"tool_calls": [call]}, got, compare_ids=False) == []
+    assert compare_messages({"tool_calls": [call]}, got, compare_ids=True) == [
+        "tool_calls[0].id: expected 'Ab3dE5gH7', got ''"
+    ]
+
+
+# ------------------------------------------------------------------------------------------------ cutting
+def test_output_is_cut_between_the_generation_prompt_and_the_end_of_turn() -> None:
+    rendered = render_case(load_template("chatml-think-tools"), QWEN_LIKE, case(QWEN_LIKE, "one_call"))
+    assert rendered.unsupported == ""
+    assert rendered.output == (
+        "<tool_call>\n"
+        '{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}\n'
+        "</tool_call>"
+    )
+    assert rendered.generation_prefix == "<|im_start|>assistant\n"
+    assert rendered.thinking_opened is False
+
+
+def test_a_prompt_that_opens_reasoning_is_read_off_the_render() -> None:
+    spec = FormatSpec(reasoning=ReasoningSpec(mode="forced_open", start="<think>", end="</think>"))
+    template = inline(
+        "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+        "{% if add_generation_prompt %}<assistant><think>\n{% endif %}"
+    )
+    rendered = render_case(template, spec, case(spec, "content_only"))
+    # The history render has no <think>: the output is cut at the common prefix and, since it does not
+    # close a reasoning block, it does not start inside one.
+    assert rendered.output == "The capital of France is Paris."
+    assert rendered.thinking_opened is False
+    assert "generation prompt adds" in rendered.note
+
+
+def test_end_markers_inside_a_message_do_not_cut_it() -> None:
+    harmony = FormatSpec(
+        reasoning=ReasoningSpec(mode="tag_based", start="<|channel|>analysis<|message|>", end="<|end|>"),
+        tools=ToolsSpec(format="harmony", call_end="<|call|>"),
+        end_markers=("<|return|>", "<|end|>", "<|call|>"),
+    )
+    from workbench.validate import _inner_markers, turn_ends
+
+    whole = (
+        "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>final<|message|>ok<|return|>x"
+    )
+    assert cut_at_turn_end(whole, turn_ends(harmony), _inner_markers(harmony)).endswith("<|message|>ok")
+
+
+def test_the_next_turn_header_ends_a_message_that_has_no_end_marker() -> None:
+    turn = next_turn_marker("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
+    assert turn == ("<|START_OF_TURN_TOKEN|>", "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
+    whole = "Action: [...]\n<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>Write..."
+    assert cut_at_turn_end(whole, [], frozenset(), turn) == "Action: [...]\n"
+    # ... but another assistant message of the same turn (Harmony style) is kept.
+    same = "a<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>b"
+    assert cut_at_turn_end(same, [], frozenset(), turn) == same
+
+
+def test_an_end_marker_that_starts_a_tool_marker_does_not_cut() -> None:
+    # GigaChat opens a call with "<|message_sep|>\n\nfunction call<|role_sep|>" and ends turns with
+    # "<|message_sep|>".
+    whole = 'x<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "f"}<|message_sep|>\n\nuser'
+    inner = {"<|message_sep|>\n\nfunction call<|role_sep|>"}
+    assert cut_at_turn_end(whole, ["<|message_sep|>"], inner) == whole[: whole.rindex("<|message_sep|>")]
+
+
+# ------------------------------------------------------------------------------------------------ unsupported
+PLAIN = FormatSpec(end_markers=("<end>",))
+NO_TOOLS = inline(
+    "{% for m in messages %}[{{ m.role }}]{{ m.content or '' }}<end>{% endfor %}"
+    "{% if add_generation_prompt %}[assistant]{% endif %}"
+)
+
+
+def test_a_template_that_ignores_tool_calls_makes_tool_cases_unsupported_not_failed() -> None:
+    report = validate(NO_TOOLS, PLAIN)
+    by_id = {c.id: c for c in report.cases}
+    assert by_id["content_only"].status == PASS
+    assert by_id["one_call"].status == UNSUPPORTED
+    assert by_id["one_call"].reason == "the template does not render tool calls"
+    assert by_id["reasoning_content"].reason == "the template drops reasoning from the assistant turn"
+    assert report.validated  # every case the template supports passes
+    assert report.features()["tool_call"]["status"] == UNSUPPORTED
+
+
+def test_a_template_that_refuses_a_message_names_its_error() -> None:
+    refuses_two = inline(
+        "{% for m in messages %}{% if m.tool_calls and m.tool_calls | length > 1 %}"
+        "{{ raise_exception('only one call at a time') }}{% endif %}[{{ m.role }}]{{ m.content or '' }}"
+        "{% for c in m.tool_calls or [] %}"
+        "<call>{{ c.function.name }} {{ c.function.arguments | tojson }}</call>"
+        "{% endfor %}<end>{% endfor %}" + GEN
+    )
+    spec = FormatSpec(
+        tools=ToolsSpec(format="tag_with_json", call_start="<call>", call_end="</call>", name_suffix=" ")
+    )
+    rendered = render_case(refuses_two, spec, case(spec, "parallel_calls"))
+    assert rendered.unsupported.startswith(
+        "the template refuses this message: template raised: only one call"
+    )
+
+
+def test_content_written_exactly_like_reasoning_is_unsupported() -> None:
+    # Like gpt-oss: a message with tool calls has its text written to the same place as reasoning.
+    same_place = inline(
+        "{% for m in messages %}[{{ m.role }}]{% if m.tool_calls %}"
+        "<think>{{ m.content or m.reasoning_content or '' }}</think>"
+        "{% for c in m.tool_calls %}<call>{{ c.function.name }}</call>{% endfor %}"
+        "{% else %}{{ m.content }}{% endif %}<end>{% endfor %}" + GEN
+    )
+    spec = FormatSpec(
+        reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"), end_markers=("<end>",)
+    )
+    rendered = render_case(same_place, spec, case(spec, "content_and_call"))
+    assert rendered.unsupported == "the template writes this message's content exactly as it writes reasoning"
+
+
+# ------------------------------------------------------------------------------------------------ findings
+def test_a_parser_that_mangles_content_fails_the_case_with_the_difference() -> None:
+    def lossy(spec, text, tools, opened, cuts):
+        got = parse_output(spec, text, tools, opened, cuts)
+        return {**got, "content": got["content"][:-1]}
+
+    report = validate(load_template("chatml-think-tools"), QWEN_LIKE, parse=lossy)
+    content = next(c for c in report.cases if c.id == "content_only")
+    assert content.status == FAIL
+    assert content.reason == (
+        "one-shot parse differs from the input: content: expected 'The capital of France is Paris.', "
+        "got 'The capital of France is Paris'"
+    )
+    assert not report.validated
+
+
+def test_a_parser_that_only_breaks_when_streamed_is_caught() -> None:
+    def chunk_sensitive(spec, text, tools, opened, cuts):
+        got = parse_output(spec, text, tools, opened, None)
+        return got if cuts is None else {**got, "tool_calls": []}
+
+    report = validate(load_template("chatml-think-tools"), QWEN_LIKE, parse=chunk_sensitive)
+    call = next(c for c in report.cases if c.id == "one_call")
+    assert call.status == FAIL
+    assert call.reason.startswith("streamed one character at a time, the parse differs: tool_calls")
+
+
+def test_a_crashing_parser_is_an_error_not_a_crash() -> None:
+    def boom(spec, text, tools, opened, cuts):
+        raise RuntimeError("kaput")
+
+    report = validate(load_template("chatml-think-tools"), QWEN_LIKE, parse=boom)
+    assert {c.status for c in report.cases} <= {ERROR, UNSUPPORTED}
+    assert "the parser raised RuntimeError: kaput" in report.cases[0].reason
+
+
+# ------------------------------------------------------------------------------------------------ real specs
+@pytest.mark.parametrize("name", TOOL_TEMPLATES)
+def test_every_project_template_validates_with_its_analysed_spec(name: str) -> None:
+    report = validate(load_template(name))
+    failing = [f"{c.id}: {c.reason}" for c in report.cases if c.status in (FAIL, ERROR)]
+    assert report.validated, failing
+    assert report.features()["tool_call"]["status"] == PASS
+
+
+def test_recorded_cases_catch_a_broken_spec_without_the_template() -> None:
+    from workbench.analysis import analyze
+
+    source = load_template("chatml-think-tools")
+    spec = analyze(source).spec
+    report = validate(source, spec)
+    assert validate_recorded(spec, report).validated
+    broken = spec.with_edit(**{"tools.call_start": "<call>\n", "tools.call_end": "</call>"})
+    again = validate_recorded(broken, report)
+    assert not again.validated
+    assert again.source == "recorded"
+    assert any("nothing was re-rendered" in n for n in again.notes)
+
+
+def test_report_survives_its_json_form() -> None:
+    report = validate(load_template("xml-tagged-args"))
+    data = json.loads(json.dumps(report.to_dict()))
+    again = ValidationReport.from_dict(data)
+    assert again.to_dict() == report.to_dict()
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+def test_validate_cli_json_contract() -> None:
+    result = runner.invoke(app, ["validate", "xml-tagged-args", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {"validated", "summary", "features", "cases", "template_sha256"} <= set(data)
+    assert data["validated"] is True
+    assert data["features"]["reasoning"]["status"] == UNSUPPORTED
+
+
+def test_validate_cli_exits_1_when_not_validated(tmp_path: Path) -> None:
+    from workbench.analysis import analyze
+
+    spec = analyze(load_template("chatml-think-tools")).spec.with_edit(**{"tools.call_start": "<call>"})
+    path = tmp_path / "spec.json"
+    path.write_text(spec.to_json(), encoding="utf-8")
+    result = runner.invoke(app, ["validate", "chatml-think-tools", "--spec", str(path)])
+    assert result.exit_code == 1
+    assert "NOT validated" in result.stderr
+
+
+def test_validate_cli_with_only_a_spec_says_what_it_could_check(tmp_path: Path) -> None:
+    bare = tmp_path / "bare.json"
+    bare.write_text(QWEN_LIKE.to_json(), encoding="utf-8")
+    result = runner.invoke(app, ["validate", "--spec", str(bare)])
+    assert result.exit_code == 1
+    assert "carries no round-trip cases" in result.output
+
+
+def test_content_wrapping_spec_round_trips_through_a_template_that_wraps() -> None:
+    wraps = inline(
+        "{% for m in messages %}[{{ m.role }}]{% if m.role == 'assistant' %}<answer>{{ m.content }}</answer>"
+        "{% else %}{{ m.content }}{% endif %}<end>{% endfor %}" + GEN
+    )
+    spec = FormatSpec(
+        content=ContentSpec(mode="always_wrapped", start="<answer>", end="</answer>"), end_markers=("<end>",)
+    )
+    report = validate(wraps, spec)
+    assert next(c for c in report.cases if c.id == "content_only").status == PASS
