@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 install: $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/workbench analyze chatml-think-tools
+	$(VENV)/bin/workbench tui
 
 test: $(STAMP)
 	$(PY) -m pytest
@@ -35,6 +35,13 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/analyze_corpus.py
+	$(PY) benchmarks/stream_parse.py
+	$(PY) benchmarks/step_overhead.py
+	$(PY) benchmarks/tui_replay.py
+
+screenshots: $(STAMP)
+	$(PY) scripts/screenshots.py
+	$(PY) scripts/screenshots.py --size 80x24 --suffix=-80x24
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -50,10 +50,18 @@ def collect(loaded: LoadedModel, steps: int, sampling: SamplingConfig) -> list[S
     out: list[Step] = []
     seed = 0
     while len(out) < steps:
-        gen = Generator(loaded, QWEN3_LIKE, messages=[Message("user", "What is the weather in Paris?")],
-                        tools=[WEATHER], tool_choice="required", template=template, reasoning=False,
-                        parallel=False, sampling=SamplingConfig(sampling.temperature, seed=seed),
-                        max_new_tokens=min(128, steps - len(out) + 1))
+        gen = Generator(
+            loaded,
+            QWEN3_LIKE,
+            messages=[Message("user", "What is the weather in Paris?")],
+            tools=[WEATHER],
+            tool_choice="required",
+            template=template,
+            reasoning=False,
+            parallel=False,
+            sampling=SamplingConfig(sampling.temperature, seed=seed),
+            max_new_tokens=min(128, steps - len(out) + 1),
+        )
         gen.step()  # the first step includes the prompt's prefill: not a decode step
         out.extend(s for s in gen.run_to_end() if s.constrained)
         seed += 1
@@ -90,8 +98,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  ({time.perf_counter() - t:.1f} s)")
     tiny = load_model("tiny")
     report("tiny random model + Qwen3 tokenizer (greedy)", tiny, collect(tiny, args.steps, SamplingConfig()))
-    report("tiny random model + Qwen3 tokenizer (temperature 1)", tiny,
-           collect(tiny, args.steps, SamplingConfig(temperature=1.0)))
+    report(
+        "tiny random model + Qwen3 tokenizer (temperature 1)",
+        tiny,
+        collect(tiny, args.steps, SamplingConfig(temperature=1.0)),
+    )
     return 0
 
 

@@ -44,7 +44,20 @@ SPEC = FormatSpec(
     tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>"),
     end_markers=("<|im_end|>",),
 )
-WORDS = ("the", "model", "weighs", "which", "tool", "fits", "city", "weather", "call", "json", "because", "it")
+WORDS = (
+    "the",
+    "model",
+    "weighs",
+    "which",
+    "tool",
+    "fits",
+    "city",
+    "weather",
+    "call",
+    "json",
+    "because",
+    "it",
+)
 
 
 def make_tokens(n: int, *, seed: int = 7) -> list[str]:
@@ -155,8 +168,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--sglang", default=os.environ.get("WORKBENCH_SGLANG_DIR", "/tmp/sglang_dl"),
-                    help="folder with the sglang and partial_json_parser wheels")
+    ap.add_argument(
+        "--sglang",
+        default=os.environ.get("WORKBENCH_SGLANG_DIR", "/tmp/sglang_dl"),
+        help="folder with the sglang and partial_json_parser wheels",
+    )
     args = ap.parse_args()
 
     per_token: dict[int, float] = {}

@@ -91,15 +91,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     steps, what = load_steps(args.session, args.steps)
     print(f"stream: {what}; terminal 120x36, headless")
-    print(f"{'screen':<10} {'run':<12} {'steps/s':>9} {'updates':>8} {'upd/s':>7} {'lag med':>8} "
-          f"{'lag max':>8} {'catch-up':>9}")
+    print(
+        f"{'screen':<10} {'run':<12} {'steps/s':>9} {'updates':>8} {'upd/s':>7} {'lag med':>8} "
+        f"{'lag max':>8} {'catch-up':>9}"
+    )
     for mode in ("generate", "inspector"):
         for label, delay in (("flat out", 0.0), (f"{args.rate:.0f} tok/s", 1.0 / args.rate)):
             r = asyncio.run(replay(steps, mode, delay))
-            print(f"{mode:<10} {label:<12} {r['steps_per_s']:9.0f} {r['updates']:8d} {r['updates_per_s']:7.1f} "
-                  f"{r['lag_median']:8.0f} {r['lag_max']:8.0f} {r['catch_up_ms']:7.0f}ms")
-    print("steps/s: steps drawn per second of wall time; updates: screen redraws of new steps (coalesced); "
-          "lag: steps produced but not yet drawn, at each redraw; catch-up: last step produced -> drawn.")
+            print(
+                f"{mode:<10} {label:<12} {r['steps_per_s']:9.0f} {r['updates']:8d} {r['updates_per_s']:7.1f} "
+                f"{r['lag_median']:8.0f} {r['lag_max']:8.0f} {r['catch_up_ms']:7.0f}ms"
+            )
+    print(
+        "steps/s: steps drawn per second of wall time; updates: screen redraws of new steps (coalesced); "
+        "lag: steps produced but not yet drawn, at each redraw; catch-up: last step produced -> drawn."
+    )
     return 0
 
 

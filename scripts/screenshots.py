@@ -4,8 +4,8 @@
 
 The app runs headless (Textual's test driver) with no model: the Generate and Inspector screens replay the
 synthetic step stream of ``workbench.tui.demo`` (or ``--session FILE``), stepped to a fixed point so the
-pictures are reproducible.  ``--png`` converts each SVG with ``rsvg-convert`` (Debian: librsvg2-bin) or
-cairosvg, whichever is installed, for looking at them with an image viewer.
+pictures are reproducible.  ``--png DIR`` converts each SVG with ``rsvg-convert`` (Debian: librsvg2-bin) or
+cairosvg, whichever is installed, for looking at them with an image viewer (PNGs are not committed).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SCREENS = ("template", "analysis", "generate", "inspector", "export")
 
 
-async def capture(template: str, size: tuple[int, int], out: Path, steps: int, suffix: str = "") -> list[Path]:
+async def capture(
+    template: str, size: tuple[int, int], out: Path, steps: int, suffix: str = ""
+) -> list[Path]:
     source = load_template(template)
     app = WorkbenchApp(source, load_model=False, analyze=True, replay_delay=0.0)
     written: list[Path] = []
@@ -57,9 +59,10 @@ def _plain_spaces(svg_text: str) -> str:
     return svg_text.replace("&#160;", " ").replace("<svg ", '<svg xml:space="preserve" ', 1)
 
 
-def to_png(svg: Path) -> Path | None:
-    png = svg.with_suffix(".png")
-    fixed = svg.with_suffix(".png.svg")
+def to_png(svg: Path, folder: Path) -> Path | None:
+    folder.mkdir(parents=True, exist_ok=True)
+    png = folder / svg.with_suffix(".png").name
+    fixed = folder / (svg.name + ".tmp.svg")
     fixed.write_text(_plain_spaces(svg.read_text(encoding="utf-8")), encoding="utf-8")
     try:
         if shutil.which("rsvg-convert"):
@@ -80,9 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--template", default=DEFAULT_TEMPLATE)
     parser.add_argument("--size", default="120x36", help="WIDTHxHEIGHT (also try 80x24)")
     parser.add_argument("--out", default=str(ROOT / "screenshots"))
-    parser.add_argument("--steps", type=int, default=40, help="demo steps to take before the pictures")
+    parser.add_argument("--steps", type=int, default=72, help="demo steps to take before the pictures")
     parser.add_argument("--suffix", default="", help="appended to each file name, e.g. -80x24")
-    parser.add_argument("--png", action="store_true", help="also write PNGs (rsvg-convert or cairosvg)")
+    parser.add_argument(
+        "--png",
+        metavar="DIR",
+        default=None,
+        help="also write PNGs to DIR for looking at them (rsvg-convert or cairosvg)",
+    )
     args = parser.parse_args(argv)
     width, height = (int(x) for x in args.size.lower().split("x"))
     out = Path(args.out)
@@ -91,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     for svg in written:
         line = str(svg)
         if args.png:
-            png = to_png(svg)
+            png = to_png(svg, Path(args.png))
             line += f"  ->  {png}" if png else "  (no rsvg-convert or cairosvg: PNG skipped)"
         print(line)
     return 0

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,83 @@ def test_template_that_is_not_text(tmp_path: Path, messages_file: Path) -> None:
     binary = tmp_path / "model.bin"
     binary.write_bytes(b"\xff\xfe\x00\x80garbage")
     assert_one_line_error(run_cli("render", str(binary), "-m", str(messages_file)), "not UTF-8")
+
+
+# --- the render time limit, in-process (a hang here would be a bug: each case runs in a watched thread) ----
+
+_NEST5 = "{% for c in xs %}{% for d in xs %}{% for e in xs %}{% endfor %}{% endfor %}{% endfor %}"
+SLOW_TEMPLATES = {
+    "empty_nested_loops_over_a_big_list": "{% set xs = range(100000) | list %}"
+    "{% for a in xs %}{% for b in xs %}{% endfor %}{% endfor %}",
+    "empty_nested_loops_over_small_lists": "{% set xs = range(200) | list %}"
+    "{% for a in xs %}{% for b in xs %}" + _NEST5 + "{% endfor %}{% endfor %}",
+    "exponential_macro_recursion": "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}"
+    "{% endmacro %}{{ f(60) }}",
+    "exponential_call_blocks": "{% macro twice() %}{{ caller() }}{{ caller() }}{% endmacro %}"
+    "{% macro grow(n) %}{% if n %}{% call twice() %}{{ grow(n - 1) }}{% endcall %}{% endif %}{% endmacro %}"
+    "{{ grow(60) }}",
+    "recursive_loop_fan_out": "{% for x in [1, 2] recursive %}{% if loop.depth < 60 %}{{ loop([1, 2]) }}"
+    "{% endif %}{% endfor %}",
+    "generator_loop": "{% for a in range(100000) | map('string') %}"
+    "{% for b in range(100000) | map('string') %}{% endfor %}{% endfor %}",
+}
+
+
+def _render_in_thread(source: str, time_limit: float) -> BaseException | str:
+    from workbench.template.render import render
+
+    outcome: list[BaseException | str] = []
+
+    def work() -> None:
+        try:
+            outcome.append(render(source, MESSAGES, time_limit=time_limit))
+        except BaseException as exc:  # handed back to the test
+            outcome.append(exc)
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "the render ignored its time limit"
+    return outcome[0]
+
+
+@pytest.mark.parametrize("name", sorted(SLOW_TEMPLATES))
+def test_render_time_limit_stops_templates_that_never_finish(name: str) -> None:
+    from workbench.template.render import RenderTimeout
+
+    result = _render_in_thread(SLOW_TEMPLATES[name], time_limit=0.3)
+    assert isinstance(result, RenderTimeout), result
+    assert result.kind == "timeout"
+    assert result.line == 1
+    assert "timed out" in str(result)
+
+
+def test_unbounded_recursion_is_an_error_not_a_crash() -> None:
+    from workbench.template.render import TemplateError
+
+    result = _render_in_thread("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", time_limit=5)
+    assert isinstance(result, TemplateError)
+    assert result.kind == "recursion"
+
+
+def test_one_threads_time_out_does_not_touch_another_render() -> None:
+    """Deadlines are per thread: compiled templates are shared, so a global deadline would leak."""
+    from workbench.template.render import RenderTimeout, render
+
+    forever = SLOW_TEMPLATES["empty_nested_loops_over_a_big_list"]
+    normal = "{% for m in messages %}{{ m.content }}{% endfor %}"
+    results: dict[str, BaseException | str] = {}
+
+    def slow() -> None:
+        try:
+            results["slow"] = render(forever, MESSAGES, time_limit=0.5)
+        except RenderTimeout as exc:
+            results["slow"] = exc
+
+    worker = threading.Thread(target=slow, daemon=True)
+    worker.start()
+    outputs = {render(normal, MESSAGES, time_limit=30) for _ in range(200)}
+    worker.join(60)
+    assert outputs == {"Hi"}
+    assert isinstance(results["slow"], RenderTimeout)
+    assert render(normal, MESSAGES, time_limit=0.5) == "Hi"  # the thread's deadline was cleared afterwards

@@ -1,8 +1,9 @@
-"""The checking rules of both suites, written from their READMEs (not from the runner's output)."""
+"""The checking rules of both suites and the streaming invariants, written from the READMEs and the issue."""
 
 from __future__ import annotations
 
 from workbench.conformance.checks import c_trim, check_llamacpp, check_peer, typed_equal
+from workbench.conformance.invariants import continuity_violations, nameless_calls
 from workbench.conformance.observed import Observed, ObservedCall
 
 
@@ -186,3 +187,45 @@ def test_typed_equal_keeps_json_types_apart() -> None:
     assert not typed_equal(42, 42.0, ordered=False)
     assert not typed_equal({"a": 1, "b": 2}, {"b": 2, "a": 1}, ordered=True)
     assert typed_equal({"a": 1, "b": 2}, {"b": 2, "a": 1}, ordered=False)
+
+
+# ------------------------------------------------------------------------------------------------ invariants
+def test_growing_partial_parses_are_continuous() -> None:
+    before = msg("Hel", "th", ObservedCall("f", '{"a"'))
+    after = msg("Hello", "think", ObservedCall("f", '{"a": 1}'), ObservedCall("g", ""))
+    assert continuity_violations(before, after, where="w", drops_allowed=False) == []
+
+
+def test_changed_text_name_or_id_breaks_continuity() -> None:
+    def broken(before: Observed, after: Observed) -> list[str]:
+        return continuity_violations(before, after, where="w", drops_allowed=False)
+
+    assert broken(msg("Hello"), msg("Help"))[0].startswith("w: content changed")
+    assert broken(msg(None, "abc"), msg(None, "ab"))[0].startswith("w: reasoning_content changed")
+    assert (
+        "name changed"
+        in broken(msg("", None, ObservedCall("get", "")), msg("", None, ObservedCall("get_weather", "")))[0]
+    )
+    assert (
+        "id changed"
+        in broken(msg("", None, ObservedCall("f", "", "1")), msg("", None, ObservedCall("f", "", "2")))[0]
+    )
+    assert (
+        "arguments changed"
+        in broken(msg("", None, ObservedCall("f", '{"a": 1')), msg("", None, ObservedCall("f", '{"a": 2}')))[
+            0
+        ]
+    )
+
+
+def test_a_dropped_call_is_tolerated_only_with_a_diagnostic() -> None:
+    before = msg("", None, ObservedCall("bad", '{"x"'), ObservedCall("good", "{}"))
+    after = msg("", None, ObservedCall("good", "{}"))
+    assert continuity_violations(before, after, where="w", drops_allowed=True) == []
+    problems = continuity_violations(before, after, where="w", drops_allowed=False)
+    assert problems and 'call 0 ("bad") taken back' in problems[0]
+
+
+def test_arguments_before_a_name_are_reported() -> None:
+    assert nameless_calls(msg("", None, ObservedCall("", '{"a"')), where="w") != []
+    assert nameless_calls(msg("", None, ObservedCall("f", '{"a"'), ObservedCall("", "")), where="w") == []

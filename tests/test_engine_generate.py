@@ -40,8 +40,13 @@ def tiny() -> LoadedModel:
 
 
 def make(tiny: LoadedModel, spec: FormatSpec = QWEN3_LIKE, **kw: object) -> Generator:
-    options: dict[str, object] = {"tools": [WEATHER], "tool_choice": "required", "reasoning": False,
-                                  "parallel": False, "max_new_tokens": 160}
+    options: dict[str, object] = {
+        "tools": [WEATHER],
+        "tool_choice": "required",
+        "reasoning": False,
+        "parallel": False,
+        "max_new_tokens": 160,
+    }
     options.update(kw)
     return Generator(tiny, spec, messages=MESSAGES, template=load_template("chatml-think-tools"), **options)  # type: ignore[arg-type]
 
@@ -52,7 +57,9 @@ def token_id(tiny: LoadedModel, text: str) -> int:
     return found
 
 
-def test_auto_with_reasoning_masks_nothing_while_thinking_and_engages_at_the_trigger(tiny: LoadedModel) -> None:
+def test_auto_with_reasoning_masks_nothing_while_thinking_and_engages_at_the_trigger(
+    tiny: LoadedModel,
+) -> None:
     gen = make(tiny, tool_choice="auto", reasoning=True, sampling=SamplingConfig(temperature=1.0, seed=3))
     first = gen.force(token_id(tiny, "<think>"))
     assert first.phase == "lead" and first.allowed_count == first.vocab_size and not first.constrained
@@ -87,8 +94,16 @@ def test_required_with_reasoning_lets_the_model_open_it_or_answer(tiny: LoadedMo
 
 def test_a_prompt_that_opened_reasoning_starts_inside_it(tiny: LoadedModel) -> None:
     # The prompt ends with "<think>" (DeepSeek V3.1 with thinking on): the first tokens are reasoning.
-    gen = Generator(tiny, DEEPSEEK_V31_LIKE, messages=MESSAGES, tools=[WEATHER], tool_choice="required",
-                    template=load_template("deepseek-v31-like"), reasoning=True, max_new_tokens=40)
+    gen = Generator(
+        tiny,
+        DEEPSEEK_V31_LIKE,
+        messages=MESSAGES,
+        tools=[WEATHER],
+        tool_choice="required",
+        template=load_template("deepseek-v31-like"),
+        reasoning=True,
+        max_new_tokens=40,
+    )
     assert gen.plan.reasoning is not None and gen.plan.reasoning.starts_inside
     steps = gen.run(5)
     assert all(s.phase == "reasoning" and s.allowed_count == s.vocab_size for s in steps)
@@ -96,15 +111,25 @@ def test_a_prompt_that_opened_reasoning_starts_inside_it(tiny: LoadedModel) -> N
 
 def test_marker_that_is_an_added_token_is_allowed_by_the_mask(tiny: LoadedModel) -> None:
     gen = make(tiny)
-    step = gen.force(token_id(tiny, "<tool_call>"))
+    step = gen.force(token_id(tiny, "<tool_call>"))  # an added token: one id, not the BPE pieces of its text
     assert step.constrained and step.token_text == "<tool_call>"
-    assert step.jump_forward == "<tool_call>\n" or step.jump_forward == ""
+    # From there the grammar alone decides the next characters (one tool, no parallel calls):
+    assert gen.step().jump_forward == '\n{"name": "get_weather", "arguments": {"city": "'
+
+
+def test_xgrammar_sees_added_tokens_as_plain_text(tiny: LoadedModel) -> None:
+    info = tiny.tokenizer_info()
+    assert list(info.special_token_ids) == []  # nothing is excluded from masks as "special"
+    for marker in ("<tool_call>", "</tool_call>", "<think>", "</think>"):
+        assert tiny.token_bytes()[token_id(tiny, marker)] == marker.encode()
 
 
 def test_forcing_a_masked_token_is_refused_with_the_reason_and_changes_nothing(tiny: LoadedModel) -> None:
     gen = make(tiny)
-    with pytest.raises(ForceRefused, match=r"masked by the answer grammar at step 0 \(\d+ of \d+ tokens allowed"):
-        gen.force(token_id(tiny, "Hello"))
+    with pytest.raises(
+        ForceRefused, match=r"masked by the answer grammar at step 0 \(\d+ of \d+ tokens allowed"
+    ):
+        gen.force(token_id(tiny, "<think>"))  # reasoning is off: the answer must start with the call
     assert gen.steps == [] and gen.matcher.accepted_count == 0
     with pytest.raises(ForceRefused, match="outside the vocabulary"):
         gen.force(gen.vocab_size + 5)
@@ -143,7 +168,7 @@ def test_sampled_runs_are_reproducible_from_the_seed(tiny: LoadedModel) -> None:
 def test_switching_the_constraint_off_then_on_follows_the_grammar_until_it_is_lost(tiny: LoadedModel) -> None:
     gen = make(tiny)
     gen.set_constrained(False)
-    free = gen.force(token_id(tiny, "Hello"))  # the grammar would never allow this
+    free = gen.force(token_id(tiny, "<think>"))  # reasoning is off: the grammar would never allow this
     assert not free.constrained and free.allowed_count == free.vocab_size
     assert "lost track" in free.note
     gen.set_constrained(True)
@@ -184,9 +209,28 @@ def test_pause_stops_a_run_after_the_current_step(tiny: LoadedModel) -> None:
 def test_fallback_tokenizer_works_without_shared_files() -> None:
     small = load_tiny(prefer_shared=False)
     assert small.vocab_size < 2000
-    gen = Generator(small, QWEN3_LIKE, messages=MESSAGES, tools=[WEATHER], tool_choice="required",
-                    template=load_template("chatml-think-tools"), reasoning=False, parallel=False,
-                    sampling=SamplingConfig(temperature=1.0, seed=2), max_new_tokens=200)
+    gen = Generator(
+        small,
+        QWEN3_LIKE,
+        messages=MESSAGES,
+        tools=[WEATHER],
+        tool_choice="required",
+        template=load_template("chatml-think-tools"),
+        reasoning=False,
+        parallel=False,
+        sampling=SamplingConfig(temperature=1.0, seed=2),
+        max_new_tokens=200,
+    )
     gen.run_to_end()
     calls = gen.message().message.tool_calls
     assert [c.name for c in calls] == ["get_weather"]
+
+
+def test_a_reasoning_marker_listed_as_end_marker_does_not_end_the_turn(tiny: LoadedModel) -> None:
+    # Harmony lists <|end|> (the end of the analysis message) among its end markers; here </think> plays it.
+    spec = QWEN3_LIKE.with_edit(end_markers=("<|im_end|>", "</think>"))
+    gen = make(tiny, spec, tool_choice="auto", reasoning=True, max_new_tokens=20)
+    assert token_id(tiny, "</think>") not in gen.stop_ids and token_id(tiny, "<|im_end|>") in gen.stop_ids
+    gen.force(token_id(tiny, "<think>"))
+    step = gen.force(token_id(tiny, "</think>"))
+    assert not step.finished and gen.matcher.phase == "text"

@@ -48,7 +48,11 @@ QWEN_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris",
 @pytest.mark.parametrize(
     ("spec", "good", "bad"),
     [
-        (QWEN3_LIKE, QWEN_CALL, '<tool_call>\n{"name": "get_weather", "arguments": {"days": 3}}\n</tool_call>'),
+        (
+            QWEN3_LIKE,
+            QWEN_CALL,
+            '<tool_call>\n{"name": "get_weather", "arguments": {"days": 3}}\n</tool_call>',
+        ),
         (
             DEEPSEEK_V31_LIKE,
             '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Rome"}'
@@ -69,7 +73,8 @@ QWEN_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris",
         ),
         (
             HARMONY,
-            '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Kyiv"}<|call|>',
+            '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Kyiv"}'
+            "<|call|>",
             '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": 5}<|call|>',
         ),
     ],
@@ -88,8 +93,9 @@ def test_json_arguments_have_no_free_whitespace_by_default() -> None:
     plan = build_grammar(QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=False, parallel=False)
     spaced = QWEN_CALL.replace('{"city": "Paris"', '{ "city" :  "Paris"')
     assert not accepts(plan.text, spaced)
-    loose = build_grammar(QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=False, parallel=False,
-                          any_whitespace=True)
+    loose = build_grammar(
+        QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=False, parallel=False, any_whitespace=True
+    )
     assert accepts(loose.text, spaced)
 
 
@@ -131,13 +137,17 @@ def test_reasoning_gate_follows_the_prompt() -> None:
     assert plan.reasoning is not None and not plan.reasoning.starts_inside
     # Before the model opens its reasoning, it may either open it or answer with the forced call.
     assert plan.lead is not None and accepts(plan.lead, "<think>") and accepts(plan.lead, QWEN_CALL)
-    opened = build_grammar(QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=True, thinking_opened=True)
+    opened = build_grammar(
+        QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=True, thinking_opened=True
+    )
     assert opened.reasoning is not None and opened.reasoning.starts_inside and opened.lead is None
     assert build_grammar(QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=False).reasoning is None
 
 
 def test_harmony_reenters_the_assistant_role_only_after_reasoning() -> None:
-    call = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Oslo"}<|call|>'
+    call = (
+        '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Oslo"}<|call|>'
+    )
     after = build_grammar(HARMONY, [WEATHER], tool_choice="required", reasoning=True, thinking_opened=False)
     assert after.answer is not None and accepts(after.answer, "<|start|>assistant" + call)
     assert after.lead is not None and accepts(after.lead, call)
@@ -156,11 +166,28 @@ def test_tagged_arguments_follow_schema_order_with_optional_parameters() -> None
 
 
 def test_tagged_arguments_with_a_separator_put_it_only_between_present_parameters() -> None:
-    spec = FormatSpec(tools=ToolsSpec(format="tag_with_tagged", call_start="<call>", call_end="</call>",
-                                      name_prefix="<name>", name_suffix="</name>", arg_name_prefix="<",
-                                      arg_name_suffix=">", arg_value_suffix="</v>", arg_separator=";"))
-    tool = Tool("f", "", {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"},
-                                                             "c": {"type": "integer"}}, "required": ["c"]})
+    spec = FormatSpec(
+        tools=ToolsSpec(
+            format="tag_with_tagged",
+            call_start="<call>",
+            call_end="</call>",
+            name_prefix="<name>",
+            name_suffix="</name>",
+            arg_name_prefix="<",
+            arg_name_suffix=">",
+            arg_value_suffix="</v>",
+            arg_separator=";",
+        )
+    )
+    tool = Tool(
+        "f",
+        "",
+        {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}},
+            "required": ["c"],
+        },
+    )
     plan = build_grammar(spec, [tool], tool_choice="required", reasoning=False)
     assert accepts(plan.text, "<call><name>f</name><b>2</v>;<c>3</v></call>")
     assert accepts(plan.text, "<call><name>f</name><c>3</v></call>")
@@ -170,8 +197,15 @@ def test_tagged_arguments_with_a_separator_put_it_only_between_present_parameter
 
 def test_pythonic_calls_use_python_literals() -> None:
     spec = FormatSpec(tools=ToolsSpec(format="pythonic", parallel=True))
-    tool = Tool("f", "", {"type": "object", "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}},
-                          "required": ["ok"]})
+    tool = Tool(
+        "f",
+        "",
+        {
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}},
+            "required": ["ok"],
+        },
+    )
     plan = build_grammar(spec, [tool], tool_choice="required", reasoning=False)
     assert accepts(plan.text, "[f(ok=True, n=3)]")
     assert accepts(plan.text, "[f(ok=False), f(ok=True)]")
@@ -193,8 +227,11 @@ def test_unknown_tool_choice_is_a_clear_error() -> None:
 
 
 def test_schema_xgrammar_cannot_compile_is_a_clear_error_naming_the_tool() -> None:
-    bad = Tool("lookbehind", "", {"type": "object", "properties": {"x": {"type": "string", "pattern": "(?<=a)b"}},
-                                  "required": ["x"]})
+    bad = Tool(
+        "lookbehind",
+        "",
+        {"type": "object", "properties": {"x": {"type": "string", "pattern": "(?<=a)b"}}, "required": ["x"]},
+    )
     with pytest.raises(GrammarError, match=r"tool 'lookbehind' cannot be compiled by xgrammar: .*Lookbehind"):
         build_grammar(QWEN3_LIKE, [bad], tool_choice="required")
 

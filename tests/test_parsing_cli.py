@@ -12,9 +12,19 @@ from tests.conftest import REPO
 from workbench.cli import app
 
 SPEC = REPO / "specs" / "_parser_fixtures" / "Qwen-Qwen3-0.6B.json"
-OUTPUT = '<think>plan</think>\n\nOK.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}}}}}]
+OUTPUT = (
+    "<think>plan</think>\n\nOK.<tool_call>\n"
+    '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+)
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
 
 
 @pytest.fixture
@@ -85,8 +95,9 @@ def test_template_option_analyses_the_template(files: dict[str, Path]) -> None:
         (["--spec", "BAD", "OUT"], 1, "not valid JSON"),
     ],
 )
-def test_bad_input_and_usage_exit_codes(files: dict[str, Path], tmp_path: Path, args: list[str], code: int,
-                                        message: str) -> None:
+def test_bad_input_and_usage_exit_codes(
+    files: dict[str, Path], tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
     subst = {"OUT": str(files["out"]), "SPEC": str(SPEC), "BAD": str(bad)}

@@ -12,7 +12,9 @@ from workbench.parsing import ParseOptions, parse, parse_events
 from workbench.spec import FormatSpec, ToolsSpec
 
 
-def calls(spec: FormatSpec, text: str, tools: list[Tool] | None = None, **opts: Any) -> list[tuple[str, Any, str]]:
+def calls(
+    spec: FormatSpec, text: str, tools: list[Tool] | None = None, **opts: Any
+) -> list[tuple[str, Any, str]]:
     """(name, decoded arguments, id) of every call, checked to be identical when streamed per character."""
     one = parse(spec, text, tools, ParseOptions(**opts))
     _events, streamed = parse_events(spec, list(text), tools, ParseOptions(**opts))
@@ -29,7 +31,9 @@ def tool(name: str, **props: Any) -> Tool:
 
 
 # ------------------------------------------------------------------------------------------ json_native
-HERMES = FormatSpec(tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>"))
+HERMES = FormatSpec(
+    tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>")
+)
 
 
 def test_json_native_flat_object_in_section_markers() -> None:
@@ -54,33 +58,67 @@ def test_json_native_string_encoded_arguments_are_decoded_once() -> None:
 
 
 def test_json_native_nested_function_field() -> None:
-    s = FormatSpec(tools=ToolsSpec(format="json_native", section_start="<tool_call>", section_end="</tool_call>",
-                                   function_field="function"))
+    s = FormatSpec(
+        tools=ToolsSpec(
+            format="json_native",
+            section_start="<tool_call>",
+            section_end="</tool_call>",
+            function_field="function",
+        )
+    )
     text = '<tool_call>{"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}</tool_call>'
     assert calls(s, text) == [("f", {"a": 1}, "")]
 
 
 def test_json_native_name_as_key_in_an_array() -> None:
-    s = FormatSpec(tools=ToolsSpec(format="json_native", section_start="<|tools_prefix|>",
-                                   section_end="<|tools_suffix|>", fun_name_is_key=True, array_wrapped=True))
+    s = FormatSpec(
+        tools=ToolsSpec(
+            format="json_native",
+            section_start="<|tools_prefix|>",
+            section_end="<|tools_suffix|>",
+            fun_name_is_key=True,
+            array_wrapped=True,
+        )
+    )
     text = '<|tools_prefix|>[{"f": {"a": 1}}, {"g": {}}]<|tools_suffix|>'
     assert calls(s, text) == [("f", {"a": 1}, ""), ("g", {}, "")]
 
 
 def test_json_native_ids_from_a_string_field_and_a_generated_field() -> None:
-    nemo = FormatSpec(tools=ToolsSpec(format="json_native", section_start="[TOOL_CALLS]", id_field="id",
-                                      array_wrapped=True))
-    assert calls(nemo, '[TOOL_CALLS][{"name": "f", "arguments": {}, "id": "123456789"}]') == [("f", {}, "123456789")]
-    r7b = FormatSpec(tools=ToolsSpec(format="json_native", section_start="<|START_ACTION|>",
-                                     section_end="<|END_ACTION|>", name_field="tool_name", args_field="parameters",
-                                     gen_id_field="tool_call_id", array_wrapped=True))
-    text = '<|START_ACTION|>[\n {"tool_call_id": "0", "tool_name": "f", "parameters": {"a": 1}}\n]<|END_ACTION|>'
+    nemo = FormatSpec(
+        tools=ToolsSpec(format="json_native", section_start="[TOOL_CALLS]", id_field="id", array_wrapped=True)
+    )
+    assert calls(nemo, '[TOOL_CALLS][{"name": "f", "arguments": {}, "id": "123456789"}]') == [
+        ("f", {}, "123456789")
+    ]
+    r7b = FormatSpec(
+        tools=ToolsSpec(
+            format="json_native",
+            section_start="<|START_ACTION|>",
+            section_end="<|END_ACTION|>",
+            name_field="tool_name",
+            args_field="parameters",
+            gen_id_field="tool_call_id",
+            array_wrapped=True,
+        )
+    )
+    text = (
+        '<|START_ACTION|>[\n {"tool_call_id": "0", "tool_name": "f", "parameters": {"a": 1}}\n]<|END_ACTION|>'
+    )
     assert calls(r7b, text) == [("f", {"a": 1}, "0")]
 
 
 def test_json_native_markdown_code_block() -> None:
-    s = FormatSpec(tools=ToolsSpec(format="json_native", code_block_marker="Action:", code_block_language="json",
-                                   name_field="tool_name", args_field="parameters", array_wrapped=True))
+    s = FormatSpec(
+        tools=ToolsSpec(
+            format="json_native",
+            code_block_marker="Action:",
+            code_block_language="json",
+            name_field="tool_name",
+            args_field="parameters",
+            array_wrapped=True,
+        )
+    )
     text = 'Action:\n```json\n[{"tool_name": "f", "parameters": {"a": 1}}]\n```'
     assert calls(s, text) == [("f", {"a": 1}, "")]
     assert content(s, text) == ""
@@ -94,14 +132,23 @@ def test_json_native_without_markers_needs_a_name_first() -> None:
 
 
 # ------------------------------------------------------------------------------------------ tag_with_json
-DS31 = FormatSpec(tools=ToolsSpec(
-    format="tag_with_json", section_start="<｜tool▁calls▁begin｜>", section_end="<｜tool▁calls▁end｜>",
-    call_start="<｜tool▁call▁begin｜>", call_end="<｜tool▁call▁end｜>", name_suffix="<｜tool▁sep｜>"))
+DS31 = FormatSpec(
+    tools=ToolsSpec(
+        format="tag_with_json",
+        section_start="<｜tool▁calls▁begin｜>",
+        section_end="<｜tool▁calls▁end｜>",
+        call_start="<｜tool▁call▁begin｜>",
+        call_end="<｜tool▁call▁end｜>",
+        name_suffix="<｜tool▁sep｜>",
+    )
+)
 
 
 def test_tag_with_json_parallel_calls() -> None:
-    text = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": 1}<｜tool▁call▁end｜>\n"
-            "<｜tool▁call▁begin｜>g<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+    text = (
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜>\n'
+        "<｜tool▁call▁begin｜>g<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    )
     assert calls(DS31, text) == [("f", {"a": 1}, ""), ("g", {}, "")]
 
 
@@ -117,37 +164,63 @@ def test_tag_with_json_cut_off_arguments_are_closed_by_the_closing_marker() -> N
 
 
 def test_tag_with_json_invalid_arguments_drop_the_call_and_keep_its_siblings() -> None:
-    text = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{a: b}<｜tool▁call▁end｜>"
-            "<｜tool▁call▁begin｜>g<｜tool▁sep｜>{\"c\": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+    text = (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{a: b}<｜tool▁call▁end｜>"
+        '<｜tool▁call▁begin｜>g<｜tool▁sep｜>{"c": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    )
     r = parse(DS31, text)
     assert [c.name for c in r.message.tool_calls] == ["g"]
     assert "E-CALL-SCHEMA" in [d.code for d in r.diagnostics]
 
 
 def test_kimi_ids_come_from_the_output_through_the_function_namespace() -> None:
-    s = FormatSpec(tools=ToolsSpec(
-        format="tag_with_json", section_start="<|tool_calls_section_begin|>",
-        section_end="<|tool_calls_section_end|>", call_start="<|tool_call_begin|>", call_end="<|tool_call_end|>",
-        name_suffix="<|tool_call_argument_begin|>", function_namespace="functions."))
-    text = ("<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|>"
-            '{"city": "X"}<|tool_call_end|><|tool_call_begin|>functions.f:1<|tool_call_argument_begin|>{}'
-            "<|tool_call_end|><|tool_calls_section_end|>")
-    assert calls(s, text) == [("get_weather", {"city": "X"}, "functions.get_weather:0"), ("f", {}, "functions.f:1")]
+    s = FormatSpec(
+        tools=ToolsSpec(
+            format="tag_with_json",
+            section_start="<|tool_calls_section_begin|>",
+            section_end="<|tool_calls_section_end|>",
+            call_start="<|tool_call_begin|>",
+            call_end="<|tool_call_end|>",
+            name_suffix="<|tool_call_argument_begin|>",
+            function_namespace="functions.",
+        )
+    )
+    text = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|>"
+        '{"city": "X"}<|tool_call_end|><|tool_call_begin|>functions.f:1<|tool_call_argument_begin|>{}'
+        "<|tool_call_end|><|tool_calls_section_end|>"
+    )
+    assert calls(s, text) == [
+        ("get_weather", {"city": "X"}, "functions.get_weather:0"),
+        ("f", {}, "functions.f:1"),
+    ]
 
 
 def test_mistral_name_then_json_with_or_without_args_marker() -> None:
     s = FormatSpec(tools=ToolsSpec(format="tag_with_json", call_start="[TOOL_CALLS]", args_start="[ARGS]"))
-    assert calls(s, '[TOOL_CALLS]f[ARGS]{"a": 1}[TOOL_CALLS]g{"b": 2}') == [("f", {"a": 1}, ""), ("g", {"b": 2}, "")]
+    assert calls(s, '[TOOL_CALLS]f[ARGS]{"a": 1}[TOOL_CALLS]g{"b": 2}') == [
+        ("f", {"a": 1}, ""),
+        ("g", {"b": 2}, ""),
+    ]
     assert content(s, 'hi{hi[TOOL_CALLS]f{"a": 1}') == "hi{hi"
 
 
 def test_deepseek_r1_json_fence_around_arguments() -> None:
-    s = FormatSpec(tools=ToolsSpec(
-        format="tag_with_json", section_start="<｜tool▁calls▁begin｜>", section_end="<｜tool▁calls▁end｜>",
-        call_start="<｜tool▁call▁begin｜>", call_end="<｜tool▁call▁end｜>", name_prefix="function<｜tool▁sep｜>",
-        name_suffix="\n"))
-    text = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": 1}\n```"
-            "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+    s = FormatSpec(
+        tools=ToolsSpec(
+            format="tag_with_json",
+            section_start="<｜tool▁calls▁begin｜>",
+            section_end="<｜tool▁calls▁end｜>",
+            call_start="<｜tool▁call▁begin｜>",
+            call_end="<｜tool▁call▁end｜>",
+            name_prefix="function<｜tool▁sep｜>",
+            name_suffix="\n",
+        )
+    )
+    text = (
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a": 1}\n```'
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    )
     assert calls(s, text) == [("f", {"a": 1}, "")]
 
 
@@ -160,9 +233,18 @@ def test_deepseek_r1_json_fence_around_arguments() -> None:
     ],
 )
 def test_call_ids_in_every_position(position: str, text: str) -> None:
-    s = FormatSpec(tools=ToolsSpec(format="tag_with_json", call_start="<call>", call_end="</call>",
-                                   name_prefix="<fn=", name_suffix=">", id_position=position,
-                                   id_prefix="[ID]", id_suffix="[/ID]"))
+    s = FormatSpec(
+        tools=ToolsSpec(
+            format="tag_with_json",
+            call_start="<call>",
+            call_end="</call>",
+            name_prefix="<fn=",
+            name_suffix=">",
+            id_position=position,
+            id_prefix="[ID]",
+            id_suffix="[/ID]",
+        )
+    )
     assert calls(s, text) == [("f", {}, "c-1")]
 
 
@@ -171,10 +253,19 @@ def test_no_id_is_invented_when_the_format_has_none() -> None:
 
 
 # ------------------------------------------------------------------------------------------ tag_with_tagged
-CODER = FormatSpec(tools=ToolsSpec(
-    format="tag_with_tagged", call_start="<tool_call>\n", call_end="</tool_call>", name_prefix="<function=",
-    name_suffix=">\n", func_close="</function>\n", arg_name_prefix="<parameter=", arg_name_suffix=">\n",
-    arg_value_suffix="</parameter>\n"))
+CODER = FormatSpec(
+    tools=ToolsSpec(
+        format="tag_with_tagged",
+        call_start="<tool_call>\n",
+        call_end="</tool_call>",
+        name_prefix="<function=",
+        name_suffix=">\n",
+        func_close="</function>\n",
+        arg_name_prefix="<parameter=",
+        arg_name_suffix=">\n",
+        arg_value_suffix="</parameter>\n",
+    )
+)
 
 
 def coder_call(name: str, **values: str) -> str:
@@ -183,12 +274,25 @@ def coder_call(name: str, **values: str) -> str:
 
 
 def test_tagged_values_are_typed_by_the_schema() -> None:
-    t = Tool("f", parameters={"type": "object", "properties": {
-        "s": {"type": "string"}, "n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"},
-        "o": {"type": "object"}, "a": {"type": "array"}, "z": {"type": ["string", "null"]}}})
+    t = Tool(
+        "f",
+        parameters={
+            "type": "object",
+            "properties": {
+                "s": {"type": "string"},
+                "n": {"type": "integer"},
+                "x": {"type": "number"},
+                "b": {"type": "boolean"},
+                "o": {"type": "object"},
+                "a": {"type": "array"},
+                "z": {"type": ["string", "null"]},
+            },
+        },
+    )
     text = coder_call("f", s="5123123", n="42", x="-3.5", b="True", o='{"k": [1]}', a="[1, 2]", z="null")
-    assert calls(CODER, text, [t]) == [("f", {"s": "5123123", "n": 42, "x": -3.5, "b": True, "o": {"k": [1]},
-                                              "a": [1, 2], "z": None}, "")]
+    assert calls(CODER, text, [t]) == [
+        ("f", {"s": "5123123", "n": 42, "x": -3.5, "b": True, "o": {"k": [1]}, "a": [1, 2], "z": None}, "")
+    ]
 
 
 def test_tagged_string_values_lose_exactly_one_newline_on_each_side() -> None:
@@ -211,39 +315,76 @@ def test_tagged_call_without_arguments() -> None:
 
 
 def test_glm_style_name_then_key_value_tags() -> None:
-    s = FormatSpec(tools=ToolsSpec(format="tag_with_tagged", call_start="<tool_call>", call_end="</tool_call>",
-                                   name_suffix="\n", arg_name_prefix="<arg_key>", arg_name_suffix="</arg_key>\n",
-                                   arg_value_prefix="<arg_value>", arg_value_suffix="</arg_value>\n"))
-    text = "<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call><tool_call>g</tool_call>"
+    s = FormatSpec(
+        tools=ToolsSpec(
+            format="tag_with_tagged",
+            call_start="<tool_call>",
+            call_end="</tool_call>",
+            name_suffix="\n",
+            arg_name_prefix="<arg_key>",
+            arg_name_suffix="</arg_key>\n",
+            arg_value_prefix="<arg_value>",
+            arg_value_suffix="</arg_value>\n",
+        )
+    )
+    text = (
+        "<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>"
+        "<tool_call>g</tool_call>"
+    )
     assert calls(s, text) == [("f", {"city": "Beijing"}, ""), ("g", {}, "")]
 
 
 def test_minimax_several_invokes_in_one_block() -> None:
-    s = FormatSpec(tools=ToolsSpec(format="tag_with_tagged", section_start="<minimax:tool_call>\n",
-                                   section_end="</minimax:tool_call>", name_prefix='<invoke name="',
-                                   name_suffix='">\n', func_close="</invoke>\n", arg_name_prefix='<parameter name="',
-                                   arg_value_prefix='">', arg_value_suffix="</parameter>\n"))
-    text = ('<minimax:tool_call><invoke name="a"><parameter name="x">1</parameter></invoke>'
-            '<invoke name="b"><parameter name="y">q</parameter></invoke></minimax:tool_call>')
+    s = FormatSpec(
+        tools=ToolsSpec(
+            format="tag_with_tagged",
+            section_start="<minimax:tool_call>\n",
+            section_end="</minimax:tool_call>",
+            name_prefix='<invoke name="',
+            name_suffix='">\n',
+            func_close="</invoke>\n",
+            arg_name_prefix='<parameter name="',
+            arg_value_prefix='">',
+            arg_value_suffix="</parameter>\n",
+        )
+    )
+    text = (
+        '<minimax:tool_call><invoke name="a"><parameter name="x">1</parameter></invoke>'
+        '<invoke name="b"><parameter name="y">q</parameter></invoke></minimax:tool_call>'
+    )
     assert calls(s, text) == [("a", {"x": 1}, ""), ("b", {"y": "q"}, "")]
 
 
 def test_dsml_string_attribute_and_json_body() -> None:
-    s = FormatSpec(tools=ToolsSpec(format="tag_with_tagged", section_start="<｜DSML｜function_calls>\n",
-                                   section_end="</｜DSML｜function_calls>", name_prefix='<｜DSML｜invoke name="',
-                                   name_suffix='">\n', func_close="</｜DSML｜invoke>\n",
-                                   arg_name_prefix='<｜DSML｜parameter name="', arg_name_suffix=">",
-                                   arg_value_suffix="</｜DSML｜parameter>\n"))
-    text = ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n'
-            '<｜DSML｜parameter name="n" string="false">10</｜DSML｜parameter>\n'
-            '<｜DSML｜parameter name="s" string="true">10</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
-            '<｜DSML｜invoke name="g">\n{"a": 1}\n</｜DSML｜invoke>\n</｜DSML｜function_calls>')
+    s = FormatSpec(
+        tools=ToolsSpec(
+            format="tag_with_tagged",
+            section_start="<｜DSML｜function_calls>\n",
+            section_end="</｜DSML｜function_calls>",
+            name_prefix='<｜DSML｜invoke name="',
+            name_suffix='">\n',
+            func_close="</｜DSML｜invoke>\n",
+            arg_name_prefix='<｜DSML｜parameter name="',
+            arg_name_suffix=">",
+            arg_value_suffix="</｜DSML｜parameter>\n",
+        )
+    )
+    text = (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">\n'
+        '<｜DSML｜parameter name="n" string="false">10</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="s" string="true">10</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+        '<｜DSML｜invoke name="g">\n{"a": 1}\n</｜DSML｜invoke>\n</｜DSML｜function_calls>'
+    )
     assert calls(s, text, [tool("f", n={"type": "integer"}, s={"type": "string"}), tool("g")]) == [
-        ("f", {"n": 10, "s": "10"}, ""), ("g", {"a": 1}, "")]
+        ("f", {"n": 10, "s": "10"}, ""),
+        ("g", {"a": 1}, ""),
+    ]
 
 
 # ------------------------------------------------------------------------------------------ pythonic
-PY = FormatSpec(tools=ToolsSpec(format="pythonic", section_start="<|tool_call_start|>", section_end="<|tool_call_end|>"))
+PY = FormatSpec(
+    tools=ToolsSpec(format="pythonic", section_start="<|tool_call_start|>", section_end="<|tool_call_end|>")
+)
 
 
 def test_pythonic_list_with_python_literals() -> None:
@@ -289,6 +430,10 @@ def test_parse_tools_false_keeps_calls_as_content() -> None:
 
 
 def test_schema_mismatch_is_reported_but_the_call_kept() -> None:
-    r = parse(HERMES, '<tool_call>{"name": "f", "arguments": {"n": "x"}}</tool_call>', [tool("f", n={"type": "integer"})])
+    r = parse(
+        HERMES,
+        '<tool_call>{"name": "f", "arguments": {"n": "x"}}</tool_call>',
+        [tool("f", n={"type": "integer"})],
+    )
     assert [c.name for c in r.message.tool_calls] == ["f"]
     assert any(d.code == "E-CALL-SCHEMA" and d.severity == "info" for d in r.diagnostics)

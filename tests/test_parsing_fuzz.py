@@ -15,8 +15,13 @@ from tests.test_parsing_properties import CALLS, TOOLS, all_specs, marker_alphab
 from workbench.parsing import ParseOptions, StreamParser, parse
 from workbench.spec import FormatSpec
 
-OPTIONS = [ParseOptions(), ParseOptions(extract_reasoning=False), ParseOptions(thinking_opened=True),
-           ParseOptions(enable_thinking=False, exclusive_tool_calls=True), ParseOptions(parse_tools=False)]
+OPTIONS = [
+    ParseOptions(),
+    ParseOptions(extract_reasoning=False),
+    ParseOptions(thinking_opened=True),
+    ParseOptions(enable_thinking=False, exclusive_tool_calls=True),
+    ParseOptions(parse_tools=False),
+]
 
 
 def random_input(rng: random.Random, spec: FormatSpec) -> str:

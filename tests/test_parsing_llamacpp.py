@@ -41,8 +41,11 @@ def load_cases() -> list[Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
         stem = data["template"].removesuffix(".jinja")
         for case in data["cases"]:
-            marks = [pytest.mark.xfail(reason=KNOWN[case["name"].split(" ")[0]], strict=True)] if case[
-                "name"].split(" ")[0] in KNOWN else []
+            marks = (
+                [pytest.mark.xfail(reason=KNOWN[case["name"].split(" ")[0]], strict=True)]
+                if case["name"].split(" ")[0] in KNOWN
+                else []
+            )
             out.append(pytest.param(stem, data["tools"], case, id=case["name"].split(" ")[0], marks=marks))
     return out
 
@@ -64,13 +67,18 @@ def differences(expect: dict[str, Any], message: Any) -> list[str]:
     want_calls = expect.get("tool_calls", [])
     if len(got_calls) != len(want_calls):
         return [*out, f"{len(got_calls)} calls != {len(want_calls)}"]
-    for got, want in zip(got_calls, want_calls):
+    for got, want in zip(got_calls, want_calls, strict=True):
         if (got.name, got.id) != (want["name"], want.get("id", "")):
             out.append(f"call {(got.name, got.id)} != {(want['name'], want.get('id', ''))}")
-        wanted = ordered(want["arguments_text"]) if want.get("arguments") is None else ordered(
-            json.dumps(want["arguments"]))
+        wanted = (
+            ordered(want["arguments_text"])
+            if want.get("arguments") is None
+            else ordered(json.dumps(want["arguments"]))
+        )
         if ordered(got.arguments) != wanted:
-            out.append(f"arguments {got.arguments!r} != {want.get('arguments', want.get('arguments_text'))!r}")
+            out.append(
+                f"arguments {got.arguments!r} != {want.get('arguments', want.get('arguments_text'))!r}"
+            )
     return out
 
 

@@ -34,7 +34,11 @@ def test_start_tag_after_leading_whitespace_still_opens_reasoning() -> None:
 
 
 def test_start_tag_after_content_is_content() -> None:
-    assert msg(spec(), "answer <think>not reasoning</think>") == ("", "answer <think>not reasoning</think>", [])
+    assert msg(spec(), "answer <think>not reasoning</think>") == (
+        "",
+        "answer <think>not reasoning</think>",
+        [],
+    )
 
 
 def test_marker_whitespace_from_the_template_is_optional_in_the_output() -> None:
@@ -93,7 +97,7 @@ def test_forced_closed_with_thinking_disabled_keeps_tags_verbatim() -> None:
     assert msg(s, "<think>x</think>y", enable_thinking=False) == ("", "<think>x</think>y", [])
 
 
-# ------------------------------------------------------------------------------------------ delimiter / tools_only
+# ----------------------------------------------------------------------------- delimiter / tools_only
 def test_delimiter_mode_reasons_until_the_delimiter() -> None:
     s = spec("delimiter", start="", end="[BEGIN FINAL RESPONSE]\n")
     assert msg(s, "I'm\nthinking\n[BEGIN FINAL RESPONSE]\nHello") == ("I'm\nthinking\n", "Hello", [])
@@ -107,12 +111,19 @@ def test_tools_only_reasoning_before_a_tool_call() -> None:
 
 # ------------------------------------------------------------------------------------------ reasoning off
 def test_extract_reasoning_false_leaves_reasoning_in_content() -> None:
-    assert msg(spec("forced_open"), "plan</think>answer", extract_reasoning=False) == ("", "plan</think>answer", [])
+    assert msg(spec("forced_open"), "plan</think>answer", extract_reasoning=False) == (
+        "",
+        "plan</think>answer",
+        [],
+    )
 
 
 def test_a_tool_call_start_ends_reasoning_implicitly() -> None:
     s = spec("forced_open", tools=QWEN_TOOLS)
-    text = 'I need the weather.\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "X"}}\n</tool_call>'
+    text = (
+        "I need the weather.\n\n<tool_call>\n"
+        '{"name": "get_weather", "arguments": {"city": "X"}}\n</tool_call>'
+    )
     r, c, calls = msg(s, text)
     assert r == "I need the weather.\n\n" and c == "" and calls == [("get_weather", '{"city": "X"}')]
 
@@ -125,7 +136,9 @@ def test_tool_call_start_ends_reasoning_even_when_tools_are_not_parsed() -> None
 
 # ------------------------------------------------------------------------------------------ content modes
 def test_always_wrapped_content_markers_are_stripped() -> None:
-    s = FormatSpec(content=ContentSpec(mode="always_wrapped", start="<|START_RESPONSE|>", end="<|END_RESPONSE|>"))
+    s = FormatSpec(
+        content=ContentSpec(mode="always_wrapped", start="<|START_RESPONSE|>", end="<|END_RESPONSE|>")
+    )
     assert msg(s, "<|START_RESPONSE|>Hello<|END_RESPONSE|>") == ("", "Hello", [])
 
 

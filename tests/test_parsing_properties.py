@@ -23,10 +23,25 @@ from workbench.parsing.samples import SampleCall, sample_output
 from workbench.spec import FormatSpec
 
 TOOLS = [
-    Tool("get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}),
-    Tool("search", parameters={"type": "object", "properties": {"query": {"type": "string"}, "filters": {"type": "array"}}}),
+    Tool(
+        "get_weather",
+        parameters={
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        },
+    ),
+    Tool(
+        "search",
+        parameters={
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "filters": {"type": "array"}},
+        },
+    ),
 ]
-CALLS = [SampleCall("get_weather", {"city": "Paris", "days": 3}), SampleCall("search", {"query": "a <b> \"c\"", "filters": [1]})]
+CALLS = [
+    SampleCall("get_weather", {"city": "Paris", "days": 3}),
+    SampleCall("search", {"query": 'a <b> "c"', "filters": [1]}),
+]
 
 
 @functools.cache
@@ -50,7 +65,9 @@ def all_specs() -> tuple[tuple[str, FormatSpec], ...]:
 def samples_for(spec: FormatSpec) -> list[str]:
     has_tools = spec.tools.format != "none"
     variants = [
-        sample_output(spec, reasoning="Let me think.\nSure.", content="Hello <there>!", calls=CALLS if has_tools else ()),
+        sample_output(
+            spec, reasoning="Let me think.\nSure.", content="Hello <there>!", calls=CALLS if has_tools else ()
+        ),
         sample_output(spec, content="Just text, with {braces} and [brackets] and <tags>."),
         sample_output(spec, reasoning="r", calls=CALLS[:1] if has_tools else (), end=False),
     ]
@@ -58,7 +75,11 @@ def samples_for(spec: FormatSpec) -> list[str]:
 
 
 def options_for(spec: FormatSpec) -> list[ParseOptions]:
-    return [ParseOptions(), ParseOptions(extract_reasoning=False), ParseOptions(enable_thinking=False, exclusive_tool_calls=True)]
+    return [
+        ParseOptions(),
+        ParseOptions(extract_reasoning=False),
+        ParseOptions(enable_thinking=False, exclusive_tool_calls=True),
+    ]
 
 
 def chunk(text: str, cuts: Sequence[int]) -> list[str]:
@@ -71,7 +92,9 @@ def chunk(text: str, cuts: Sequence[int]) -> list[str]:
     return [p for p in pieces if p]
 
 
-def assert_stream_matches_one_shot(spec: FormatSpec, text: str, cuts: Sequence[int], options: ParseOptions) -> None:
+def assert_stream_matches_one_shot(
+    spec: FormatSpec, text: str, cuts: Sequence[int], options: ParseOptions
+) -> None:
     one = parse(spec, text, TOOLS, options)
     parser = StreamParser(spec, TOOLS, options=options)
     events = []
@@ -97,8 +120,12 @@ def assert_grows(before: Message, after: Message, *, drops_allowed: bool = False
     assert (after.reasoning_content or "").startswith(before.reasoning_content or "")
     remaining = list(after.tool_calls)
     for old in before.tool_calls:
-        if remaining and remaining[0].name == old.name and (not old.id or old.id == remaining[0].id) and \
-                remaining[0].arguments.startswith(old.arguments):
+        if (
+            remaining
+            and remaining[0].name == old.name
+            and (not old.id or old.id == remaining[0].id)
+            and remaining[0].arguments.startswith(old.arguments)
+        ):
             remaining.pop(0)
         else:
             assert drops_allowed, f"call {old} was taken back"
@@ -111,19 +138,50 @@ def spec_ids() -> list[str]:
 @pytest.mark.parametrize("name", spec_ids())
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=40), which=st.integers(0, 8))
-def test_any_chunking_of_a_spec_written_output_matches_one_shot(name: str, cuts: list[int], which: int) -> None:
+def test_any_chunking_of_a_spec_written_output_matches_one_shot(
+    name: str, cuts: list[int], which: int
+) -> None:
     spec = dict(all_specs())[name]
     texts = samples_for(spec)
     opts = options_for(spec)
-    assert_stream_matches_one_shot(spec, texts[which % len(texts)], cuts, opts[which // len(texts) % len(opts)])
+    assert_stream_matches_one_shot(
+        spec, texts[which % len(texts)], cuts, opts[which // len(texts) % len(opts)]
+    )
 
 
 def marker_alphabet(spec: FormatSpec) -> list[str]:
     markers = [m for m in spec.all_markers() if m]
     pieces = [*markers, *(m[: len(m) // 2] for m in markers if len(m) > 1)]
-    pieces += ['{"name": "get_weather", "arguments": {"city": "X"}}', "get_weather", "search", '{"a": 1}', "[", "]",
-               "(", ")", "=", '"', "'", ",", ":", " ", "\n", "x", "é", "{", "}", "<|start|>", "<|channel|>",
-               "<|message|>", "<|end|>", "<|call|>", " to=functions.search", "analysis", "final", ">>>"]
+    pieces += [
+        '{"name": "get_weather", "arguments": {"city": "X"}}',
+        "get_weather",
+        "search",
+        '{"a": 1}',
+        "[",
+        "]",
+        "(",
+        ")",
+        "=",
+        '"',
+        "'",
+        ",",
+        ":",
+        " ",
+        "\n",
+        "x",
+        "é",
+        "{",
+        "}",
+        "<|start|>",
+        "<|channel|>",
+        "<|message|>",
+        "<|end|>",
+        "<|call|>",
+        " to=functions.search",
+        "analysis",
+        "final",
+        ">>>",
+    ]
     return pieces
 
 
@@ -136,7 +194,9 @@ def test_any_chunking_of_marker_soup_matches_one_shot(name: str, data: st.DataOb
     alphabet = marker_alphabet(spec)
     if data.draw(st.booleans()):
         text = data.draw(st.sampled_from(samples_for(spec)))
-        for at, piece in data.draw(st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(alphabet)), max_size=6)):
+        for at, piece in data.draw(
+            st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(alphabet)), max_size=6)
+        ):
             at %= len(text) + 1
             text = text[:at] + piece + text[at:]
         text = text[: data.draw(st.integers(0, len(text)))]

@@ -21,7 +21,11 @@ from workbench.spec import FormatSpec
 SPEC = FormatSpec.from_json((REPO / "specs/_parser_fixtures/deepseek-ai-DeepSeek-V3.1.json").read_text())
 STAGES = {"REASONING_STAGE": True, "CONTENT_STAGE": False, None: None}
 BEGIN, CALL, SEP, END, CALLS_END = (
-    "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁calls▁end｜>",
 )
 
 
@@ -48,7 +52,7 @@ def check(expect: dict[str, Any], message: Any) -> list[str]:
     def same(calls: list[dict[str, Any]]) -> bool:
         if len(calls) != len(got_calls):
             return False
-        for want, (name, args) in zip(calls, got_calls):
+        for want, (name, args) in zip(calls, got_calls, strict=True):
             if want["name"] != name:
                 return False
             if "arguments" in want and json.loads(args) != want["arguments"]:
@@ -89,7 +93,7 @@ def test_all_26_rfc_vectors_pass_one_shot_and_streamed() -> None:
     assert failures == []
 
 
-# ------------------------------------------------------------------------------------------ the rules, by hand
+# ----------------------------------------------------------------------------- the rules, by hand
 WEATHER = [Tool("get_weather")]
 
 
@@ -140,4 +144,6 @@ def test_without_the_exclusive_policy_content_may_precede_calls(exclusive: bool)
     text = f"R</think>CONTENT{BEGIN}{call('X')}{CALLS_END}"
     opts = ParseOptions(thinking_opened=True, exclusive_tool_calls=exclusive)
     m = parse(SPEC, text, WEATHER, opts).message
-    assert (len(m.tool_calls), m.content) == ((0, f"CONTENT{BEGIN}{call('X')}{CALLS_END}") if exclusive else (1, "CONTENT"))
+    assert (len(m.tool_calls), m.content) == (
+        (0, f"CONTENT{BEGIN}{call('X')}{CALLS_END}") if exclusive else (1, "CONTENT")
+    )

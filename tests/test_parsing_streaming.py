@@ -16,10 +16,19 @@ QWEN3 = FormatSpec(
     tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>"),
     end_markers=("<|im_end|>",),
 )
-CODER = FormatSpec(tools=ToolsSpec(
-    format="tag_with_tagged", call_start="<tool_call>\n", call_end="</tool_call>", name_prefix="<function=",
-    name_suffix=">\n", func_close="</function>\n", arg_name_prefix="<parameter=", arg_name_suffix=">\n",
-    arg_value_suffix="</parameter>\n"))
+CODER = FormatSpec(
+    tools=ToolsSpec(
+        format="tag_with_tagged",
+        call_start="<tool_call>\n",
+        call_end="</tool_call>",
+        name_prefix="<function=",
+        name_suffix=">\n",
+        func_close="</function>\n",
+        arg_name_prefix="<parameter=",
+        arg_name_suffix=">\n",
+        arg_value_suffix="</parameter>\n",
+    )
+)
 TWO_CALLS = (
     "<think>plan</think>\n\nOK.<tool_call>\n"
     '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
@@ -94,16 +103,31 @@ def test_a_name_that_is_a_prefix_of_another_tool_is_never_sent_early() -> None:
 
 
 def test_tagged_arguments_stream_as_exact_json_fragments() -> None:
-    tools = [Tool("f", parameters={"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}})]
-    text = "<tool_call>\n<function=f>\n<parameter=code>\nprint('a\"b')\n\n</parameter>\n<parameter=n>\n7\n</parameter>\n</function>\n</tool_call>"
+    tools = [
+        Tool(
+            "f",
+            parameters={
+                "type": "object",
+                "properties": {"code": {"type": "string"}, "n": {"type": "integer"}},
+            },
+        )
+    ]
+    text = (
+        "<tool_call>\n<function=f>\n<parameter=code>\nprint('a\"b')\n\n</parameter>\n"
+        "<parameter=n>\n7\n</parameter>\n</function>\n</tool_call>"
+    )
     p = StreamParser(CODER, tools)
     tracker = DeltaTracker(p)
     fragments = []
     for ch in text:
         p.feed(ch)
-        fragments += [tc["function"].get("arguments", "") for d in tracker.take() for tc in d.get("tool_calls", [])]
+        fragments += [
+            tc["function"].get("arguments", "") for d in tracker.take() for tc in d.get("tool_calls", [])
+        ]
     p.finish()
-    fragments += [tc["function"].get("arguments", "") for d in tracker.take() for tc in d.get("tool_calls", [])]
+    fragments += [
+        tc["function"].get("arguments", "") for d in tracker.take() for tc in d.get("tool_calls", [])
+    ]
     assert json.loads("".join(fragments)) == {"code": "print('a\"b')\n", "n": 7}
     assert "".join(fragments) == p.current().tool_calls[0].arguments
 
@@ -112,8 +136,11 @@ def test_tagged_arguments_stream_as_exact_json_fragments() -> None:
     "pieces",
     [
         ['<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'],
-        ['<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n<tool_call>\n{"na',
-         'me": "get_time", "arguments": {"tz": "CET"}}\n</tool_call>'],
+        [
+            '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
+            '<tool_call>\n{"na',
+            'me": "get_time", "arguments": {"tz": "CET"}}\n</tool_call>',
+        ],
     ],
 )
 def test_multi_token_chunks_carry_whole_calls_or_call_boundaries(pieces: list[str]) -> None:
@@ -170,3 +197,16 @@ def test_whitespace_between_reasoning_and_a_call_is_not_content_when_streamed() 
     assert p.current().content is None  # held: it only separates, unless text follows
     p.feed('<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>')
     assert p.finish().message.content is None
+
+
+def test_an_id_written_after_the_arguments_is_sent_together_with_the_name() -> None:
+    nemo = FormatSpec(
+        tools=ToolsSpec(format="json_native", section_start="[TOOL_CALLS]", id_field="id", array_wrapped=True)
+    )
+    p = StreamParser(nemo, [{"type": "function", "function": {"name": "f"}}])
+    tracker = DeltaTracker(p)
+    firsts = []
+    for ch in '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}, "id": "123456789"}]':
+        p.feed(ch)
+        firsts += [tc for d in tracker.take() for tc in d.get("tool_calls", []) if "name" in tc["function"]]
+    assert [(tc["id"], tc["function"]["name"]) for tc in firsts] == [("123456789", "f")]

@@ -495,3 +495,32 @@ def test_documents_are_passed_like_transformers(path: Path) -> None:
     ours = subject.ours([_USER], tools=tools, documents=docs, add_generation_prompt=True)
     assert theirs.error is None and ours.error is None, (theirs.error, ours.error)
     assert ours.text == theirs.text
+
+
+LOOP_CONSTRUCTS = {
+    "long_range_with_loop_vars": "{% for i in range(1500) %}{% if loop.last %}{{ loop.length }}"
+    "/{{ loop.index }}/{{ loop.revindex0 }}/{{ loop.previtem }}{% endif %}{% endfor %}",
+    "generator_iterable": "{% for m in messages | selectattr('role', 'equalto', 'user') %}{{ loop.length }}"
+    "{{ loop.last }}{{ m.content }}{% endfor %}",
+    "items_and_else": "{% for k, v in {'a': 1, 'b': 2} | items %}{{ k }}={{ v }};{% endfor %}"
+    "{% for x in [] %}x{% else %}empty{% endfor %}{% for x in nothing %}x{% else %}undefined{% endfor %}",
+    "filtered_loop_with_controls": "{% for i in range(2000) if i % 7 == 0 %}"
+    "{% if i > 30 %}{% break %}{% endif %}{% if i == 7 %}{% continue %}{% endif %}"
+    "{{ i }}{{ loop.cycle('a', 'b') }}{% endfor %}",
+    "recursive_loop": "{% for node in [{'n': 1, 'kids': [{'n': 2, 'kids': [{'n': 3, 'kids': []}]}]}] "
+    "recursive %}{{ node.n }}({{ loop.depth }}){{ loop(node.kids) }}{% endfor %}",
+    "macro_and_call_block": "{% macro wrap(tag) %}<{{ tag }}>{{ caller() }}</{{ tag }}>{% endmacro %}"
+    "{% call wrap('b') %}{% for m in messages %}{{ m.content }}{% endfor %}{% endcall %}",
+    "string_repeat_and_power": "{{ '-' * 3 }}{{ 2 ** 10 }}{{ [1, 2] * 2 }}",
+    "loop_changed": "{% for x in [1, 1, 2, 2, 3] %}{% if loop.changed(x) %}{{ x }}{% endif %}{% endfor %}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOP_CONSTRUCTS))
+def test_deadline_guards_are_invisible_to_templates(name: str) -> None:
+    """The loop and macro guards inserted for the time limit must not change any output."""
+    source = LOOP_CONSTRUCTS[name]
+    conv = [_USER, {"role": "assistant", "content": "A"}, {"role": "user", "content": "B"}]
+    theirs = _tokenizer(source, {}).apply_chat_template(conv, tokenize=False)
+    assert render(source, conv) == theirs
+    assert theirs  # every construct renders something

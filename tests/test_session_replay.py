@@ -175,3 +175,27 @@ def test_template_record_hash_is_the_sha256_of_the_text() -> None:
 
     record = TemplateRecord.from_text("{{ x }}", "x")
     assert record.sha256 == hashlib.sha256(b"{{ x }}").hexdigest()
+
+
+def test_a_recorded_stop_token_is_not_fed_when_the_exact_texts_are_unknown() -> None:
+    # What the TUI records: token texts only, the last step being the stop token.
+    from workbench.chat import Message
+
+    steps = _steps(["Hello", " there", "<|im_end|>"])
+    steps[-1] = Step(
+        index=2, token_id=2, token_text="<|im_end|>", allowed_count=1, vocab_size=10, finished=True
+    )
+    session = session_from_generation(
+        template_text="t",
+        template_name="t",
+        spec=SPEC,
+        model=ModelRecord(),
+        messages=[],
+        tools=[],
+        settings={},
+        prompt="",
+        steps=steps,
+        parsed=Message(role="assistant", content="Hello there"),
+    )
+    assert session.output_text == "Hello there"
+    assert replay_session(session).matches

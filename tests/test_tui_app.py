@@ -182,7 +182,7 @@ async def test_generate_streams_a_replay_in_span_colours_with_the_parsed_message
         assert stream.plain == "".join(s.token_text for s in steps)
         parsed = json.loads(app.screen.parsed_json)  # type: ignore[attr-defined]
         assert parsed["tool_calls"][0]["name"] == "get_weather"
-        assert parsed["reasoning_content"].startswith("The user asks")
+        assert parsed["reasoning_content"].strip().startswith("The user asks")
         assert "finished" in str(app.screen.query_one("#gen-status", Static).render())
 
 
@@ -280,7 +280,9 @@ async def test_export_without_the_export_stage_saves_the_spec_json(
         assert FormatSpec.from_json(out.read_text()) == demo_analysis().spec
 
 
-async def test_a_refused_export_says_why_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_refused_export_says_why_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from workbench.tui import app as app_module
 
     calls: list[dict[str, Any]] = []
@@ -319,8 +321,10 @@ async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.M
             return "validated: 5/5 applicable cases pass"
 
         def features(self) -> dict[str, Any]:
-            return {"tool_call": {"status": "pass", "reason": ""},
-                    "call_ids": {"status": "unsupported", "reason": "the template drops ids"}}
+            return {
+                "tool_call": {"status": "pass", "reason": ""},
+                "call_ids": {"status": "unsupported", "reason": "the template drops ids"},
+            }
 
     class FakeValidate:
         @staticmethod
@@ -347,7 +351,12 @@ async def test_help_lists_the_screens_keys_and_closes_with_escape() -> None:
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        keys = [k for k, _ in __import__("workbench.tui.screens.help", fromlist=["x"])._screen_keys(app.screen.under)]
+        keys = [
+            k
+            for k, _ in __import__("workbench.tui.screens.help", fromlist=["x"])._screen_keys(
+                app.screen.under
+            )
+        ]
         assert {"space", "backspace", "f", "c"} <= set(keys)
         await pilot.press("escape")
         await pilot.pause()
@@ -370,16 +379,23 @@ async def test_a_recorded_session_opens_and_steps_without_a_model(tmp_path: Path
     from workbench.chat import Message, Tool
 
     session = session_mod.session_from_generation(
-        template_text=DEMO_TEMPLATE, template_name="demo", spec=spec,
-        model=session_mod.ModelRecord(name="recorded-model"), messages=[Message("user", "weather?")],
-        tools=[Tool("get_weather")], settings={}, prompt="", steps=steps,
+        template_text=DEMO_TEMPLATE,
+        template_name="demo",
+        spec=spec,
+        model=session_mod.ModelRecord(name="recorded-model"),
+        messages=[Message("user", "weather?")],
+        tools=[Tool("get_weather")],
+        settings={},
+        prompt="",
+        steps=steps,
         parsed=Message("assistant", content="", tool_calls=()),
     )
     path = tmp_path / "s.json"
     session_mod.save_session(path, session)
     source = TemplateSource(text="{{ 'other' }}", name="other", origin="tests")
-    app = RecordingApp(source, session=str(path), load_model=False, analyze=False, replay_delay=0.0,
-                       start_mode="inspector")
+    app = RecordingApp(
+        source, session=str(path), load_model=False, analyze=False, replay_delay=0.0, start_mode="inspector"
+    )
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert app.workspace.template_text == DEMO_TEMPLATE
@@ -387,3 +403,36 @@ async def test_a_recorded_session_opens_and_steps_without_a_model(tmp_path: Path
             await pilot.press("space")
             await settle(app, pilot)
         assert [s.token_text for s in app.workspace.steps.all()] == [s.token_text for s in steps[:3]]
+
+
+async def test_malformed_stage_data_becomes_a_notification_not_a_traceback() -> None:
+    class Broken:
+        def __init__(self) -> None:
+            self.spec = demo_analysis().spec
+            self.probes = [object()]  # no id, no question: what a half-built stage might hand over
+            self.warnings: list[str] = []
+
+    app = make_app(start_mode="analysis")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(AnalysisDone(Broken(), template_sha=DEMO_TEMPLATE))
+        await settle(app, pilot)
+        assert any("could not draw" in n for n in app.notes)
+        assert app.is_running
+        await pilot.press("5")  # the rest of the app still works
+        assert app.current_mode == "export"
+
+
+async def test_output_view_wraps_incrementally_to_the_same_rows_as_a_full_wrap() -> None:
+    from workbench.events import Event
+
+    app = make_app(start_mode="generate")
+    async with app.run_test(size=(60, 24)) as pilot:
+        stream = app.screen.query_one("#output", SpanStream)
+        chunks = ["word " * 7, "more\n", "x" * 95, "\n\nend ", "tail " * 12]
+        for chunk in chunks:  # one event at a time, as steps arrive
+            stream.extend([Event("content", chunk)])
+        await pilot.pause()
+        width = stream.scrollable_content_region.width
+        full = sum(len(Text(line).wrap(app.console, width)) for line in "".join(chunks).split("\n"))
+        assert stream.plain == "".join(chunks)
+        assert stream.virtual_size.height == full

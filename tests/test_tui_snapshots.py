@@ -49,7 +49,9 @@ def test_screen_snapshot(snap_compare: Any, mode: str) -> None:
 
 
 def test_help_snapshot(snap_compare: Any) -> None:
-    assert snap_compare(make_app("inspector"), terminal_size=SIZE, run_before=prepare(keys=("question_mark",)))
+    assert snap_compare(
+        make_app("inspector"), terminal_size=SIZE, run_before=prepare(keys=("question_mark",))
+    )
 
 
 def test_inspector_snapshot_small_terminal(snap_compare: Any) -> None:

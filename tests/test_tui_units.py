@@ -16,8 +16,14 @@ from workbench.tui.workspace import RenderKwargs
 
 
 def _step(i: int, text: str = "x", kind: str = "content", tool_index: int | None = None) -> Step:
-    return Step(index=i, token_id=i, token_text=text, allowed_count=1, vocab_size=10,
-                events=(Event(kind, text, tool_index),))
+    return Step(
+        index=i,
+        token_id=i,
+        token_text=text,
+        allowed_count=1,
+        vocab_size=10,
+        events=(Event(kind, text, tool_index),),
+    )
 
 
 def test_step_log_view_returns_only_unseen_steps_until_a_rewind_forces_a_rebuild() -> None:
@@ -44,9 +50,15 @@ def test_truncate_beyond_the_end_keeps_the_epoch() -> None:
 
 def test_fold_events_groups_tool_calls_by_index_and_keeps_reasoning_apart() -> None:
     events = [
-        Event("reasoning", "think "), Event("reasoning", "more"), Event("marker", "</think>"),
-        Event("tool_name", "get_", 0), Event("tool_name", "weather", 0), Event("tool_args", '{"city": ', 0),
-        Event("tool_args", '"Paris"}', 0), Event("tool_id", "c1", 0), Event("tool_name", "other", 1),
+        Event("reasoning", "think "),
+        Event("reasoning", "more"),
+        Event("marker", "</think>"),
+        Event("tool_name", "get_", 0),
+        Event("tool_name", "weather", 0),
+        Event("tool_args", '{"city": ', 0),
+        Event("tool_args", '"Paris"}', 0),
+        Event("tool_id", "c1", 0),
+        Event("tool_name", "other", 1),
     ]
     msg = fold_events(events)
     assert msg.reasoning_content == "think more"
@@ -94,7 +106,9 @@ def test_resample_averages_cells_and_stretches_short_input() -> None:
 
 
 def test_render_kwargs_parse_extra_pairs_as_json_and_reject_malformed_ones() -> None:
-    kw = RenderKwargs(add_generation_prompt=True, reasoning_effort="high", extra="tools_in_user=true n=3 tag=x")
+    kw = RenderKwargs(
+        add_generation_prompt=True, reasoning_effort="high", extra="tools_in_user=true n=3 tag=x"
+    )
     out = kw.to_kwargs()
     assert out["tools_in_user"] is True and out["n"] == 3 and out["tag"] == "x"
     assert out["reasoning_effort"] == "high" and out["add_generation_prompt"] is True
@@ -105,10 +119,26 @@ def test_render_kwargs_parse_extra_pairs_as_json_and_reject_malformed_ones() -> 
 def test_spec_rows_flag_only_fields_changed_by_hand() -> None:
     from workbench.tui.screens.analysis import spec_rows
 
-    original = FormatSpec(reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"),
-                          tools=ToolsSpec(format="tag_with_json", call_start="<tool_call>"))
+    original = FormatSpec(
+        reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"),
+        tools=ToolsSpec(format="tag_with_json", call_start="<tool_call>"),
+    )
     edited = original.with_edit(**{"tools.call_start": "<call>\n"})
     rows = {path: (shown, changed) for path, shown, changed in spec_rows(edited, original)}
     assert rows["tools.call_start"] == ("<call>\\n", True)
     assert rows["reasoning.start"] == ("<think>", False)
     assert "tools.call_end" not in rows  # empty markers are not listed
+
+
+def test_tui_command_rejects_a_missing_template_or_session_with_one_line() -> None:
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["tui", "no-such-template.jinja"])
+    assert result.exit_code == 1
+    assert "template not found" in result.output
+    result = runner.invoke(app, ["tui", "--session", "no-such-session.json"])
+    assert result.exit_code == 1
+    assert "session file not found" in result.output

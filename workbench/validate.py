@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.analysis.diff import common_prefix_len, diff_split
-from workbench.chat import Message, Tool, ToolCall
+from workbench.chat import Tool
 from workbench.spec import FormatSpec
 from workbench.template.render import TemplateError, render
 from workbench.template.source import TemplateSource
@@ -289,8 +289,8 @@ def build_cases(spec: FormatSpec) -> tuple[Case, ...]:
         Case(
             "call_ids",
             ("call_ids",),
-            "two calls whose ids must come back",
-            calls=(weather, CallInput("get_time", {"timezone": "UTC"}, _IDS[1])),
+            "a call whose id must come back",
+            calls=(CallInput("get_time", {"timezone": "UTC"}, _IDS[1]),),
         ),
     )
 
@@ -1041,16 +1041,3 @@ def report_from_spec(spec: FormatSpec) -> ValidationReport | None:
     if not data or not isinstance(data.get("cases"), list):
         return None
     return ValidationReport.from_dict(data)
-
-
-def message_from_contract(data: dict[str, Any]) -> Message:
-    """A :class:`Message` from a parse-contract dict (used by exporters writing sessions and tests)."""
-    return Message(
-        role="assistant",
-        content=data.get("content") or None,
-        reasoning_content=data.get("reasoning_content") or None,
-        tool_calls=tuple(
-            ToolCall(c["name"], json.dumps(c.get("arguments"), ensure_ascii=False), c.get("id", ""))
-            for c in data.get("tool_calls") or ()
-        ),
-    )

@@ -34,7 +34,9 @@ def register(app: typer.Typer) -> None:
 
 
 def conformance(
-    dirs: Annotated[list[Path], typer.Argument(help="Case folders or files (llama.cpp or peer shape).")],
+    dirs: Annotated[
+        list[Path], typer.Argument(metavar="DIR", help="Case folders or files (llama.cpp or peer shape).")
+    ],
     templates: Annotated[
         Path | None, typer.Option("--templates", help="Templates folder for llama.cpp cases and families.")
     ] = None,

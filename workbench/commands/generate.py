@@ -53,24 +53,40 @@ def generate_command(
     template: Annotated[
         str | None, typer.Option("--template", "-t", help="Template (file, model dir or built-in name).")
     ] = None,
-    spec_path: Annotated[Path | None, typer.Option("--spec", help="A FormatSpec JSON file (the export).")] = None,
+    spec_path: Annotated[
+        Path | None, typer.Option("--spec", help="A FormatSpec JSON file (the export).")
+    ] = None,
     model: Annotated[
-        str, typer.Option("--model", "-m", help="default (SmolLM2-135M), tiny, a folder, a .gguf or a hub id.")
+        str,
+        typer.Option("--model", "-m", help="default (SmolLM2-135M), tiny, a folder, a .gguf or a hub id."),
     ] = "default",
-    messages_path: Annotated[Path | None, typer.Option("--messages", help="The conversation (OpenAI JSON).")] = None,
-    tools_path: Annotated[Path | None, typer.Option("--tools", help="The tools offered (OpenAI JSON).")] = None,
-    tool_choice: Annotated[str, typer.Option("--tool-choice", help="auto | required | none | a tool name.")] = "auto",
+    messages_path: Annotated[
+        Path | None, typer.Option("--messages", help="The conversation (OpenAI JSON).")
+    ] = None,
+    tools_path: Annotated[
+        Path | None, typer.Option("--tools", help="The tools offered (OpenAI JSON).")
+    ] = None,
+    tool_choice: Annotated[
+        str, typer.Option("--tool-choice", help="auto | required | none | a tool name.")
+    ] = "auto",
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1)] = 256,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0 = greedy.")] = 0.0,
     top_p: Annotated[float, typer.Option("--top-p", min=0.0, max=1.0)] = 1.0,
     top_k: Annotated[int, typer.Option("--top-k", min=0)] = 0,
     enable_thinking: Annotated[
-        bool, typer.Option("--enable-thinking/--no-enable-thinking", help="Let the model reason (never masked).")
+        bool,
+        typer.Option("--enable-thinking/--no-enable-thinking", help="Let the model reason (never masked)."),
     ] = True,
-    parallel: Annotated[bool, typer.Option("--parallel/--no-parallel", help="Allow several tool calls.")] = True,
-    no_constrain: Annotated[bool, typer.Option("--no-constrain", help="Generate without the grammar's mask.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per step, then the parsed message.")] = False,
+    parallel: Annotated[
+        bool, typer.Option("--parallel/--no-parallel", help="Allow several tool calls.")
+    ] = True,
+    no_constrain: Annotated[
+        bool, typer.Option("--no-constrain", help="Generate without the grammar's mask.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per step, then the parsed message.")
+    ] = False,
 ) -> None:
     """Generate an answer under the grammar derived from the template's format, step by step."""
     if template is None and spec_path is None:
@@ -80,18 +96,28 @@ def generate_command(
     from workbench.engine.generate import ForceRefused, GenerationError, Generator
     from workbench.engine.model import ModelError, load_model
     from workbench.engine.sampling import SamplingConfig
-    from workbench.grammar import GrammarError
+    from workbench.grammar import GrammarError, build_grammar
 
     with input_errors():
         messages = load_messages(load_json_file(messages_path, "messages"))
         tools = load_tools(load_json_file(tools_path, "tools")) if tools_path else []
         source, spec = _spec_and_template(template, spec_path)
     try:
+        # The grammar only needs the spec and the tools: check it before a model takes seconds to load.
+        build_grammar(spec, tools, tool_choice=tool_choice, parallel=parallel, reasoning=enable_thinking)
         loaded = load_model(model, progress=_progress)
         gen = Generator(
-            loaded, spec, messages=messages, tools=tools, tool_choice=tool_choice, constrain=not no_constrain,
+            loaded,
+            spec,
+            messages=messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            constrain=not no_constrain,
             sampling=SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed),
-            template=source, reasoning=enable_thinking, parallel=parallel, max_new_tokens=max_new_tokens,
+            template=source,
+            reasoning=enable_thinking,
+            parallel=parallel,
+            max_new_tokens=max_new_tokens,
         )
         _run(gen, as_json)
     except (GrammarError, ModelError, GenerationError, ForceRefused) as exc:
@@ -145,10 +171,15 @@ def _run(gen: Any, as_json: bool) -> None:
         return
     console.print()
     for call in contract["tool_calls"]:
-        console.print(f"[bold cyan]tool call[/] {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)}")
+        console.print(
+            f"[bold cyan]tool call[/] {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)}"
+        )
     for diag in contract["diagnostics"]:
         console.print(f"[yellow]diagnostic[/] {diag['code']}: {diag['message']}")
     constrained = sum(1 for s in gen.steps if s.constrained)
     ms = sum(sum(s.timings_ms.values()) for s in gen.steps) / max(1, len(gen.steps))
-    print(f"{len(gen.steps)} tokens ({constrained} constrained), {gen.finish_reason}, {ms:.1f} ms/token, "
-          f"model {gen.loaded.name}", file=sys.stderr)
+    print(
+        f"{len(gen.steps)} tokens ({constrained} constrained), {gen.finish_reason}, {ms:.1f} ms/token, "
+        f"model {gen.loaded.name}",
+        file=sys.stderr,
+    )

@@ -47,18 +47,28 @@ def register(app: typer.Typer) -> None:
 def parse_command(
     input_path: Annotated[str, typer.Argument(metavar="INPUT", help="Model output file, or - for stdin.")],
     template: Annotated[
-        str | None, typer.Option("--template", "-t", help="Template (file, model dir or built-in name) to analyse.")
+        str | None,
+        typer.Option("--template", "-t", help="Template (file, model dir or built-in name) to analyse."),
     ] = None,
-    spec_path: Annotated[Path | None, typer.Option("--spec", help="A FormatSpec JSON file (the export).")] = None,
-    tools_path: Annotated[Path | None, typer.Option("--tools", help="The request's tools (OpenAI JSON).")] = None,
+    spec_path: Annotated[
+        Path | None, typer.Option("--spec", help="A FormatSpec JSON file (the export).")
+    ] = None,
+    tools_path: Annotated[
+        Path | None, typer.Option("--tools", help="The request's tools (OpenAI JSON).")
+    ] = None,
     enable_thinking: Annotated[
         bool, typer.Option("--enable-thinking/--no-enable-thinking", help="The request's thinking switch.")
     ] = True,
     keep_reasoning: Annotated[
-        bool, typer.Option("--keep-reasoning-tags", help="Leave reasoning in the content (reasoning_format none).")
+        bool,
+        typer.Option("--keep-reasoning-tags", help="Leave reasoning in the content (reasoning_format none)."),
     ] = False,
-    stream: Annotated[bool, typer.Option("--stream", help="Feed the input piece by piece, as a server would.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (see the contract).")] = False,
+    stream: Annotated[
+        bool, typer.Option("--stream", help="Feed the input piece by piece, as a server would.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Machine-readable output (see the contract).")
+    ] = False,
 ) -> None:
     """Parse a model output with a template's (or a spec's) FormatSpec."""
     if (template is None) == (spec_path is None):
@@ -122,7 +132,9 @@ def _load_spec(template: str | None, spec_path: Path | None) -> FormatSpec:
     try:
         from workbench.analysis import analyze
     except ImportError:
-        fail("--template needs the template analysis (workbench.analysis), which is not available; use --spec")
+        fail(
+            "--template needs the template analysis (workbench.analysis), which is not available; use --spec"
+        )
     from workbench.template.source import load_template
 
     return analyze(load_template(template)).spec
@@ -160,7 +172,9 @@ def _print_summary(result: Any) -> None:
         legend.append(" ")
     console.print(legend)
     if msg.reasoning_content:
-        console.print(Text("reasoning: ", style="bold") + Text(msg.reasoning_content, style=STYLES["reasoning"]))
+        console.print(
+            Text("reasoning: ", style="bold") + Text(msg.reasoning_content, style=STYLES["reasoning"])
+        )
     if msg.content:
         console.print(Text("content: ", style="bold") + Text(msg.content))
     for i, call in enumerate(msg.tool_calls):

@@ -14,9 +14,15 @@ def register(app: typer.Typer) -> None:
 
 
 def tui(
-    template: Annotated[str | None, typer.Argument(help="Template to open (default: the embedded one).")] = None,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model folder, GGUF file or hub id.")] = None,
-    session: Annotated[str | None, typer.Option("--session", "-s", help="Session file to step through.")] = None,
+    template: Annotated[
+        str | None, typer.Argument(help="Template to open (default: the embedded one).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model folder, GGUF file or hub id.")
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", help="Session file to step through.")
+    ] = None,
     no_model: Annotated[bool, typer.Option("--no-model", help="Do not load any model.")] = False,
 ) -> None:
     """Open the workbench TUI: template, analysis, generation and the decode inspector."""

@@ -16,12 +16,15 @@ Exit codes: 0 validated; 1 bad input, or the spec is not validated (the report i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from workbench.commands._common import console, fail, input_errors, print_json
+
+if TYPE_CHECKING:
+    from workbench.validate import ValidationReport
 
 STATUS_STYLE = {"pass": "green", "fail": "bold red", "error": "bold red", "unsupported": "yellow"}
 
@@ -62,7 +65,7 @@ def validate_command(
         fail(report.summary())
 
 
-def _print_report(report) -> None:  # type: ignore[no-untyped-def]
+def _print_report(report: ValidationReport) -> None:
     name = report.template_name or "(unnamed)"
     console.print(f"[bold]{escape(name)}[/] [dim]{report.template_sha256[:16]}[/]")
     for note in report.notes:

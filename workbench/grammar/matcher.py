@@ -176,8 +176,13 @@ class ConstrainedMatcher:
         matcher = self._new(which)
         if data and not matcher.accept_string(data):
             if self.enabled:
-                raise _Reject(f"the {which} grammar rejects {data.decode('utf-8', 'replace')!r} after the marker")
-            self.active, self.state = matcher, GateState("tool" if which == "section" else "answer", lost=True)
+                raise _Reject(
+                    f"the {which} grammar rejects {data.decode('utf-8', 'replace')!r} after the marker"
+                )
+            self.active, self.state = (
+                matcher,
+                GateState("tool" if which == "section" else "answer", lost=True),
+            )
             return
         if data:
             rec.fed.append((matcher, 1))
@@ -203,7 +208,7 @@ class ConstrainedMatcher:
         if buf.startswith(start):
             self.active = None
             self.state = GateState("reasoning")
-            self._scan_reasoning(buf[len(start):], rec)
+            self._scan_reasoning(buf[len(start) :], rec)
         elif start.startswith(buf):
             self.state = replace(self.state, buffer=buf)
         elif self.active is not None:
@@ -220,9 +225,9 @@ class ConstrainedMatcher:
         end = gate.end.encode()
         at = data.find(end)
         if at < 0:
-            self.state = GateState("reasoning", data[-(len(end) - 1):] if len(end) > 1 else b"")
+            self.state = GateState("reasoning", data[-(len(end) - 1) :] if len(end) > 1 else b"")
             return
-        self._enter_answer(data[at + len(end):], rec)
+        self._enter_answer(data[at + len(end) :], rec)
 
     def _enter_answer(self, rest: bytes, rec: _Record) -> None:
         if self.plan.answer:
@@ -240,7 +245,7 @@ class ConstrainedMatcher:
             return
         at = data.find(trigger)
         if at < 0:
-            self.state = GateState("text", data[-(len(trigger) - 1):] if len(trigger) > 1 else b"")
+            self.state = GateState("text", data[-(len(trigger) - 1) :] if len(trigger) > 1 else b"")
             return
         self.state = GateState("tool")
         self._feed_fresh("section", data[at:], rec)

@@ -75,19 +75,27 @@ class GrammarPlan:
 
     def describe(self) -> str:
         """A few lines a person reads first: which phases exist and which markers switch between them."""
-        lines = [f"tool_choice={self.tool_choice} tools={', '.join(self.tools) or '(none)'} parallel={self.parallel}"]
+        tools = ", ".join(self.tools) or "(none)"
+        lines = [f"tool_choice={self.tool_choice} tools={tools} parallel={self.parallel}"]
         if self.reasoning:
-            where = "inside (the prompt opened it)" if self.reasoning.starts_inside else "before it (model may open)"
-            lines.append(
-                f"reasoning: unconstrained between {self.reasoning.start!r} and {self.reasoning.end!r}; starts {where}"
+            where = (
+                "inside (the prompt opened it)"
+                if self.reasoning.starts_inside
+                else "before it (model may open)"
             )
+            start, end = self.reasoning.start, self.reasoning.end
+            lines.append(f"reasoning: unconstrained between {start!r} and {end!r}; starts {where}")
         if self.tool_choice == "auto":
             if self.section:
                 lines.append(f"answer: free text until {self.trigger!r}, then the tool section grammar")
             else:
                 lines.append("answer: free text (no tools)")
         elif self.tool_choice == "none":
-            lines.append(f"answer: free text that never writes {self.trigger!r}" if self.trigger else "answer: free text")
+            lines.append(
+                f"answer: free text that never writes {self.trigger!r}"
+                if self.trigger
+                else "answer: free text"
+            )
         else:
             lines.append("answer: the tool section grammar from the first token")
         lines.extend(f"note: {n}" for n in self.notes)

@@ -20,8 +20,11 @@ QWEN3_LIKE = FormatSpec(
         parameter_order=("name", "arguments"),
         parallel=True,
     ),
-    prompt=PromptSpec(generation_prompt="<|im_start|>assistant\n", thinking_closed_when_disabled=True,
-                      supports_thinking_toggle=True),
+    prompt=PromptSpec(
+        generation_prompt="<|im_start|>assistant\n",
+        thinking_closed_when_disabled=True,
+        supports_thinking_toggle=True,
+    ),
     preserved_tokens=("<think>", "</think>", "<tool_call>", "</tool_call>"),
     eos_token="<|im_end|>",
     end_markers=("<|im_end|>",),

@@ -150,19 +150,22 @@ class Machine:
                 return None
             return look, value
 
-    def scan(self, markers: MarkerSet) -> tuple[re.Match[str] | None, int]:
+    def scan(self, markers: MarkerSet, skip: int = 0) -> tuple[re.Match[str] | None, int]:
         """The next marker and where the text before it ends; ``(None, safe_end)`` when none is decided.
 
         A complete marker is not decided while a longer one could still start at the same place
         (``<|message_sep|>`` vs ``<|message_sep|>\n\nfunction call``): the text before it is released, the
-        marker waits.  Does not change state.
+        marker waits.  ``skip`` characters after ``pos`` are known to hold no marker start (held-back
+        whitespace: cores never start with a space), so a long hold is not searched again.  Does not change
+        state.
         """
-        m = markers.search(self.buf, self.pos)
+        start = self.pos + skip
+        m = markers.search(self.buf, start)
         if m is not None:
             if not self.final and markers.could_start_at(self.buf, m.start()):
                 return None, m.start()
             return m, m.start()
-        return None, (len(self.buf) if self.final else markers.safe_end(self.buf, self.pos))
+        return None, (len(self.buf) if self.final else markers.safe_end(self.buf, start))
 
     def ws(self, kind: str = "marker", index: int | None = None) -> Gen[str]:
         """Consume whitespace (emitted as ``kind``) up to the next non-space character or the end."""
@@ -211,10 +214,14 @@ class Machine:
 
     def unknown_tool(self, name: str) -> None:
         self.out.diagnose(
-            "E-CALL-SCHEMA", f"call to unknown tool {name!r} ignored (not in the request's tools)", self.offset()
+            "E-CALL-SCHEMA",
+            f"call to unknown tool {name!r} ignored (not in the request's tools)",
+            self.offset(),
         )
 
-    def stream_json(self, call: CallLog | None, terminators: MarkerSet) -> Gen[tuple[str, JsonValueScanner, str]]:
+    def stream_json(
+        self, call: CallLog | None, terminators: MarkerSet
+    ) -> Gen[tuple[str, JsonValueScanner, str]]:
         """Stream one JSON value as the call's arguments; returns (status, scanner, raw text).
 
         The raw text goes to ``call`` fragment by fragment (JSON formats pass the model's text through, so
@@ -240,13 +247,25 @@ class Machine:
                 continue
             return status, scanner, "".join(raw)
 
-    def close_json_call(self, call: CallLog | None, status: str, scanner: JsonValueScanner, raw: str) -> None:
-        """Validate a JSON-arguments call when its value ended (see the module docstring of builder)."""
+    def close_json_call(
+        self, call: CallLog | None, status: str, scanner: JsonValueScanner, raw: str, *, closes: bool = True
+    ) -> None:
+        """Validate a call's JSON arguments when their value ended (invalid: dropped, see ``builder``).
+
+        ``closes=False`` when the call goes on after its arguments (a JSON object with more members).
+        """
+        self._close_json(call, status, scanner, raw)
+        if call is not None and not closes and not call.dropped:
+            call.closed = False
+
+    def _close_json(self, call: CallLog | None, status: str, scanner: JsonValueScanner, raw: str) -> None:
         if call is None:
             return
         if status == MORE:
             self.out.diagnose(
-                "E-STREAM-TRUNCATED", f"the output ended inside the arguments of tool call {call.index}", self.offset()
+                "E-STREAM-TRUNCATED",
+                f"the output ended inside the arguments of tool call {call.index}",
+                self.offset(),
             )
             return
         if status == BAD or not raw.strip():
@@ -277,7 +296,9 @@ class Machine:
     def drop_call(self, call: CallLog, why: str) -> None:
         call.dropped = True
         call.closed = True
-        self.out.diagnose("E-CALL-SCHEMA", f"tool call {call.index} ({call.name}) dropped: {why}", self.offset())
+        self.out.diagnose(
+            "E-CALL-SCHEMA", f"tool call {call.index} ({call.name}) dropped: {why}", self.offset()
+        )
 
     def check_schema(self, call: CallLog) -> None:
         """Validate the arguments against the tool's JSON schema; a mismatch is reported, not fatal."""
@@ -294,11 +315,21 @@ class Machine:
             if validator is None:
                 validator = self._validators[call.name] = jsonschema.validators.validator_for(schema)(schema)
             error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-        except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, TypeError, ValueError, RecursionError):
+        except (
+            jsonschema.SchemaError,
+            jsonschema.exceptions.UnknownType,
+            TypeError,
+            ValueError,
+            RecursionError,
+        ):
             return  # a schema this validator cannot read (e.g. a non-standard "float" type): no verdict
         if error is not None:
             self.out.diagnose(
-                "E-CALL-SCHEMA", f"tool call {call.index} ({call.name}): {error.message}", self.offset(), "info"
+                "E-CALL-SCHEMA",
+                f"tool call {call.index} ({call.name}): {error.message}",
+                self.offset(),
+                "info",
             )
+
 
 __all__ = ["BAD", "DONE", "MORE", "STOP", "Gen", "Machine", "Stalled"]

@@ -62,7 +62,9 @@ class DeltaTracker:
         return out
 
 
-def chunk(delta: dict[str, Any], *, finish_reason: str | None = None, chunk_id: str = "chatcmpl-workbench") -> dict[str, Any]:
+def chunk(
+    delta: dict[str, Any], *, finish_reason: str | None = None, chunk_id: str = "chatcmpl-workbench"
+) -> dict[str, Any]:
     """An OpenAI ``chat.completion.chunk`` object around one delta."""
     return {
         "id": chunk_id,

@@ -2,7 +2,8 @@
 
 Grammar (OpenChatML 2.2 §6, with HIP-1's compatibility rules)::
 
-    <|start|>ROLE[ to=DEST][ call_id=ID]...[<|channel|>CHANNEL[ to=DEST][ json]][<|constrain|>TYPE]<|message|>BODY
+    <|start|>ROLE[ to=DEST][ call_id=ID]...[<|channel|>CHANNEL[ to=DEST][ json]][<|constrain|>TYPE]
+    <|message|>BODY
     ( <|end|> | <|call|> | <|return|> )
 
 - ``analysis`` is reasoning, ``commentary`` and ``final`` are content, a message without a channel is
@@ -27,9 +28,9 @@ from typing import Any
 
 from workbench.chat import Tool
 from workbench.parsing.builder import CallLog
-from workbench.parsing.core import MORE, Gen, Machine
+from workbench.parsing.core import MORE, WS_RX, Gen, Machine
 from workbench.parsing.lookahead import Fail, Look
-from workbench.parsing.markers import MarkerSet, core_of, marker_set
+from workbench.parsing.markers import core_of, marker_set
 from workbench.parsing.options import ParseOptions
 from workbench.parsing.partial_json import loads_or_none
 from workbench.spec import FormatSpec
@@ -82,6 +83,7 @@ class HarmonyMachine(Machine):
     def run(self) -> Gen[None]:
         first = True
         boundary = True
+        held = 0  # whitespace already held back after pos (pos does not move while waiting)
         while True:
             if first:
                 first = False
@@ -91,17 +93,20 @@ class HarmonyMachine(Machine):
                     if done:
                         return
                     continue
-            m, limit = self.scan(self.top_markers)
+            m, limit = self.scan(self.top_markers, held)
             lead = 0
-            if boundary and not self.buf[self.pos : limit].strip():
+            if boundary and WS_RX.match(self.buf, self.pos + held).end() >= limit:  # type: ignore[union-attr]
                 if m is None:
-                    if self.final:
-                        self._content(limit - self.pos)
+                    if self.final:  # whitespace between messages that nothing follows
+                        self.emit("marker", limit - self.pos)
                         return
+                    held = limit - self.pos
                     yield from self.wait()
                     continue
                 lead = limit - self.pos
+                held = 0
             else:
+                held = 0
                 boundary = False
                 self._content(limit - self.pos)
                 if m is None:
@@ -131,7 +136,10 @@ class HarmonyMachine(Machine):
         m = _CONTINUATION_RX.match(look.buf, look.i)
         if m is None:
             rest = look.buf[look.i :]
-            if any(tok.startswith(rest.lstrip()) for tok in ("to=", CHANNEL, CONSTRAIN, MESSAGE)) and rest.strip():
+            if (
+                any(tok.startswith(rest.lstrip()) for tok in ("to=", CHANNEL, CONSTRAIN, MESSAGE))
+                and rest.strip()
+            ):
                 look.need()
             if not rest.strip():
                 look.need()
@@ -192,7 +200,9 @@ class HarmonyMachine(Machine):
         found = yield from self.lookahead(self._header, lead=lead, limit=_HEADER_LIMIT + 64)
         if found is None:
             if self.final:
-                self.out.diagnose("E-STREAM-TRUNCATED", "the output ended inside a message header", self.offset())
+                self.out.diagnose(
+                    "E-STREAM-TRUNCATED", "the output ended inside a message header", self.offset()
+                )
                 self.emit("marker", len(self.buf) - self.pos)
                 return True
             self.out.diagnose("E-PARSE-HEADER", "malformed message header", self.offset(), "error")
@@ -207,7 +217,9 @@ class HarmonyMachine(Machine):
             yield from self.body("marker", None)
             return self.done_flag()
         if not h.channel:
-            self.out.diagnose("E-PARSE-CHANNEL-MISSING", "message without a channel (read as final)", self.offset(), "info")
+            self.out.diagnose(
+                "E-PARSE-CHANNEL-MISSING", "message without a channel (read as final)", self.offset(), "info"
+            )
         if h.recipient and self.parse_tools:
             yield from self.call_message(look, h)
             return self.done_flag()
@@ -256,7 +268,10 @@ class HarmonyMachine(Machine):
             return
         if h.constrain.lower() == "json" and call is not None:
             self.out.diagnose(
-                "E-BODY-CONSTRAINT-VIOLATION", f"the body of tool call {call.index} is not JSON", self.offset(), "error"
+                "E-BODY-CONSTRAINT-VIOLATION",
+                f"the body of tool call {call.index} is not JSON",
+                self.offset(),
+                "error",
             )
         yield from self.body("tool_args" if call is not None else "marker", call, raw_args=True)
 
@@ -273,11 +288,15 @@ class HarmonyMachine(Machine):
                 if self.final:
                     if call is not None:
                         self.out.diagnose(
-                            "E-STREAM-TRUNCATED", f"the output ended inside tool call {call.index}", self.offset()
+                            "E-STREAM-TRUNCATED",
+                            f"the output ended inside tool call {call.index}",
+                            self.offset(),
                         )
                     else:
                         self.out.diagnose(
-                            "E-STREAM-TRUNCATED", "the output ended without <|return|> or <|call|>", self.offset(),
+                            "E-STREAM-TRUNCATED",
+                            "the output ended without <|return|> or <|call|>",
+                            self.offset(),
                             "info",
                         )
                     return
@@ -324,6 +343,8 @@ class HarmonyMachine(Machine):
                 self.emit("marker", len(ENDLITERAL), index)
                 return
             if self.final:
-                self.out.diagnose("E-STREAM-TRUNCATED", "the output ended inside a literal block", self.offset())
+                self.out.diagnose(
+                    "E-STREAM-TRUNCATED", "the output ended inside a literal block", self.offset()
+                )
                 return
             yield from self.wait()

@@ -166,7 +166,7 @@ class Look:
         self.span("marker", len(core))
 
     def json_string(self, kind: str, maxlen: int = 512) -> str:
-        """Consume a complete JSON string literal (quotes as markers, body as ``kind``); returns it decoded."""
+        """Consume a complete JSON string literal (quotes as markers, body as ``kind``); return it decoded."""
         if self.at_end():
             self.need()
         if self.buf[self.i] != '"':

@@ -52,7 +52,9 @@ class MarkerSet:
         self._rx = re.compile("|".join(re.escape(c) for c in unique)) if unique else None
         self._prefixes = frozenset(c[:i] for c in unique for i in range(1, len(c)))
         firsts = {c[0] for c in unique}
-        self._first_rx = re.compile("[" + "".join(re.escape(ch) for ch in sorted(firsts)) + "]") if firsts else None
+        self._first_rx = (
+            re.compile("[" + "".join(re.escape(ch) for ch in sorted(firsts)) + "]") if firsts else None
+        )
         self._max = max((len(c) for c in unique), default=0)
 
     def __bool__(self) -> bool:

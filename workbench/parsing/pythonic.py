@@ -17,7 +17,7 @@ from workbench.parsing.core import Gen
 from workbench.parsing.lookahead import Fail, Look
 from workbench.parsing.markers import core_of
 from workbench.parsing.tools_base import ToolFormat
-from workbench.parsing.values import ValueError_, dumps, python_literal
+from workbench.parsing.values import NotJsonError, dumps, python_literal
 
 _OUT_RX = re.compile(r"[\[\](){}\"',]")
 _IDENT_RX = re.compile(r"[A-Za-z_]\w*")
@@ -104,7 +104,9 @@ class PythonicFormat(ToolFormat):
         m = _IDENT_RX.match(look.buf, look.i)
         name_end = m.end() if m else look.i
         # dotted names (module.function) are allowed
-        while name_end < len(look.buf) and look.buf[name_end] == "." and _IDENT_RX.match(look.buf, name_end + 1):
+        while (
+            name_end < len(look.buf) and look.buf[name_end] == "." and _IDENT_RX.match(look.buf, name_end + 1)
+        ):
             name_end = _IDENT_RX.match(look.buf, name_end + 1).end()  # type: ignore[union-attr]
         if name_end == look.i:
             if look.at_end():
@@ -195,7 +197,7 @@ class PythonicFormat(ToolFormat):
                     return False
                 if call is not None:
                     m.drop_call(call, "not a keyword-argument call")
-                return False if m.final and m.pos >= len(m.buf) else True
+                return not (m.final and m.pos >= len(m.buf))
             look, key = found
             m.emit_spans(look.spans, index)
             if key is None:
@@ -223,7 +225,7 @@ class PythonicFormat(ToolFormat):
             if call is not None and not broken:
                 try:
                     call.add_args(dumps(python_literal("".join(raw))))
-                except (ValueError_, ValueError):
+                except (NotJsonError, ValueError):
                     broken = True
         if call is not None:
             if broken:

@@ -78,7 +78,9 @@ def write_calls(spec: FormatSpec, calls: Sequence[SampleCall]) -> str:
         body = (t.call_separator or "").join(_tag_call(spec, c, i) for i, c in enumerate(calls))
         return f"{t.section_start}{body}{t.section_end}"
     if fmt == "pythonic":
-        inner = ", ".join(f"{c.name}(" + ", ".join(f"{k}={_py(v)}" for k, v in c.arguments.items()) + ")" for c in calls)
+        inner = ", ".join(
+            f"{c.name}(" + ", ".join(f"{k}={_py(v)}" for k, v in c.arguments.items()) + ")" for c in calls
+        )
         start, end = t.section_start or t.call_start, t.section_end or t.call_end
         return f"{start}[{inner}]{end}"
     if fmt == "recipient":
@@ -136,7 +138,9 @@ def _tag_call(spec: FormatSpec, call: SampleCall, index: int) -> str:
         parts = []
         for k, v in call.arguments.items():
             value = v if isinstance(v, str) else _json(v)
-            parts.append(f"{t.arg_name_prefix}{k}{t.arg_name_suffix}{t.arg_value_prefix}{value}{t.arg_value_suffix}")
+            parts.append(
+                f"{t.arg_name_prefix}{k}{t.arg_name_suffix}{t.arg_value_prefix}{value}{t.arg_value_suffix}"
+            )
         body = (t.arg_separator or "").join(parts) + t.args_end
     return f"{head}{body}{t.func_close}{post}{t.call_end}"
 

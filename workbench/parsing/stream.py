@@ -37,7 +37,10 @@ class StreamParser:
         self, spec: FormatSpec, tools: Sequence[Tool] | None = None, *, options: ParseOptions | None = None
     ) -> None:
         self.spec = spec
-        self.tools = list(tools) if tools is not None else None
+        # OpenAI-shaped dicts are accepted too (a bad one raises ChatDataError naming the problem).
+        self.tools = (
+            [t if isinstance(t, Tool) else Tool.from_openai(t) for t in tools] if tools is not None else None
+        )
         self.options = options or ParseOptions()
         self._fed: list[str] = []
         self._chars = 0
@@ -79,7 +82,7 @@ class StreamParser:
 
     @property
     def pending(self) -> str:
-        """The text fed but not released yet (it may still be the start of a marker); does not change state."""
+        """Text fed but not released yet (it may still start a marker); does not change state."""
         m = self._machine
         return m.buf[m.pos :]
 
@@ -135,7 +138,7 @@ def parse_events(
     tools: Sequence[Tool] | None = None,
     options: ParseOptions | None = None,
 ) -> tuple[list[Event], ParseResult]:
-    """Feed ``chunks`` in order and return every event (including those ``finish`` released) and the result."""
+    """Feed ``chunks`` in order; return every event (those ``finish`` released too) and the result."""
     parser = StreamParser(spec, tools, options=options)
     events: list[Event] = []
     for chunk in chunks:

@@ -167,10 +167,14 @@ class JsonNativeFormat(ToolFormat):
             return
         if call.name is None:
             call.dropped = True
-            m.out.diagnose("E-CALL-SCHEMA", f"tool call {call.index} has no function name: ignored", m.offset())
+            m.out.diagnose(
+                "E-CALL-SCHEMA", f"tool call {call.index} has no function name: ignored", m.offset()
+            )
             return
         if status == TRUNCATED:
-            m.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside tool call {call.index}", m.offset())
+            m.out.diagnose(
+                "E-STREAM-TRUNCATED", f"the output ended inside tool call {call.index}", m.offset()
+            )
             return
         if not call.args:
             call.add_args("{}")
@@ -286,7 +290,5 @@ class JsonNativeFormat(ToolFormat):
             return CLOSED
         status, scanner, raw = yield from m.stream_json(call, self.terms)
         if call is not None:
-            m.close_json_call(call, status, scanner, raw)
-            if call.dropped:
-                call.closed = True
+            m.close_json_call(call, status, scanner, raw, closes=False)
         return TRUNCATED if status == MORE else (BAD if status == "bad" and not raw else CLOSED)

@@ -2,7 +2,8 @@
 
 Both tag formats write the function name outside JSON, between markers::
 
-    section_start? ( call_start [id] name_prefix NAME name_suffix  BODY  args_end? func_close? call_end? )+ section_end?
+    section_start? ( call_start [id] name_prefix NAME name_suffix  BODY
+                     args_end? func_close? call_end? )+ section_end?
 
 and differ only in BODY (JSON arguments, or one tagged element per argument), which subclasses implement.
 Whitespace between elements is free; markers are matched by their core (see :mod:`markers`).
@@ -72,7 +73,7 @@ class TagFormat(ToolFormat):
         if self.name_prefix and not look.opt(self.name_prefix):
             if not self.call_start:
                 raise Fail
-            # Tolerate filler between the call marker and the name (Step-3's optional "function<｜tool_sep｜>").
+            # Filler between the call marker and the name (Step-3's optional "function<｜tool_sep｜>").
             look.skip_to(self.name_prefix, 64, (*self.closers, self.sec_end, self.call_start))
         raw = look.name("tool_name")
         if self.name_suffix:
@@ -164,4 +165,3 @@ class TagFormat(ToolFormat):
         index = call.index if call is not None else None
         for core in self.closers:
             yield from self.m.opt_marker(core, index)
-

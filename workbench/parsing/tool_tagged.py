@@ -17,7 +17,7 @@ import re
 from workbench.parsing.builder import CallLog
 from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Fail, Look
-from workbench.parsing.markers import MarkerSet, core_of, marker_set
+from workbench.parsing.markers import core_of, marker_set
 from workbench.parsing.tool_tag import TagFormat
 from workbench.parsing.values import convert_tagged, dumps, is_plain_string
 
@@ -91,9 +91,7 @@ class TaggedFormat(TagFormat):
             complete = yield from self.value(call, schema)
             count += 1
             if not complete:
-                m.out.diagnose(
-                    "E-STREAM-TRUNCATED", f"the output ended inside argument {key!r}", m.offset()
-                )
+                m.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside argument {key!r}", m.offset())
                 return False
             if self.arg_sep:
                 yield from m.opt_marker(self.arg_sep, index)

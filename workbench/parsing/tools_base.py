@@ -21,7 +21,7 @@ _INDEXED_RX = re.compile(r"^(?P<name>.+?)(?::(?P<idx>\d+))?$")
 
 
 class ToolFormat:
-    """Base class; subclasses set ``name`` and implement :meth:`trigger_cores`, :meth:`header`, :meth:`section`."""
+    """Base class: subclasses set ``name`` and implement ``trigger_cores``, ``header`` and ``section``."""
 
     name = "none"
     #: True when the trigger is ordinary text (``{``, ``[``): a header that names an unknown tool is then

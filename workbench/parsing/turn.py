@@ -7,8 +7,9 @@ parser of :mod:`workbench.parsing.registry`.
 
 Whitespace policy: whitespace right after a boundary (the start, the end of reasoning, the end of a tool
 section) is held back until something decides it: a non-space character makes it content, verbatim; a
-tool-call start or the end of the output makes it mere separation (emitted as a marker, not content).  This is the DeepSeek RFC's
-§3.2.4 ("only newlines between </think> and the tool call: ignored") without trimming real content.
+tool-call start or the end of the output makes it mere separation (emitted as a marker, not content).
+This is the DeepSeek RFC's §3.2.4 ("only newlines between </think> and the tool call: ignored") without
+trimming real content.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.chat import Tool
-from workbench.parsing.core import Gen, Machine
+from workbench.parsing.core import WS_RX, Gen, Machine
 from workbench.parsing.lookahead import Look
 from workbench.parsing.markers import Marker, MarkerSet, core_of, marker_set
 from workbench.parsing.options import ParseOptions
@@ -66,7 +67,9 @@ class TurnMachine(Machine):
         super().__init__(spec, tools, options)
         self.fmt: ToolFormat | None = format_cls(self) if format_cls is not None else None
         self.triggers = [c for c in (self.fmt.trigger_cores() if self.fmt else []) if c]
-        wraps = [core_of(spec.content.start), core_of(spec.content.end)] if spec.content.mode != "plain" else []
+        wraps = (
+            [core_of(spec.content.start), core_of(spec.content.end)] if spec.content.mode != "plain" else []
+        )
         self.wrap_cores = [c for c in wraps if c and c not in self.triggers]
         self.kind_of: dict[str, str] = {}
         for c in self.end_cores:
@@ -101,7 +104,12 @@ class TurnMachine(Machine):
         if self._after_end and text.strip() and not self._warned_after_end:
             self._warned_after_end = True
             self.out.diagnose("W-TEXT-AFTER-END", "text after the end-of-turn marker", self.offset())
-        if self.options.exclusive_tool_calls and text.strip() and self.fmt is not None and not self.tools_blocked:
+        if (
+            self.options.exclusive_tool_calls
+            and text.strip()
+            and self.fmt is not None
+            and not self.tools_blocked
+        ):
             self.tools_blocked = True
 
     # ------------------------------------------------------------------------------------------ phases
@@ -135,7 +143,8 @@ class TurnMachine(Machine):
             if m is None:
                 if self.final:
                     self.out.diagnose(
-                        "E-STREAM-TRUNCATED", "the output ended inside reasoning (no end-of-reasoning marker)",
+                        "E-STREAM-TRUNCATED",
+                        "the output ended inside reasoning (no end-of-reasoning marker)",
                         self.offset(),
                     )
                     return
@@ -156,19 +165,23 @@ class TurnMachine(Machine):
 
     def content(self) -> Gen[None]:
         boundary = True
+        held = 0  # whitespace already held back after pos (kept across waits: pos does not move then)
         while True:
             markers = self.content_markers()
-            m, limit = self.scan(markers)
+            m, limit = self.scan(markers, held)
             lead = 0
-            if boundary and not self.buf[self.pos : limit].strip():
+            if boundary and WS_RX.match(self.buf, self.pos + held).end() >= limit:  # type: ignore[union-attr]
                 if m is None:
                     if self.final:  # whitespace that nothing follows only separated
                         self.emit("marker", limit - self.pos)
                         return
+                    held = limit - self.pos
                     yield from self.wait()
                     continue
                 lead = limit - self.pos
+                held = 0
             else:
+                held = 0
                 boundary = False
                 self.emit_content(limit - self.pos)
                 if m is None:

@@ -19,7 +19,7 @@ from typing import Any
 _PY_WORDS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
 
 
-class ValueError_(ValueError):
+class NotJsonError(ValueError):
     """A value that cannot be represented as JSON (bytes, NaN, unknown names)."""
 
 
@@ -78,7 +78,7 @@ def _json_or_python(text: str) -> tuple[bool, Any]:
         return False, None
     try:
         return True, to_jsonable(value)
-    except ValueError_:
+    except NotJsonError:
         return False, None
 
 
@@ -96,7 +96,12 @@ def convert_tagged(raw: str, schema: Any) -> Any:
     if types & {"integer", "number"}:
         ok, value = _json_or_python(stripped)
         if ok and isinstance(value, (int, float)) and not isinstance(value, bool):
-            if "integer" in types and "number" not in types and isinstance(value, float) and value.is_integer():
+            if (
+                "integer" in types
+                and "number" not in types
+                and isinstance(value, float)
+                and value.is_integer()
+            ):
                 return int(value)
             return value
     if types & {"object", "array"} or not types:
@@ -137,12 +142,12 @@ def _type_ok(value: Any, types: frozenset[str]) -> bool:
 
 
 def to_jsonable(value: Any) -> Any:
-    """A Python literal's value as JSON data; raises :class:`ValueError_` for what JSON cannot hold."""
+    """A Python literal's value as JSON data; raises :class:`NotJsonError` for what JSON cannot hold."""
     if value is None or isinstance(value, (bool, str, int)):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError_("non-finite number")
+            raise NotJsonError("non-finite number")
         return value
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
@@ -150,14 +155,14 @@ def to_jsonable(value: Any) -> Any:
         out = {}
         for k, v in value.items():
             if not isinstance(k, (str, int, float, bool)) or k is None:
-                raise ValueError_("dictionary key is not a string")
+                raise NotJsonError("dictionary key is not a string")
             out[k if isinstance(k, str) else json.dumps(k)] = to_jsonable(v)
         return out
-    raise ValueError_(f"{type(value).__name__} is not a JSON value")
+    raise NotJsonError(f"{type(value).__name__} is not a JSON value")
 
 
 def python_literal(text: str) -> Any:
-    """The JSON value of a Python (or JSON) literal written by the model; raises :class:`ValueError_`."""
+    """The JSON value of a Python (or JSON) literal written by the model; raises :class:`NotJsonError`."""
     s = text.strip()
     if s in _PY_WORDS:
         return _PY_WORDS[s]
@@ -167,7 +172,7 @@ def python_literal(text: str) -> Any:
         try:
             return json.loads(s)
         except (ValueError, RecursionError):
-            raise ValueError_(f"not a literal: {s[:40]!r}") from None
+            raise NotJsonError(f"not a literal: {s[:40]!r}") from None
     return to_jsonable(value)
 
 

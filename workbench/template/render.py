@@ -87,8 +87,6 @@ class _LimitExceeded(jinja2.exceptions.TemplateError):
 # The deadline of the render running in this thread.  Thread-local because compiled templates (and their
 # environment) are cached and shared, and the analyzer, the TUI and tests render from several threads.
 _deadline = threading.local()
-
-
 _NEVER = float("inf")
 
 

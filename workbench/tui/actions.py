@@ -18,22 +18,58 @@ class Action:
 
 
 ACTIONS: tuple[Action, ...] = (
-    Action("switch_mode('template')", "Show Template", "Template source, conversation, kwargs, live render", "1 / F1"),
-    Action("switch_mode('analysis')", "Show Analysis", "Probes, diffs A|B, markers, modes, warnings", "2 / F2"),
-    Action("switch_mode('generate')", "Show Generate", "Chat input, live coloured output, parsed message", "3 / F3"),
-    Action("switch_mode('inspector')", "Show Decode inspector", "Per-step bitmask, candidates, timeline", "4 / F4"),
+    Action(
+        "switch_mode('template')",
+        "Show Template",
+        "Template source, conversation, kwargs, live render",
+        "1 / F1",
+    ),
+    Action(
+        "switch_mode('analysis')", "Show Analysis", "Probes, diffs A|B, markers, modes, warnings", "2 / F2"
+    ),
+    Action(
+        "switch_mode('generate')",
+        "Show Generate",
+        "Chat input, live coloured output, parsed message",
+        "3 / F3",
+    ),
+    Action(
+        "switch_mode('inspector')",
+        "Show Decode inspector",
+        "Per-step bitmask, candidates, timeline",
+        "4 / F4",
+    ),
     Action("switch_mode('export')", "Show Export", "Spec JSON, validation report, export targets", "5 / F5"),
-    Action("analyze", "Analyse template", "Re-run the differential analysis on the current template text", "a / ctrl+r"),
+    Action(
+        "analyze",
+        "Analyse template",
+        "Re-run the differential analysis on the current template text",
+        "a / ctrl+r",
+    ),
     Action("focus_chat", "Chat: type a message", "Focus the chat input on the Generate screen", "i"),
     Action("step", "Step one token", "Decode one token (or reveal the next recorded step)", "space"),
     Action("run", "Run", "Decode until the end (or until paused)", "r"),
     Action("pause", "Pause", "Stop a running generation after the current step", "p"),
-    Action("rewind", "Rewind one step", "Undo the last step (matcher, KV cache and parser rewind together)", "backspace"),
-    Action("force", "Force a token", "Choose the next token yourself (refused with a reason when masked)", "f"),
-    Action("toggle_constraint", "Toggle constraint", "Apply or lift the grammar mask from the next step on", "c"),
+    Action(
+        "rewind",
+        "Rewind one step",
+        "Undo the last step (matcher, KV cache and parser rewind together)",
+        "backspace",
+    ),
+    Action(
+        "force", "Force a token", "Choose the next token yourself (refused with a reason when masked)", "f"
+    ),
+    Action(
+        "toggle_constraint", "Toggle constraint", "Apply or lift the grammar mask from the next step on", "c"
+    ),
     Action("validate", "Validate spec", "Round-trip validation of the current spec", "v"),
     Action("export", "Export", "Write the selected export target to the path given", "s"),
-    Action("save_session", "Save session", "Record template, spec, settings and steps to a session file", "ctrl+s"),
+    Action(
+        "save_session",
+        "Save session",
+        "Record template, spec, settings and steps to a session file",
+        "ctrl+s",
+    ),
     Action("help", "Help", "Keys and actions of every screen", "?"),
     Action("quit", "Quit", "Leave the workbench", "ctrl+q"),
 )

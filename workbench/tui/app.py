@@ -215,7 +215,9 @@ class WorkbenchApp(App[None]):
     def on_validation_done(self, message: msg.ValidationDone) -> None:
         ws = self.workspace
         ws.validation = message.report
-        ws.validation_summary = message.summary if not message.error else f"validation failed: {message.error}"
+        ws.validation_summary = (
+            message.summary if not message.error else f"validation failed: {message.error}"
+        )
         self.changed("validation")
         if message.error:
             self.notify(message.error, title="Validation failed", severity="error")
@@ -236,8 +238,9 @@ class WorkbenchApp(App[None]):
         self.export_job(target, path, ws.spec, ws.edited_source(), tools, force)
 
     @work(thread=True, exclusive=True, group="export")
-    def export_job(self, target: str, path: str, spec: Any, source: TemplateSource, tools: list[Any],
-                   force: bool) -> None:
+    def export_job(
+        self, target: str, path: str, spec: Any, source: TemplateSource, tools: list[Any], force: bool
+    ) -> None:
         try:
             export_mod = core("export", "export", "write_export")
         except Unavailable as exc:
@@ -258,11 +261,14 @@ class WorkbenchApp(App[None]):
     def on_export_done(self, message: msg.ExportDone) -> None:
         if message.error:
             hint = " (shift+s exports anyway)" if "--force" in message.error else ""
-            self.notify(message.error + hint, title=f"Export {message.target} refused", severity="error",
-                        timeout=10)
+            self.notify(
+                message.error + hint, title=f"Export {message.target} refused", severity="error", timeout=10
+            )
             return
         extra = "; ".join(message.warnings)
-        self.notify(f"wrote {message.path}" + (f" — {extra}" if extra else ""), title=f"Export {message.target}")
+        self.notify(
+            f"wrote {message.path}" + (f" — {extra}" if extra else ""), title=f"Export {message.target}"
+        )
 
     # ------------------------------------------------------------------ model
     @work(thread=True, exclusive=True, group="model")
@@ -346,11 +352,15 @@ class WorkbenchApp(App[None]):
         path = Path("sessions") / f"tui-{time.strftime('%Y%m%d-%H%M%S')}.json"
         try:
             session = session_mod.session_from_generation(
-                template_text=ws.template_text, template_name=ws.source.name, spec=ws.spec,
+                template_text=ws.template_text,
+                template_name=ws.source.name,
+                spec=ws.spec,
                 model=session_mod.ModelRecord(name=ws.model_name, ref=self._model_ref or ""),
-                messages=list(self._last_messages), tools=ws.parse_tools(),
+                messages=list(self._last_messages),
+                tools=ws.parse_tools(),
                 settings={"constrain": ws.constrained, "enable_thinking": ws.kwargs.enable_thinking},
-                prompt="", steps=list(ws.steps.all()),
+                prompt="",
+                steps=list(ws.steps.all()),
                 parsed=ws.steps.message or Message(role="assistant"),
             )
             saved = session_mod.save_session(path, session)
@@ -365,12 +375,16 @@ class WorkbenchApp(App[None]):
         ws = self.workspace
         if ws.model_state != "ready":
             reason = {"loading": "the model is still loading", "failed": f"no model: {ws.model_notice}"}.get(
-                ws.model_state, "no model is loaded (start with --model, or open a session to replay)")
+                ws.model_state, "no model is loaded (start with --model, or open a session to replay)"
+            )
             self.notify(reason, title="Cannot generate", severity="warning")
             return
         if ws.spec is None:
-            self.notify("no spec yet: the analysis has not finished (or failed)", title="Cannot generate",
-                        severity="warning")
+            self.notify(
+                "no spec yet: the analysis has not finished (or failed)",
+                title="Cannot generate",
+                severity="warning",
+            )
             return
         try:
             tools = ws.parse_tools()
@@ -388,15 +402,25 @@ class WorkbenchApp(App[None]):
         self.generation_job(messages, tools, tool_choice, constrain, kwargs)
 
     @work(thread=True, exclusive=True, group="engine")
-    def generation_job(self, messages: list[Message], tools: list[Any], tool_choice: str, constrain: bool,
-                       kwargs: dict[str, Any]) -> None:
+    def generation_job(
+        self,
+        messages: list[Message],
+        tools: list[Any],
+        tool_choice: str,
+        constrain: bool,
+        kwargs: dict[str, Any],
+    ) -> None:
         ws = self.workspace
         with self._engine_lock:
             try:
                 gen_mod = core("engine.generate", "Generator")
                 loaded = ws.loaded_model
-                generator = _make_generator(gen_mod, loaded, ws, messages, tools, tool_choice, constrain, kwargs)
-                ws.driver = GeneratorDriver(generator, getattr(loaded, "tokenizer", None), label=ws.model_name)
+                generator = _make_generator(
+                    gen_mod, loaded, ws, messages, tools, tool_choice, constrain, kwargs
+                )
+                ws.driver = GeneratorDriver(
+                    generator, getattr(loaded, "tokenizer", None), label=ws.model_name
+                )
             except Exception as exc:
                 self._post_engine(running=False, notice=f"cannot start: {one_line(exc)}", severity="error")
                 return
@@ -404,9 +428,15 @@ class WorkbenchApp(App[None]):
 
     def _post_engine(self, *, running: bool, notice: str = "", severity: str = "information") -> None:
         drv = self.workspace.driver
-        self.post_message(msg.EngineStateChanged(
-            running=running, finished=bool(drv and drv.finished),
-            constrained=bool(drv.constrained) if drv else True, notice=notice, severity=severity))
+        self.post_message(
+            msg.EngineStateChanged(
+                running=running,
+                finished=bool(drv and drv.finished),
+                constrained=bool(drv.constrained) if drv else True,
+                notice=notice,
+                severity=severity,
+            )
+        )
 
     def _record(self, step: Step) -> None:
         """Append a step and the message so far to the log, and tell the UI (worker thread)."""
@@ -446,8 +476,9 @@ class WorkbenchApp(App[None]):
 
     def _require_driver(self) -> bool:
         if self.workspace.driver is None:
-            self.notify("nothing to step yet: send a message on Generate (3), or open a session",
-                        severity="warning")
+            self.notify(
+                "nothing to step yet: send a message on Generate (3), or open a session", severity="warning"
+            )
             return False
         return True
 
@@ -478,8 +509,11 @@ class WorkbenchApp(App[None]):
             return
         drv = self.workspace.driver
         if drv is not None and not drv.can_force:
-            self.notify("a recorded session cannot be forced: load a model to generate live",
-                        title="Force", severity="warning")
+            self.notify(
+                "a recorded session cannot be forced: load a model to generate live",
+                title="Force",
+                severity="warning",
+            )
             return
         last = self.workspace.steps.get(len(self.workspace.steps) - 1)
         self._pause.set()
@@ -567,9 +601,12 @@ def _load_model(ref: str | None, progress: Any) -> tuple[str, Any, str]:
         return str(loaded.name), loaded, ""
     progress("default model not cached: building a tiny local model")
     loaded = core("engine.tiny", "load_tiny").load_tiny()
-    return (str(loaded.name), loaded,
-            "The default SmolLM2 model is not cached, so a tiny random model is loaded (its output is "
-            "noise). Fetch the default once with `workbench generate`, or pass --model.")
+    return (
+        str(loaded.name),
+        loaded,
+        "The default SmolLM2 model is not cached, so a tiny random model is loaded (its output is "
+        "noise). Fetch the default once with `workbench generate`, or pass --model.",
+    )
 
 
 def _leave_a_core_for_the_ui() -> None:
@@ -583,11 +620,27 @@ def _leave_a_core_for_the_ui() -> None:
         pass
 
 
-def _make_generator(gen_mod: Any, loaded: Any, ws: Workspace, messages: list[Message], tools: list[Any],
-                    tool_choice: str, constrain: bool, kwargs: dict[str, Any]) -> Any:
-    return gen_mod.Generator(loaded, ws.spec, messages=messages, tools=tools, tool_choice=tool_choice,
-                             constrain=constrain, template=ws.edited_source(),
-                             reasoning=bool(kwargs.get("enable_thinking", True)), max_new_tokens=MAX_NEW_TOKENS)
+def _make_generator(
+    gen_mod: Any,
+    loaded: Any,
+    ws: Workspace,
+    messages: list[Message],
+    tools: list[Any],
+    tool_choice: str,
+    constrain: bool,
+    kwargs: dict[str, Any],
+) -> Any:
+    return gen_mod.Generator(
+        loaded,
+        ws.spec,
+        messages=messages,
+        tools=tools,
+        tool_choice=tool_choice,
+        constrain=constrain,
+        template=ws.edited_source(),
+        reasoning=bool(kwargs.get("enable_thinking", True)),
+        max_new_tokens=MAX_NEW_TOKENS,
+    )
 
 
 def _call_validate(validate: Any, spec: Any, source: TemplateSource) -> Any:
@@ -605,6 +658,12 @@ def _validation_summary(report: Any) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and a rename, so a reader never sees half a spec.  A target that exists
+    but is not a regular file (``/dev/null``, a FIFO) is written in place: renaming over it would replace
+    the device itself."""
+    if path.exists() and not path.is_file():
+        path.write_text(text, encoding="utf-8")
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")

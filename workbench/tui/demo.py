@@ -24,13 +24,17 @@ STRIP = 64
 # Event kinds as the real stream parser yields them for a Qwen3-like spec (JSON glue is marker text).
 SCRIPT: tuple[tuple[str, str, int | None], ...] = (
     ("marker", "<think>", None),
-    ("reasoning", "\nThe user asks for the weather in Paris. I have a get_weather tool that takes a city, "
-                  "so I should call it with city set to Paris.\n", None),
+    (
+        "reasoning",
+        "\nThe user asks for the weather in Paris. I have a get_weather tool that takes a city, "
+        "so I should call it with city set to Paris.\n",
+        None,
+    ),
     ("marker", "</think>\n\n", None),
-    ("marker", "<tool_call>\n{\"name\": \"", 0),
+    ("marker", '<tool_call>\n{"name": "', 0),
     ("tool_name", "get_weather", 0),
-    ("marker", "\", \"arguments\": ", 0),
-    ("tool_args", "{\"city\": \"Paris\", \"unit\": \"c\"}", 0),
+    ("marker", '", "arguments": ', 0),
+    ("tool_args", '{"city": "Paris", "unit": "c"}', 0),
     ("marker", "}\n</tool_call>", 0),
 )
 # Where the pretend grammar engages: at the tool-call trigger.
@@ -66,12 +70,21 @@ def demo_steps(n: int | None = None, *, seed: int = 7) -> list[Step]:
     return steps
 
 
-def _step(index: int, piece: str, kind: str, tool_index: int | None, constrained: bool, rng: random.Random,
-          token_base: int) -> Step:
+def _step(
+    index: int,
+    piece: str,
+    kind: str,
+    tool_index: int | None,
+    constrained: bool,
+    rng: random.Random,
+    token_base: int,
+) -> Step:
     token_id = token_base + (sum(map(ord, piece)) * 7919) % 140_000
     if constrained:
         allowed = rng.choice((1, 2, 3, 12, 45, 310, 2_048))
-        strip = tuple(min(1.0, rng.random() * allowed / 400) if rng.random() < 0.2 else 0.0 for _ in range(STRIP))
+        strip = tuple(
+            min(1.0, rng.random() * allowed / 400) if rng.random() < 0.2 else 0.0 for _ in range(STRIP)
+        )
     else:
         allowed = VOCAB
         strip = (1.0,) * STRIP
@@ -85,15 +98,26 @@ def _step(index: int, piece: str, kind: str, tool_index: int | None, constrained
             cid, text, ok = token_id, piece, True
         else:
             cid = token_base + (token_id * (rank + 3)) % 150_000
-            text = rng.choice((" the", "\n", "{", " I", "<", "Paris", " call", "\"", "weather", "ok"))
+            text = rng.choice((" the", "\n", "{", " I", "<", "Paris", " call", '"', "weather", "ok"))
             ok = not constrained or (rank > chosen_rank and rng.random() < 0.2)
-        candidates.append(Candidate(cid, text, round(logit, 3), round(math.exp(logit - logits[0]) / z, 4), ok))
+        candidates.append(
+            Candidate(cid, text, round(logit, 3), round(math.exp(logit - logits[0]) / z, 4), ok)
+        )
     events = (Event(kind, piece, tool_index),)
-    jump = "\", \"arguments\": " if constrained and kind == "tool_name" and piece.endswith("r") else ""
+    jump = '", "arguments": ' if constrained and kind == "tool_name" and piece.endswith("r") else ""
     return Step(
-        index=index, token_id=token_id, token_text=piece, allowed_count=allowed, vocab_size=VOCAB,
-        candidates=tuple(candidates), forced=False, constrained=constrained,
-        region="constrained" if constrained else "free", jump_forward=jump, mask_strip=strip, events=events,
+        index=index,
+        token_id=token_id,
+        token_text=piece,
+        allowed_count=allowed,
+        vocab_size=VOCAB,
+        candidates=tuple(candidates),
+        forced=False,
+        constrained=constrained,
+        region="constrained" if constrained else "free",
+        jump_forward=jump,
+        mask_strip=strip,
+        events=events,
         timings_ms={"forward": 21.0, "mask": 0.4, "sample": 0.1, "parse": 0.05},
     )
 
@@ -102,7 +126,7 @@ DEMO_TEMPLATE = (
     "{%- for m in messages %}<|im_start|>{{ m.role }}\n"
     "{%- if m.reasoning_content %}<think>\n{{ m.reasoning_content }}\n</think>\n\n{% endif %}"
     "{{ m.content or '' }}"
-    "{%- for c in m.tool_calls or [] %}<tool_call>\n{\"name\": \"{{ c.function.name }}\", \"arguments\": "
+    '{%- for c in m.tool_calls or [] %}<tool_call>\n{"name": "{{ c.function.name }}", "arguments": '
     "{{ c.function.arguments | tojson }}}\n</tool_call>{% endfor %}<|im_end|>\n"
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}"
 )
@@ -134,23 +158,50 @@ def demo_analysis() -> DemoAnalysis:
     """An analysis-shaped result for :data:`DEMO_TEMPLATE`, independent of the analyzer's evolution."""
     spec = FormatSpec(
         reasoning=ReasoningSpec(mode="tag_based", start="<think>\n", end="\n</think>\n\n"),
-        tools=ToolsSpec(format="tag_with_json", call_start="<tool_call>\n", call_end="\n</tool_call>",
-                        name_field="name", args_field="arguments", parallel=True),
+        tools=ToolsSpec(
+            format="tag_with_json",
+            call_start="<tool_call>\n",
+            call_end="\n</tool_call>",
+            name_field="name",
+            args_field="arguments",
+            parallel=True,
+        ),
         end_markers=("<|im_end|>",),
     )
     head = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"
     probes = [
-        DemoProbe("R1", "Does reasoning show up in the render?", "without reasoning", "with reasoning",
-                  head + "Hi<|im_end|>\n", head + "<think>\nHmm\n</think>\n\nHi<|im_end|>\n",
-                  diff_split(head + "Hi<|im_end|>\n", head + "<think>\nHmm\n</think>\n\nHi<|im_end|>\n"),
-                  "reasoning wrapped in <think> … </think>"),
-        DemoProbe("T1", "How is one tool call written?", "content only", "one tool call",
-                  head + "Hi<|im_end|>\n",
-                  head + "<tool_call>\n{\"name\": \"foofoo\", \"arguments\": {}}\n</tool_call><|im_end|>\n",
-                  diff_split(head + "Hi<|im_end|>\n",
-                             head + "<tool_call>\n{\"name\": \"foofoo\", \"arguments\": {}}\n</tool_call><|im_end|>\n"),
-                  "tag_with_json: <tool_call> … </tool_call>"),
-        DemoProbe("C1", "Is content wrapped?", "content A", "content B", head + "A<|im_end|>\n",
-                  head + "B<|im_end|>\n", diff_split(head + "A<|im_end|>\n", head + "B<|im_end|>\n"), "plain"),
+        DemoProbe(
+            "R1",
+            "Does reasoning show up in the render?",
+            "without reasoning",
+            "with reasoning",
+            head + "Hi<|im_end|>\n",
+            head + "<think>\nHmm\n</think>\n\nHi<|im_end|>\n",
+            diff_split(head + "Hi<|im_end|>\n", head + "<think>\nHmm\n</think>\n\nHi<|im_end|>\n"),
+            "reasoning wrapped in <think> … </think>",
+        ),
+        DemoProbe(
+            "T1",
+            "How is one tool call written?",
+            "content only",
+            "one tool call",
+            head + "Hi<|im_end|>\n",
+            head + '<tool_call>\n{"name": "foofoo", "arguments": {}}\n</tool_call><|im_end|>\n',
+            diff_split(
+                head + "Hi<|im_end|>\n",
+                head + '<tool_call>\n{"name": "foofoo", "arguments": {}}\n</tool_call><|im_end|>\n',
+            ),
+            "tag_with_json: <tool_call> … </tool_call>",
+        ),
+        DemoProbe(
+            "C1",
+            "Is content wrapped?",
+            "content A",
+            "content B",
+            head + "A<|im_end|>\n",
+            head + "B<|im_end|>\n",
+            diff_split(head + "A<|im_end|>\n", head + "B<|im_end|>\n"),
+            "plain",
+        ),
     ]
     return DemoAnalysis(spec, probes, ["demo: this analysis was written by hand for tests and screenshots"])

@@ -128,13 +128,18 @@ class EventFolder:
             elif ev.kind == "reasoning":
                 self._reasoning.append(ev.text)
             elif ev.kind in ("tool_name", "tool_args", "tool_id"):
-                call = self._calls.setdefault(ev.tool_index or 0, {"tool_name": [], "tool_args": [], "tool_id": []})
+                call = self._calls.setdefault(
+                    ev.tool_index or 0, {"tool_name": [], "tool_args": [], "tool_id": []}
+                )
                 call[ev.kind].append(ev.text)
 
     def message(self) -> Message:
         tool_calls = tuple(
-            ToolCall(name="".join(c["tool_name"]), arguments="".join(c["tool_args"]) or "{}",
-                     id="".join(c["tool_id"]))
+            ToolCall(
+                name="".join(c["tool_name"]),
+                arguments="".join(c["tool_args"]) or "{}",
+                id="".join(c["tool_id"]),
+            )
             for _, c in sorted(self._calls.items())
         )
         return Message(

@@ -28,11 +28,14 @@ DEFAULT_MESSAGES: list[dict[str, Any]] = [
         "reasoning_content": "The user wants the weather; I should call the tool.",
         "content": "",
         "tool_calls": [
-            {"id": "call_1", "type": "function",
-             "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+            }
         ],
     },
-    {"role": "tool", "tool_call_id": "call_1", "content": "{\"temp_c\": 18, \"sky\": \"cloudy\"}"},
+    {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": 18, "sky": "cloudy"}'},
     {"role": "assistant", "content": "It is 18 °C and cloudy in Paris."},
 ]
 
@@ -88,7 +91,9 @@ class Workspace:
 
     source: TemplateSource
     template_text: str = ""
-    messages_json: str = field(default_factory=lambda: json.dumps(DEFAULT_MESSAGES, indent=2, ensure_ascii=False))
+    messages_json: str = field(
+        default_factory=lambda: json.dumps(DEFAULT_MESSAGES, indent=2, ensure_ascii=False)
+    )
     tools_json: str = field(default_factory=lambda: json.dumps(DEFAULT_TOOLS, indent=2))
     kwargs: RenderKwargs = field(default_factory=RenderKwargs)
     analysis: Any = None
@@ -130,8 +135,13 @@ class Workspace:
         """The loaded source with the (possibly edited) text in place of the original."""
         s = self.source
         return TemplateSource(
-            text=self.template_text, name=s.name, origin=s.origin, bos_token=s.bos_token,
-            eos_token=s.eos_token, named=s.named, selected=s.selected,
+            text=self.template_text,
+            name=s.name,
+            origin=s.origin,
+            bos_token=s.bos_token,
+            eos_token=s.eos_token,
+            named=s.named,
+            selected=s.selected,
         )
 
     def parse_messages(self) -> list[Message]:

@@ -1,8 +1,9 @@
 """The small base every tool-call format builds on: one call per tool, assembled into a tool section.
 
 A format only says how *one call* of *one tool* looks (:meth:`ToolFormat.call_body`); the base wraps it in the
-per-call markers, joins calls for parallel calling, and wraps the lot in the section markers, all read from the
-:class:`~workbench.spec.ToolsSpec`.  Adding a format is one new file and one line in ``formats/__init__.py``.
+per-call markers, joins calls for parallel calling, and wraps the lot in the section markers, all read from
+the :class:`~workbench.spec.ToolsSpec`.  Adding a format is one new file and one line in
+``formats/__init__.py``.
 """
 
 from __future__ import annotations
@@ -88,9 +89,21 @@ class ToolFormat:
     def markers(self) -> tuple[str, ...]:
         """Literal markers this format writes (the generator keeps their tokens out of the stop set)."""
         t = self.t
-        values = (t.section_start, t.section_end, t.call_start, t.call_end, t.name_prefix, t.name_suffix,
-                  t.func_close, t.args_start, t.args_end, t.arg_name_prefix, t.arg_name_suffix,
-                  t.arg_value_prefix, t.arg_value_suffix)
+        values = (
+            t.section_start,
+            t.section_end,
+            t.call_start,
+            t.call_end,
+            t.name_prefix,
+            t.name_suffix,
+            t.func_close,
+            t.args_start,
+            t.args_end,
+            t.arg_name_prefix,
+            t.arg_name_suffix,
+            t.arg_value_prefix,
+            t.arg_value_suffix,
+        )
         return tuple(v.strip() for v in values if v.strip())
 
 
@@ -106,7 +119,7 @@ def ordered_parameters(items: Sequence[tuple[Element, bool]], sep: str) -> Eleme
         return seq(*(p if req else optional(p) for p, req in items))
     heads: list[Element] = []
     for i, (p, req) in enumerate(items):
-        rest = [seq(const(sep), q) if r else optional(seq(const(sep), q)) for q, r in items[i + 1:]]
+        rest = [seq(const(sep), q) if r else optional(seq(const(sep), q)) for q, r in items[i + 1 :]]
         heads.append(seq(p, *rest))
         if req:
             break

@@ -28,7 +28,9 @@ class Harmony(ToolFormat):
     name = "harmony"
 
     def call_body(self, tool: Tool) -> Element:
-        args = ebnf(json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}"))
+        args = ebnf(
+            json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}")
+        )
         return seq(const(CHANNEL + RECIPIENT + tool.name + CONSTRAIN_JSON + MESSAGE), args, const(CALL_END))
 
     def call(self, tool: Tool) -> Element:

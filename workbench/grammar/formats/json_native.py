@@ -29,7 +29,9 @@ class JsonNative(ToolFormat):
         fields[t.args_field or "arguments"] = tool.parameters
         if t.id_field:
             fields[t.id_field] = GENERATED_ID_SCHEMA
-        order = [f for f in t.parameter_order if f in fields] + [f for f in fields if f not in t.parameter_order]
+        order = [f for f in t.parameter_order if f in fields] + [
+            f for f in fields if f not in t.parameter_order
+        ]
         inner = {"type": "object", "properties": {f: fields[f] for f in order}, "required": order}
         if not t.function_field:
             return inner

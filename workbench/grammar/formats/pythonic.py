@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.chat import Tool
-from workbench.grammar.elements import Element, GrammarError, const, ebnf, json_schema_ebnf, one_of, repeat, seq
+from workbench.grammar.elements import (
+    Element,
+    GrammarError,
+    const,
+    ebnf,
+    json_schema_ebnf,
+    one_of,
+    repeat,
+    seq,
+)
 from workbench.grammar.formats.base import MAX_PARALLEL_CALLS, ToolFormat, ordered_parameters
 
 
@@ -25,7 +34,10 @@ class Pythonic(ToolFormat):
         if not isinstance(props, dict):
             raise GrammarError(f"tool {tool.name!r}: 'properties' must be an object")
         required = set(schema.get("required") or ())
-        items = [(seq(const(key + "="), self.value(tool.name, key, sub)), key in required) for key, sub in props.items()]
+        items = [
+            (seq(const(key + "="), self.value(tool.name, key, sub)), key in required)
+            for key, sub in props.items()
+        ]
         namespace = self.t.function_namespace
         return seq(const(namespace + tool.name + "("), ordered_parameters(items, ", "), const(")"))
 
@@ -43,7 +55,11 @@ class Pythonic(ToolFormat):
         if not tools:
             raise GrammarError("no tools to build a tool-call grammar for")
         any_call = one_of(*(self.call(tool) for tool in tools))
-        calls = seq(any_call, repeat(seq(const(", "), any_call), 0, MAX_PARALLEL_CALLS - 1)) if parallel else any_call
+        calls = (
+            seq(any_call, repeat(seq(const(", "), any_call), 0, MAX_PARALLEL_CALLS - 1))
+            if parallel
+            else any_call
+        )
         return seq(const(self.t.section_start + "["), calls, const("]" + self.t.section_end))
 
     @property

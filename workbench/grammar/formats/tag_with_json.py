@@ -18,11 +18,15 @@ class TagWithJson(ToolFormat):
     name = "tag_with_json"
 
     def arguments(self, tool: Tool) -> Element:
-        return ebnf(json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}"))
+        return ebnf(
+            json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}")
+        )
 
     def call_id(self) -> Element:
         """A call id the model writes itself, between the spec's id markers."""
-        return seq(const(self.t.id_prefix), {"type": "regex", "pattern": CALL_ID_PATTERN}, const(self.t.id_suffix))
+        return seq(
+            const(self.t.id_prefix), {"type": "regex", "pattern": CALL_ID_PATTERN}, const(self.t.id_suffix)
+        )
 
     def call_body(self, tool: Tool) -> Element:
         t = self.t

@@ -1,7 +1,7 @@
 """TAG_WITH_TAGGED: the name and every argument sit in markers (Qwen3-Coder, GLM 4.6, MiniMax M2, Seed-OSS).
 
-``<function=NAME>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>``.  The grammar is generated from the
-spec's own markers rather than from one of xgrammar's fixed XML styles (``qwen_xml``, ``minimax_xml``,
+``<function=NAME>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>``.  The grammar is generated from
+the spec's own markers rather than from one of xgrammar's fixed XML styles (``qwen_xml``, ``minimax_xml``,
 ``glm_xml``): those styles hard-code their markers and allow unbounded whitespace between parameters, while
 an analysed template brings its exact markers, newlines included, and the parser reads exactly those.
 
@@ -38,8 +38,11 @@ def is_raw_string(schema: Any) -> bool:
     if schema.get("type") == "string":
         return True
     values = schema.get("enum", [schema["const"]] if "const" in schema else None)
-    return "type" not in schema and isinstance(values, list) and bool(values) and all(
-        isinstance(v, str) for v in values
+    return (
+        "type" not in schema
+        and isinstance(values, list)
+        and bool(values)
+        and all(isinstance(v, str) for v in values)
     )
 
 
@@ -48,7 +51,9 @@ class TagWithTagged(ToolFormat):
 
     def call_body(self, tool: Tool) -> Element:
         t = self.t
-        return seq(const(t.name_prefix + tool.name + t.name_suffix), self.arguments(tool), const(t.func_close))
+        return seq(
+            const(t.name_prefix + tool.name + t.name_suffix), self.arguments(tool), const(t.func_close)
+        )
 
     # ----------------------------------------------------------------------------- arguments
     def arguments(self, tool: Tool) -> Element:
@@ -59,7 +64,9 @@ class TagWithTagged(ToolFormat):
         required = set(schema.get("required") or ())
         unknown = required - set(props)
         if unknown:
-            raise GrammarError(f"tool {tool.name!r}: required parameter(s) {', '.join(sorted(unknown))} not in properties")
+            raise GrammarError(
+                f"tool {tool.name!r}: required parameter(s) {', '.join(sorted(unknown))} not in properties"
+            )
         items = [(self.parameter(tool.name, key, sub), key in required) for key, sub in props.items()]
         return ordered_parameters(items, self.t.arg_separator)
 
@@ -80,12 +87,15 @@ class TagWithTagged(ToolFormat):
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
         if isinstance(pattern, str):
             return seq(const(begin), {"type": "regex", "pattern": _strip_anchors(pattern)}, const(end))
-        if low > 0:
-            # any_text has no lower bound: spell the characters out, none of them starting the end marker.
+        if low > 0 or high is not None:
+            # A length bound counts characters, and any_text works on bytes (a random model can write
+            # invalid UTF-8 there, which decodes to more characters than written): spell the characters out
+            # as a character class, which only matches whole UTF-8 characters, none of them starting the end
+            # marker.
             first = _class_escape(end.strip()[0])
             bound = "" if high is None else str(int(high))
             return seq(const(begin), {"type": "regex", "pattern": f"[^{first}]{{{low},{bound}}}"}, const(end))
-        return tag(begin, any_text(max_chars=None if high is None else int(high)), end)
+        return tag(begin, any_text(), end)
 
 
 def _strip_anchors(pattern: str) -> str:

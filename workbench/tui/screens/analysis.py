@@ -39,7 +39,7 @@ def spec_rows(spec: FormatSpec, original: FormatSpec | None) -> list[tuple[str, 
         for f in fields(obj):
             value = getattr(obj, f.name)
             is_mode = MODE_FIELDS.get(part) == f.name
-            if isinstance(value, bool) or isinstance(value, tuple):
+            if isinstance(value, (bool, tuple)):
                 if not value:
                     continue
                 shown = str(value)
@@ -101,10 +101,10 @@ class AnalysisScreen(WorkbenchScreen):
         # Fixed widths keep the short, telling columns (outcome, source probe) in view; long cells are cut
         # with an ellipsis and shown whole in the diff titles or the edit dialog.
         probes = self.query_one("#probes", DataTable)
-        for label, width in (("id", 4), ("question", 26), ("outcome", 60)):
+        for label, width in (("id", 4), ("outcome", 34), ("question", 60)):
             probes.add_column(label, width=width)
         markers = self.query_one("#markers", DataTable)
-        for label, width in (("field", 24), ("from", 8), ("value", 40)):
+        for label, width in (("field", 22), ("value", 22), ("from", 12)):
             markers.add_column(label, width=width)
         super().on_mount()
 
@@ -125,7 +125,9 @@ class AnalysisScreen(WorkbenchScreen):
         else:
             main.display = True
             if ws.analysis_error:
-                notice.show(f"Last re-analysis failed: {ws.analysis_error} (showing the previous one)", "error")
+                notice.show(
+                    f"Last re-analysis failed: {ws.analysis_error} (showing the previous one)", "error"
+                )
             elif ws.template_dirty:
                 notice.show("The template changed since this analysis: press a to re-analyse.", "empty")
             else:
@@ -155,7 +157,7 @@ class AnalysisScreen(WorkbenchScreen):
             if getattr(p, "error", None):
                 outcome = Text(f"error: {p.error}", style=ERROR_STYLE)
             question = Text(str(p.question), overflow="ellipsis", no_wrap=True)
-            table.add_row(str(p.id), question, outcome, key=str(p.id))
+            table.add_row(str(p.id), outcome, question)
         if table.row_count:
             table.move_cursor(row=0)
             self._show_probe(0)
@@ -175,15 +177,15 @@ class AnalysisScreen(WorkbenchScreen):
             else:
                 source = ""
             label = Text(path, style="bold #e0af68" if edited else "")
-            value = Text(shown, style="reverse" if edited else "")
+            value = Text(shown, style="reverse" if edited else "", overflow="ellipsis", no_wrap=True)
             origin = Text("✎ edited", style="#e0af68") if edited else Text(source, style="dim")
-            table.add_row(label, origin, value, key=path)
+            table.add_row(label, value, origin, key=path)
 
     def _fill_warnings(self) -> None:
         warnings = list(getattr(self.ws.analysis, "warnings", ()) or ())
         box = self.query_one("#warnings", Static)
         if not warnings:
-            box.update(Text("no warnings", style="dim"))
+            box.update(Text("no warnings", style="#8a8f98"))
             return
         out = Text()
         for w in warnings:
@@ -198,7 +200,10 @@ class AnalysisScreen(WorkbenchScreen):
         p = probes[row]
         pane = self.query_one("#diff", DiffPane)
         diff = getattr(p, "diff", None)
-        a_title, b_title = _variant_label(getattr(p, "variant_a", "")), _variant_label(getattr(p, "variant_b", ""))
+        a_title, b_title = (
+            _variant_label(getattr(p, "variant_a", "")),
+            _variant_label(getattr(p, "variant_b", "")),
+        )
         if diff is not None:
             pane.show(diff.prefix, diff.left, diff.right, diff.suffix, title_a=a_title, title_b=b_title)
         else:

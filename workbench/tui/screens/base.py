@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer
 
+from workbench.tui.backends import one_line
 from workbench.tui.widgets.nav import NavBar
 from workbench.tui.workspace import Workspace
 
@@ -70,7 +71,7 @@ class WorkbenchScreen(Screen[None]):
         for t in changed:
             self._seen[t] = self.ws.revision[t]
         if changed:
-            self.sync(changed)
+            self._safe_sync(changed)
 
     def workspace_changed(self, topic: str) -> None:
         if topic not in self.TOPICS or not self.is_mounted:
@@ -86,13 +87,22 @@ class WorkbenchScreen(Screen[None]):
             self._draw_steps()
             return
         self._seen[topic] = self.ws.revision[topic]
-        self.sync({topic})
+        self._safe_sync({topic})
 
     def _draw_steps(self) -> None:
         self._steps_timer = None
         self._last_steps_draw = time.monotonic()
         self._seen["steps"] = self.ws.revision["steps"]
-        self.sync({"steps"})
+        self._safe_sync({"steps"})
+
+    def _safe_sync(self, topics: set[str]) -> None:
+        """Draw, turning any failure into a notification: data from a stage under construction (or a
+        template nobody anticipated) must never end the app with a traceback."""
+        try:
+            self.sync(topics)
+        except Exception as exc:
+            self.log.error(f"{type(self).__name__}.sync({sorted(topics)}) failed: {exc!r}")
+            self.notify(f"could not draw {', '.join(sorted(topics))}: {one_line(exc)}", severity="error")
 
     def sync(self, topics: set[str]) -> None:
         """Redraw what depends on ``topics`` (called on the UI thread)."""

@@ -6,7 +6,6 @@ still shows the spec and saves it as JSON (the spec's JSON form is the canonical
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -88,8 +87,12 @@ class ExportScreen(WorkbenchScreen):
 
     def _default_path(self, target: str) -> str:
         stem = self.ws.source.name or "template"
-        return {"spec": f"{stem}.spec.json", "response-template": f"{stem}.response_template.json",
-                "structural-tag": f"{stem}.structural_tag.json", "tests": f"test_{stem.replace('-', '_')}.py"}[target]
+        return {
+            "spec": f"{stem}.spec.json",
+            "response-template": f"{stem}.response_template.json",
+            "structural-tag": f"{stem}.structural_tag.json",
+            "tests": f"test_{stem.replace('-', '_')}.py",
+        }[target]
 
     def _target(self) -> str:
         pressed = self.query_one("#targets", RadioSet).pressed_index
@@ -104,8 +107,10 @@ class ExportScreen(WorkbenchScreen):
         notice = self.query_one("#export-notice", Notice)
         spec_box = self.query_one("#spec-json", Static)
         if ws.spec is None:
-            notice.show(ws.analysis_error or "No spec yet: the analysis is running or has not been run.",
-                        "error" if ws.analysis_error else "empty")
+            notice.show(
+                ws.analysis_error or "No spec yet: the analysis is running or has not been run.",
+                "error" if ws.analysis_error else "empty",
+            )
             spec_box.update("")
         else:
             try:

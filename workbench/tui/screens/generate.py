@@ -57,8 +57,9 @@ class GenerateScreen(WorkbenchScreen):
                 parsed.border_title = "parsed message"
                 yield Static(id="parsed")
         with Horizontal(id="chat-row"):
-            yield Input(placeholder="Ask something and press enter (uses the tools of the Template screen)",
-                        id="chat")
+            yield Input(
+                placeholder="Ask something and press enter (uses the tools of the Template screen)", id="chat"
+            )
             yield Select([(c, c) for c in TOOL_CHOICES], value="auto", allow_blank=False, id="tool-choice")
             yield Checkbox("constrain", True, id="constrain")
 
@@ -113,4 +114,4 @@ class GenerateScreen(WorkbenchScreen):
         if ws.steps.diagnostics:
             data["diagnostics"] = list(ws.steps.diagnostics)
         self.parsed_json = json.dumps(data, indent=2, ensure_ascii=False)
-        parsed.update(Syntax(self.parsed_json, "json", word_wrap=True, background_color="default"))
+        parsed.update(Syntax(self.parsed_json, "json", word_wrap=True, theme="ansi_dark"))

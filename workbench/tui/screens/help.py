@@ -54,8 +54,10 @@ class HelpScreen(ModalScreen[None]):
         for key, desc in _screen_keys(self.under):
             grid.add_row(key, desc)
         grid.add_row("", "")
-        grid.add_row(Text("Actions", style="bold underline"),
-                     Text("all of them are also in the command palette (ctrl+p)", style="dim"))
+        grid.add_row(
+            Text("Actions", style="bold underline"),
+            Text("all of them are also in the command palette (ctrl+p)", style="dim"),
+        )
         for act in ACTIONS:
             grid.add_row(act.keys, Text.assemble((act.title, "bold"), " — ", act.help))
         grid.add_row("", "")

@@ -29,16 +29,23 @@ def step_facts(step: Step) -> Table:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
-    token = Text.assemble((visible(step.token_text) or "∅", "bold black on #e4e4e4"),
-                          (f"  id {step.token_id}", "dim"))
+    token = Text.assemble(
+        (visible(step.token_text) or "∅", "bold black on #e4e4e4"), (f"  id {step.token_id}", "dim")
+    )
     grid.add_row("token", token)
     grid.add_row("forced", Text("yes — chosen by you", style="bold #e0af68") if step.forced else Text("no"))
-    region = Text.assemble((f" {step.region} ", "black on #7fd1c7" if step.region == "free" else "black on #e0af68"),
-                           (" no mask while free" if step.region == "free" else " grammar engaged", "dim"))
+    region = Text.assemble(
+        (f" {step.region} ", "black on #7fd1c7" if step.region == "free" else "black on #e0af68"),
+        (" no mask while free" if step.region == "free" else " grammar engaged", "dim"),
+    )
     grid.add_row("region", region)
-    grid.add_row("mask", Text("applied", style="#b8f2b0") if step.constrained else Text("lifted", style="#ffb4a2"))
-    grid.add_row("jump-fwd", Text(visible(step.jump_forward), style="bold") if step.jump_forward
-                 else Text("—", style="dim"))
+    grid.add_row(
+        "mask", Text("applied", style="#b8f2b0") if step.constrained else Text("lifted", style="#ffb4a2")
+    )
+    grid.add_row(
+        "jump-fwd",
+        Text(visible(step.jump_forward), style="bold") if step.jump_forward else Text("—", style="dim"),
+    )
     kinds = Text()
     for ev in step.events:
         kinds.append(visible(ev.text), style=SPAN_STYLES.get(ev.kind, ""))
@@ -90,7 +97,7 @@ class InspectorScreen(WorkbenchScreen):
     def on_mount(self) -> None:
         table = self.query_one("#candidates", DataTable)
         # Fixed widths: auto widths would follow whichever steps happened to be drawn before.
-        for label, width in (("#", 2), ("token", 14), ("id", 7), ("logit", 6), ("prob", 6), ("mask", 7)):
+        for label, width in (("#", 2), ("token", 14), ("mask", 7), ("id", 7), ("logit", 6), ("prob", 6)):
             table.add_column(label, width=width)
         super().on_mount()
         self.query_one("#timeline", Timeline).focus()
@@ -137,8 +144,13 @@ class InspectorScreen(WorkbenchScreen):
         if step is None:
             gauge.allowed, gauge.vocab = 0, 0
             heat.strip = ()
-            facts.update(Text("No steps yet.\n\nSend a message on Generate (3), or open a session;\n"
-                              "then space steps, r runs, backspace rewinds.", style="dim"))
+            facts.update(
+                Text(
+                    "No steps yet.\n\nSend a message on Generate (3), or open a session;\n"
+                    "then space steps, r runs, backspace rewinds.",
+                    style="dim",
+                )
+            )
             return
         gauge.vocab, gauge.allowed = step.vocab_size, step.allowed_count
         heat.vocab, heat.strip = step.vocab_size, step.mask_strip
@@ -148,8 +160,12 @@ class InspectorScreen(WorkbenchScreen):
             style = MASKED_STYLE if not c.allowed else ("bold reverse" if c.token_id == step.token_id else "")
             mark = Text("allowed", style=ALLOWED_STYLE) if c.allowed else Text("masked", style=MASKED_STYLE)
             table.add_row(
-                Text(str(rank), style=style), Text(repr(c.text), style=style), Text(str(c.token_id), style=style),
-                Text(f"{c.logit:.2f}", style=style), Text(f"{c.prob:.3f}", style=style), mark,
+                Text(str(rank), style=style),
+                Text(repr(c.text), style=style),
+                mark,
+                Text(str(c.token_id), style=style),
+                Text(f"{c.logit:.2f}", style=style),
+                Text(f"{c.prob:.3f}", style=style),
             )
 
     @on(Timeline.Selected)

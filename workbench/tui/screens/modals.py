@@ -44,8 +44,9 @@ class EditFieldScreen(ModalScreen[FormatSpec | None]):
         value = _get_path(self.spec, self.path)
         with Vertical():
             yield Label(Text.assemble(("Edit ", "bold"), (self.path, "bold #e0af68")))
-            yield Static("Type a JSON value: strings in quotes (\"<tool_call>\\n\"), true/false, lists.",
-                         classes="hint")
+            yield Static(
+                'Type a JSON value: strings in quotes ("<tool_call>\\n"), true/false, lists.', classes="hint"
+            )
             yield Input(json.dumps(value, ensure_ascii=False), id="edit-value")
             yield Static("", id="edit-error")
             yield Static("enter saves · escape cancels", classes="hint")
@@ -87,13 +88,15 @@ class ForceTokenScreen(ModalScreen[str | None]):
             yield Label(Text("Force the next token", style="bold"))
             yield Static(self._hint(), classes="hint")
             yield Input(placeholder="token id (e.g. 151657) or the token's text", id="force-value")
-            yield Static("enter forces · escape cancels · a masked token is refused with the reason",
-                         classes="hint")
+            yield Static(
+                "enter forces · escape cancels · a masked token is refused with the reason", classes="hint"
+            )
 
     def _hint(self) -> Text:
-        out = Text("the previous step's candidates (the next step's mask is checked when you force): ",
-                   style="dim")
-        for c in (self.last.candidates[:6] if self.last else ()):
+        out = Text(
+            "the previous step's candidates (the next step's mask is checked when you force): ", style="dim"
+        )
+        for c in self.last.candidates[:6] if self.last else ():
             out.append(f"{c.token_id}:{c.text!r} ", style="green" if c.allowed else "strike #8a6a6a")
         return out
 

@@ -20,27 +20,9 @@ def recorded_rate(steps: tuple[Step, ...]) -> float:
 
 
 def engine_status(ws: Workspace) -> Text:
-    """Model, speed, constraint and run state, as one styled line (pure)."""
+    """Run state, steps, constraint, speed and model, most important first (narrow terminals cut the end)."""
     out = Text()
-    model = ws.model_name or {"loading": "loading…", "failed": "not loaded", "skipped": "none"}.get(
-        ws.model_state, "none")
     driver = ws.driver
-    if driver is not None and driver.label and driver.label != ws.model_name:
-        model = driver.label
-    out.append("model ", style="dim")
-    out.append(model, style="bold")
-    out.append(" · ", style="dim")
-    recent = ws.steps.all()[-32:]
-    rate = recorded_rate(recent) or ws.steps.tokens_per_second()
-    out.append(f"{rate:5.1f} tok/s" + (" rec" if isinstance(driver, ReplayDriver) else ""))
-    out.append(" · ", style="dim")
-    if ws.constrained:
-        out.append("constrained", style="bold #b8f2b0")
-    else:
-        out.append("unconstrained", style="bold #ffb4a2")
-    out.append(" · ", style="dim")
-    out.append(f"{len(ws.steps)} steps")
-    out.append(" · ", style="dim")
     if ws.running:
         out.append("● running", style="bold #e0af68")
     elif driver is not None and driver.finished:
@@ -49,4 +31,23 @@ def engine_status(ws: Workspace) -> Text:
         out.append("‖ paused", style="bold")
     else:
         out.append("idle", style="dim")
+    out.append(" · ", style="dim")
+    out.append(f"{len(ws.steps)} steps")
+    out.append(" · ", style="dim")
+    if ws.constrained:
+        out.append("constrained", style="bold #b8f2b0")
+    else:
+        out.append("unconstrained", style="bold #ffb4a2")
+    out.append(" · ", style="dim")
+    recent = ws.steps.all()[-32:]
+    rate = recorded_rate(recent) or ws.steps.tokens_per_second()
+    out.append(f"{rate:.1f} tok/s" + (" rec" if isinstance(driver, ReplayDriver) else ""))
+    out.append(" · ", style="dim")
+    model = ws.model_name or {"loading": "loading…", "failed": "not loaded", "skipped": "none"}.get(
+        ws.model_state, "none"
+    )
+    if driver is not None and driver.label and driver.label != ws.model_name:
+        model = driver.label
+    out.append("model ", style="dim")
+    out.append(model, style="bold")
     return out

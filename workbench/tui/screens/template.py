@@ -60,17 +60,24 @@ class TemplateScreen(WorkbenchScreen):
             with Vertical(id="side"):
                 with TabbedContent(id="inputs"):
                     with TabPane("Messages", id="tab-messages"):
-                        yield TextArea(ws.messages_json, id="messages", soft_wrap=True, show_line_numbers=False)
+                        yield TextArea(
+                            ws.messages_json, id="messages", soft_wrap=True, show_line_numbers=False
+                        )
                     with TabPane("Tools", id="tab-tools"):
                         yield TextArea(ws.tools_json, id="tools", soft_wrap=True, show_line_numbers=False)
                     with TabPane("Kwargs", id="tab-kwargs"), VerticalScroll():
                         yield Checkbox("add_generation_prompt", ws.kwargs.add_generation_prompt, id="kw-agp")
                         yield Checkbox("enable_thinking", ws.kwargs.enable_thinking, id="kw-think")
-                        yield Select([(e or "(not set)", e) for e in REASONING_EFFORTS],
-                                     value=ws.kwargs.reasoning_effort, allow_blank=False, id="kw-effort",
-                                     prompt="reasoning_effort")
-                        yield Input(ws.kwargs.extra, placeholder="more kwargs: key=value key2=true",
-                                    id="kw-extra")
+                        yield Select(
+                            [(e or "(not set)", e) for e in REASONING_EFFORTS],
+                            value=ws.kwargs.reasoning_effort,
+                            allow_blank=False,
+                            id="kw-effort",
+                            prompt="reasoning_effort",
+                        )
+                        yield Input(
+                            ws.kwargs.extra, placeholder="more kwargs: key=value key2=true", id="kw-extra"
+                        )
                 with VerticalScroll(id="preview-pane") as pane:
                     pane.border_title = "render preview"
                     yield Static(id="preview")

@@ -1,4 +1,4 @@
-"""Small drawings of one decode step: the allowed/vocab gauge, the vocabulary heat strip, the step timeline."""
+"""Small drawings of one decode step: the allowed/vocab gauge, the vocabulary heat strip, the timeline."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class MaskGauge(Widget):
         label = f" {self.allowed:,} / {self.vocab:,} allowed ({frac:.1%})"
         width = max(4, self.size.width - len(label) - 1)
         filled = round(frac * width)
-        if 0 < self.allowed and filled == 0:
+        if self.allowed > 0 and filled == 0:
             filled = 1  # a handful of allowed tokens must still be visible
         out = Text()
         out.append("█" * filled, style=_heat(frac))

@@ -36,7 +36,9 @@ class DiffPane(Horizontal):
             b.border_title = "variant B"
             yield Static(id="text-b")
 
-    def show(self, prefix: str, left: str, right: str, suffix: str, *, title_a: str = "", title_b: str = "") -> None:
+    def show(
+        self, prefix: str, left: str, right: str, suffix: str, *, title_a: str = "", title_b: str = ""
+    ) -> None:
         self.query_one("#text-a", Static).update(split_text(prefix, left, suffix, "left"))
         self.query_one("#text-b", Static).update(split_text(prefix, right, suffix, "right"))
         self.query_one("#variant-a").border_title = f"A: {title_a}" if title_a else "variant A"
@@ -49,9 +51,13 @@ class DiffPane(Horizontal):
         self.query_one("#text-b", Static).update(b)
 
     def _scroll_to_difference(self, prefix: str) -> None:
-        line = max(0, prefix.count("\n") - 2)
         for pane in self.query(VerticalScroll):
-            pane.scroll_to(y=line, animate=False)
+            width = pane.scrollable_content_region.width
+            if width <= 0:
+                continue
+            # Rows the prefix takes once wrapped at this width; its last row is where the parts differ.
+            rows = len(Text(prefix).wrap(self.app.console, width)) if prefix else 1
+            pane.scroll_to(y=max(0, rows - 3), animate=False)
 
 
 def diff_legend() -> Text:

@@ -17,7 +17,7 @@ SCREENS: tuple[tuple[str, str, str], ...] = (
 
 
 class NavBar(Widget):
-    """Names the five screens with their keys; the current one is highlighted.  Clicking one switches to it."""
+    """Names the five screens with their keys, the current one highlighted; clicking one switches to it."""
 
     DEFAULT_CSS = """
     NavBar { height: 1; background: $panel; color: $text-muted; }

@@ -49,7 +49,7 @@ class SpanLegend(Static):
     """One line naming each span kind in its colour."""
 
     DEFAULT_CSS = """
-    SpanLegend { height: 1; color: $text-muted; }
+    SpanLegend { height: auto; color: $text-muted; }
     """
 
     def __init__(self, **kwargs: object) -> None:

@@ -1,0 +1,203 @@
+"""``workbench generate``: the --json contract and one-line errors with exit code 1 (never a traceback)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from workbench.cli import app
+from workbench.engine.tiny import build_fallback_tokenizer, make_tiny_model
+from workbench.grammar.reference_specs import QWEN3_LIKE
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the weather",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "maxLength": 10},
+                "unit": {"enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["city"],
+        },
+    },
+}
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    messages = tmp_path / "messages.json"
+    messages.write_text(json.dumps([{"role": "user", "content": "Weather in Paris?"}]))
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([WEATHER]))
+    spec = tmp_path / "spec.json"
+    spec.write_text(QWEN3_LIKE.to_json())
+    return {"messages": messages, "tools": tools, "spec": spec, "dir": tmp_path}
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["generate", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_prints_one_step_per_line_then_the_parsed_message(files: dict[str, Path]) -> None:
+    code, out, err = run(
+        "--template",
+        "chatml-think-tools",
+        "--spec",
+        str(files["spec"]),
+        "--model",
+        "tiny",
+        "--messages",
+        str(files["messages"]),
+        "--tools",
+        str(files["tools"]),
+        "--tool-choice",
+        "required",
+        "--no-enable-thinking",
+        "--no-parallel",
+        "--temperature",
+        "1",
+        "--seed",
+        "4",
+        "--max-new-tokens",
+        "150",
+        "--json",
+    )
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    steps, final = lines[:-1], lines[-1]
+    assert [s["index"] for s in steps] == list(range(len(steps)))
+    assert all(
+        {"token_id", "allowed_count", "vocab_size", "candidates", "timings_ms"} <= set(s) for s in steps
+    )
+    assert steps[-1]["finished"]
+    assert set(final) == {"content", "reasoning_content", "tool_calls", "diagnostics"}
+    [call] = final["tool_calls"]
+    assert call["name"] == "get_weather"
+    jsonschema.validate(call["arguments"], WEATHER["function"]["parameters"])
+
+
+def test_default_output_colours_the_answer_and_lists_the_calls(files: dict[str, Path]) -> None:
+    code, out, err = run(
+        "--spec",
+        str(files["spec"]),
+        "--template",
+        "chatml-think-tools",
+        "--model",
+        "tiny",
+        "--messages",
+        str(files["messages"]),
+        "--tools",
+        str(files["tools"]),
+        "--tool-choice",
+        "get_weather",
+        "--no-enable-thinking",
+        "--temperature",
+        "1",
+    )
+    assert code == 0, err
+    assert "<tool_call>" in out and "tool call get_weather" in out
+    assert "constrained" in err
+
+
+def assert_clean_failure(code: int, err: str, expected: str) -> None:
+    assert code == 1
+    last = err.strip().splitlines()[-1]  # model-loading progress lines may come first
+    assert last.startswith("error: ") and expected in last
+    assert "Traceback" not in err
+
+
+def test_unknown_tool_in_tool_choice(files: dict[str, Path]) -> None:
+    code, _, err = run(
+        "--spec",
+        str(files["spec"]),
+        "--template",
+        "chatml-think-tools",
+        "--model",
+        "tiny",
+        "--messages",
+        str(files["messages"]),
+        "--tools",
+        str(files["tools"]),
+        "--tool-choice",
+        "get_wether",
+    )
+    assert_clean_failure(code, err, "tool_choice 'get_wether' is not one of the tools (get_weather)")
+
+
+def test_schema_xgrammar_cannot_compile(files: dict[str, Path]) -> None:
+    bad = {
+        "type": "function",
+        "function": {
+            "name": "odd",
+            "parameters": {
+                "type": "object",
+                "properties": {"x": {"type": "string", "pattern": "(?<=a)b"}},
+                "required": ["x"],
+            },
+        },
+    }
+    tools = files["dir"] / "bad_tools.json"
+    tools.write_text(json.dumps([bad]))
+    code, _, err = run(
+        "--spec",
+        str(files["spec"]),
+        "--template",
+        "chatml-think-tools",
+        "--model",
+        "tiny",
+        "--messages",
+        str(files["messages"]),
+        "--tools",
+        str(tools),
+        "--tool-choice",
+        "required",
+    )
+    assert_clean_failure(code, err, "tool 'odd' cannot be compiled by xgrammar")
+
+
+def test_model_folder_without_tokenizer(files: dict[str, Path]) -> None:
+    folder = files["dir"] / "model"
+    make_tiny_model(build_fallback_tokenizer()).save_pretrained(folder)
+    code, _, err = run(
+        "--spec",
+        str(files["spec"]),
+        "--template",
+        "chatml-think-tools",
+        "--model",
+        str(folder),
+        "--messages",
+        str(files["messages"]),
+    )
+    assert_clean_failure(code, err, "has no tokenizer")
+
+
+def test_offline_hub_id(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, _, err = run(
+        "--spec",
+        str(files["spec"]),
+        "--template",
+        "chatml-think-tools",
+        "--model",
+        "org/model",
+        "--messages",
+        str(files["messages"]),
+    )
+    assert_clean_failure(code, err, "cannot fetch org/model: offline")
+
+
+def test_missing_messages_file_and_missing_format_source(files: dict[str, Path]) -> None:
+    code, _, err = run(
+        "--spec", str(files["spec"]), "--model", "tiny", "--messages", str(files["dir"] / "nope.json")
+    )
+    assert_clean_failure(code, err, "messages file not found")
+    code, _, _ = run("--model", "tiny", "--messages", str(files["messages"]))
+    assert code == 2
