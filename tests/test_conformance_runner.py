@@ -158,8 +158,8 @@ class FakeBackend:
         self.bug = bug
         self.streams = 0
 
-    def make_options(self, values: dict[str, Any]) -> tuple[Any, list[str]]:
-        return dict(values), []
+    def make_options(self, values: dict[str, Any], profile: str, streaming: bool) -> tuple[Any, list[str]]:
+        return {**values, "profile": profile, "streaming": streaming}, []
 
     def stream(self, spec: Any, tools: Any, options: Any) -> FakeStream:
         self.streams += 1
@@ -384,9 +384,12 @@ def test_plan_translates_peer_options() -> None:
     rfc = plan_for(peer_case("", {}, parser="DeepSeek-V3.1 (reasoning + tool parser, RFC rules)"))
     assert (rfc.extract_reasoning, rfc.parse_tools, rfc.exclusive_tool_calls) == (True, True, True)
     assert plan_for(peer_case("", {}, parser="vllm:hermes (H)")).exclusive_tool_calls is False
-    # vLLM's tool parsers return calls to functions the request did not offer; SGLang's drop them.
-    assert plan_for(peer_case("", {}, parser="vllm:glm45 (X)")).parse_options()["check_tool_names"] is False
-    assert "check_tool_names" not in plan_for(peer_case("", {}, parser="sglang:glm45 (X)")).parse_options()
+    # Each case runs under the policies of the engine its test targeted (the parser defines the profiles).
+    vllm_stream = plan_for(peer_case("", {}, parser="vllm:glm45 (X)", mode="streaming"))
+    assert (vllm_stream.profile, vllm_stream.profile_streaming) == ("vllm", True)
+    assert plan_for(peer_case("", {}, parser="sglang:glm45 (X)")).profile == "sglang"
+    assert plan_for(peer_case("", {}, parser="DeepSeek-V3.1 (RFC rules)")).profile == "workbench"
+    assert plan_for(llama_case("", {})).profile == "llama.cpp"
 
 
 def test_family_table_picks_engine_and_option_specific_rows() -> None:

@@ -419,7 +419,7 @@ def test_calls_to_tools_not_in_the_request_are_ignored_with_a_diagnostic() -> No
     text = coder_call("nope", a="1")
     r = parse(CODER, text, [tool("f")])
     assert r.message.tool_calls == () and "E-CALL-SCHEMA" in [d.code for d in r.diagnostics]
-    kept = parse(CODER, text, [tool("f")], ParseOptions(known_tools_only=False))
+    kept = parse(CODER, text, [tool("f")], ParseOptions(check_tool_names=False))
     assert [c.name for c in kept.message.tool_calls] == ["nope"]
 
 

@@ -51,7 +51,7 @@ def test_unknown_field_is_rejected_with_its_path() -> None:
 def test_bad_enum_value_names_the_allowed_values() -> None:
     data = FormatSpec().to_dict()
     data["reasoning"]["mode"] = "sometimes"
-    with pytest.raises(SpecError, match="spec.reasoning.mode: 'sometimes' is not one of none"):
+    with pytest.raises(SpecError, match=r"spec\.reasoning\.mode: 'sometimes' is not one of none"):
         FormatSpec.from_dict(data)
 
 

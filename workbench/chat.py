@@ -31,7 +31,8 @@ class ToolCall:
 
     def to_openai(self) -> dict[str, Any]:
         """The OpenAI request form (``function.arguments`` as a string), as templates expect it."""
-        out: dict[str, Any] = {"type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        function = {"name": self.name, "arguments": self.arguments}
+        out: dict[str, Any] = {"type": "function", "function": function}
         if self.id:
             out["id"] = self.id
         return out

@@ -13,7 +13,7 @@ import typer
 
 app = typer.Typer(
     name="workbench",
-    help="Template Workbench: analyse chat templates, parse model output, step through constrained generation.",
+    help="Analyse chat templates, parse model output, step through constrained generation.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

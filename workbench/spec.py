@@ -212,7 +212,8 @@ class FormatSpec:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise SpecError(f"spec: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+            where = f"line {exc.lineno} column {exc.colno}"
+            raise SpecError(f"spec: not valid JSON ({exc.msg} at {where})") from None
         return cls.from_dict(data)
 
 

@@ -24,8 +24,8 @@ class Stream(Protocol):
 class Backend(Protocol):
     """What the runner needs from a parser implementation."""
 
-    def make_options(self, values: dict[str, Any]) -> tuple[Any, list[str]]:
-        """Parse options from the plan's values, plus the names the implementation does not support."""
+    def make_options(self, values: dict[str, Any], profile: str, streaming: bool) -> tuple[Any, list[str]]:
+        """Parse options for the request switches under an engine profile, plus what is not supported."""
         ...
 
     def stream(self, spec: Any, tools: Sequence[Any] | None, options: Any) -> Stream: ...
@@ -41,11 +41,17 @@ class ParsingBackend:
 
         self._parsing = parsing
 
-    def make_options(self, values: dict[str, Any]) -> tuple[Any, list[str]]:
+    def make_options(self, values: dict[str, Any], profile: str, streaming: bool) -> tuple[Any, list[str]]:
         cls = self._parsing.ParseOptions
         known = {f.name for f in fields(cls)} if is_dataclass(cls) else set(values)
-        unsupported = [k for k in values if k not in known]
-        return cls(**{k: v for k, v in values.items() if k in known}), unsupported
+        unsupported = [repr(k) for k in values if k not in known]
+        kept = {k: v for k, v in values.items() if k in known}
+        for_engine = getattr(cls, "for_engine", None)
+        if for_engine is not None:
+            return for_engine(profile, streaming=streaming, **kept), unsupported
+        if profile != "workbench":
+            unsupported.append(f"engine profile {profile!r}")
+        return cls(**kept), unsupported
 
     def stream(self, spec: Any, tools: Sequence[Any] | None, options: Any) -> Stream:
         parser: Stream = self._parsing.StreamParser(spec, tools, options=options)

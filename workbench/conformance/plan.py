@@ -27,8 +27,13 @@ Peer options:
   ``exclusive_tool_calls=True``), and Harmony's tool parsers read the channels themselves
   (:data:`TOOL_PARSER_READS_REASONING`).
 - A missing toolset (``null``) still parses tool calls, with any name accepted (``tools=None``).
-- SGLang drops calls to functions the request did not offer; vLLM's tool parsers do not check names
-  (README caveats), so vLLM cases ask for ``check_tool_names=False``.
+- Where the engines disagree about what an output means (tool names outside the request, a call that
+  never closes, text after the calls, whitespace before a call, untyped tagged values; the README's
+  caveats), the parser offers named policies and per-engine profiles
+  (``ParseOptions.for_engine(engine, streaming=...)``).  Each case runs under the profile of the engine
+  its ``parser`` names (``sglang`` / ``vllm``; the RFC's own cases and anything else: ``workbench``;
+  llama.cpp cases: ``llama.cpp``), in the engine's streaming variant for ``mode: streaming`` cases.  The
+  runner only names the engine; what each profile means is the parser's, documented there.
 """
 
 from __future__ import annotations
@@ -59,19 +64,16 @@ class Plan:
     parallel_tool_calls: bool = True
     parse_tools: bool = True
     exclusive_tool_calls: bool = False
-    check_tool_names: bool = True
+    profile: str = "workbench"  # the engine whose parsing policies apply (ParseOptions.for_engine)
+    profile_streaming: bool = False  # the engine's streaming code path (peer ``mode: streaming``)
     point: str = FINAL  # FINAL: judge finish(); PARTIAL: judge the deltas received, no finish
     rules: str = LLAMACPP
     engine: str = ""  # "sglang" / "vllm" / "" : selects an engine-specific target where one is mapped
     ignored: tuple[str, ...] = ()
 
     def parse_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``workbench.parsing.ParseOptions``.
-
-        ``check_tool_names`` is only passed when it departs from checking (vLLM cases), so a parser that
-        does not offer the switch is told about it only where it matters.
-        """
-        values: dict[str, Any] = {
+        """The request switches for ``workbench.parsing.ParseOptions`` (the profile supplies the policies)."""
+        return {
             "enable_thinking": self.enable_thinking,
             "thinking_opened": self.thinking_opened,
             "extract_reasoning": self.extract_reasoning,
@@ -79,9 +81,6 @@ class Plan:
             "parse_tools": self.parse_tools,
             "exclusive_tool_calls": self.exclusive_tool_calls,
         }
-        if not self.check_tool_names:
-            values["check_tool_names"] = False
-        return values
 
 
 def plan_for(case: Case) -> Plan:
@@ -105,6 +104,7 @@ def _llamacpp_plan(case: Case) -> Plan:
         extract_reasoning=_REASONING_FORMATS[fmt],
         parallel_tool_calls=bool(opts.get("parallel_tool_calls", False)),
         parse_tools=bool(case.tools),  # llama.cpp builds no tool parser for a request without tools
+        profile="llama.cpp",
         point=PARTIAL if opts.get("partial") else FINAL,
         rules=LLAMACPP,
         ignored=tuple(ignored),
@@ -154,7 +154,8 @@ def _peer_plan(case: Case) -> Plan:
         parallel_tool_calls=True,
         parse_tools=not reasoning_case,
         exclusive_tool_calls=rfc,
-        check_tool_names=engine != "vllm",
+        profile=engine or "workbench",
+        profile_streaming=mode == "streaming",
         point=PARTIAL if mode == "streaming" else FINAL,
         rules="peers",
         engine=engine,

@@ -200,9 +200,11 @@ class Runner:
             spec = self.specs.spec(target)
         except TargetError as exc:
             return CaseResult(case, target.label, error=str(exc))
-        options, unsupported = self.backend.make_options(plan.parse_options())
+        options, unsupported = self.backend.make_options(
+            plan.parse_options(), plan.profile, plan.profile_streaming
+        )
         notes = [f"ignored option: {x}" for x in plan.ignored]
-        notes += [f"parser does not support option {x!r}" for x in unsupported]
+        notes += [f"parser does not support {x}" for x in unsupported]
         runs = chunkings(case, seed=self.seed)
         if not self.streamed:
             runs = runs[:1]

@@ -122,15 +122,19 @@ def _schema_ebnf_cached(schema_text: str, any_whitespace: bool, what: str) -> st
         grammar = xgr.Grammar.from_json_schema(schema_text, any_whitespace=any_whitespace, strict_mode=True)
     except Exception as exc:  # xgrammar raises RuntimeError/ValueError with a C++ location prefix
         raise GrammarError(f"{what} cannot be compiled by xgrammar: {clean_xgrammar_error(exc)}") from None
-    return str(grammar).replace(_LENGTH_BOUNDED_CHAR, _JSON_STRING_CHAR)
+    text = str(grammar)
+    for loose in _LOOSE_STRING_CHARS:
+        text = text.replace(loose, _JSON_STRING_CHAR)
+    return text
 
 
-# xgrammar 0.2.8 writes the characters of a length-bounded string (minLength/maxLength) as any character
-# but quote, backslash, CR and LF, so a raw tab or other control character can appear inside the string:
-# invalid JSON that strict parsers (Python's json, ours) reject.  Its unbounded strings exclude the whole
-# control range; do the same for the bounded ones.
-_LENGTH_BOUNDED_CHAR = r"[^\"\\\r\n]"
-_JSON_STRING_CHAR = r"[^\0-\x1f\"\\]"
+# Characters allowed inside a JSON string.  xgrammar 0.2.8 has two looser classes.  For a length-bounded
+# string (minLength/maxLength): any character but quote, backslash, CR and LF, so a raw tab or another
+# control character gets in (invalid JSON that strict parsers reject).  In every string: UTF-16 surrogate
+# code points (U+D800-U+DFFF), which are not valid UTF-8 (a decoder turns each into three replacement
+# characters, which also breaks maxLength).  Both are replaced by the strict class.
+_LOOSE_STRING_CHARS = (r"[^\"\\\r\n]", r"[^\0-\x1f\"\\\r\n]")
+_JSON_STRING_CHAR = r"[^\0-\x1f\"\\\uD800-\uDFFF]"
 
 
 def check_structural_tag(text: str) -> None:

@@ -191,10 +191,10 @@ class Machine:
 
     # ------------------------------------------------------------------------------------------ tools
     def known_tool(self, name: str, *, strict: bool = False) -> bool:
-        """Whether a call to ``name`` is accepted (``strict``: regardless of ``known_tools_only``)."""
+        """Whether a call to ``name`` is accepted (``strict``: regardless of ``check_tool_names``)."""
         if self.tools is None or name in self.tools:
             return True
-        return not (strict or self.options.known_tools_only)
+        return not (strict or self.options.check_tool_names)
 
     def param_schema(self, call_name: str | None, param: str) -> Any:
         """The JSON schema of one parameter of a requested tool (None when unknown)."""

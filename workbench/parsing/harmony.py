@@ -78,6 +78,10 @@ class HarmonyMachine(Machine):
         self.extract = options.extract_reasoning
         self.parse_tools = options.parse_tools
         self.terminated = False
+        # After <|end|> / <|call|> the next message must open with a header: text before it belongs to no
+        # channel (P5), so it is not content (nor does it end reasoning).
+        self.outside = False
+        self._warned_outside = False
 
     # ------------------------------------------------------------------------------------------ top level
     def run(self) -> Gen[None]:
@@ -117,6 +121,7 @@ class HarmonyMachine(Machine):
             token = m.group(0)  # type: ignore[union-attr]
             boundary = True
             if token in HEADER_TOKENS:
+                self.outside = False
                 done = yield from self.message(lead)
                 if done:
                     return
@@ -147,7 +152,17 @@ class HarmonyMachine(Machine):
         return True
 
     def _content(self, n: int) -> None:
-        self.out.add_content(self.emit("content", n))
+        if not self.outside:
+            self.out.add_content(self.emit("content", n))
+            return
+        if not self._warned_outside:
+            self._warned_outside = True
+            self.out.diagnose(
+                "E-PARSE-HEADER",
+                "text after the end of a message without a new <|start|> header: ignored",
+                self.offset(),
+            )
+        self.emit("marker", n)
 
     # ------------------------------------------------------------------------------------------ messages
     def _header(self, look: Look) -> HarmonyHeader:
@@ -242,8 +257,8 @@ class HarmonyMachine(Machine):
     def call_message(self, look: Look, h: HarmonyHeader) -> Gen[None]:
         name = h.tool_name
         call: CallLog | None = None
-        if self.tools is not None and name not in self.tools:
-            self.out.diagnose("E-CALL-SCHEMA", f"call to unknown tool {name!r} ignored", self.offset())
+        if not self.known_tool(name):
+            self.unknown_tool(name)
         else:
             call = self.open_call(name, h.call_id)
         index = call.index if call is not None else None
@@ -318,6 +333,7 @@ class HarmonyMachine(Machine):
                     call.add_args("")
             if token == RETURN or token in self.end_cores:
                 self.terminated = True
+            self.outside = token in (END, CALL)
             return
 
     def _account(self, kind: str, text: str, call: CallLog | None, raw_args: bool) -> None:

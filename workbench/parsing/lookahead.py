@@ -17,6 +17,8 @@ import re
 # markup characters such as "<", ">", "(", "\"", "｜" end it).
 NAME_RX = re.compile(r"[\w\-.:/@$]+")
 WS_RX = re.compile(r"\s*")
+# Whitespace, or the two-character escapes a model writing JSON-escaped text uses for it.
+ESCAPED_WS_RX = re.compile(r"(?:\s|\\[nrt])*")
 
 
 class More(Exception):
@@ -75,6 +77,16 @@ class Look:
         """Consume any whitespace (possibly none); returns how much."""
         m = WS_RX.match(self.buf, self.i)
         n = m.end() - self.i if m else 0
+        self.span(kind, n)
+        return n
+
+    def ws_escaped(self, kind: str = "marker") -> int:
+        """Like :meth:`ws`, also consuming the literal escapes ``\\n``, ``\\r``, ``\\t``."""
+        m = ESCAPED_WS_RX.match(self.buf, self.i)
+        j = m.end() if m else self.i
+        if j == len(self.buf) - 1 and self.buf[j] == "\\":
+            self.need()  # a backslash at the end may still become an escape
+        n = j - self.i
         self.span(kind, n)
         return n
 

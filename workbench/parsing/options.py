@@ -1,19 +1,40 @@
-"""Parse options and the parse result (the contract of docs/INTERFACES.md)."""
+"""Parse options, the engine compatibility profiles, and the parse result (docs/INTERFACES.md).
+
+Where serving engines genuinely disagree about what an output means (a call that never closes, the text
+after a call block, whitespace before a call, an untyped tagged value), the disagreement is a named *policy*
+here rather than a special case in a parser.  The workbench's own defaults follow issue 3 (truncated streams
+keep what was already sent, with a diagnostic; values are typed by the tool's JSON schema only), and
+:meth:`ParseOptions.for_engine` selects the policies that reproduce one engine's documented behaviour, so a
+conformance run can hold each engine's vectors to that engine's rules.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.chat import Message
 from workbench.events import Diagnostic
 
+#: Allowed values of each policy field (validated in ``__post_init__``).
+POLICY_VALUES: dict[str, tuple[str, ...]] = {
+    "untyped_values": ("string", "json"),
+    "unclosed_calls": ("keep", "content"),
+    "text_after_calls": ("content", "drop"),
+    "space_before_calls": ("keep", "strip"),
+    "value_newlines": ("strip", "markers"),
+}
+
+#: The engines :meth:`ParseOptions.for_engine` knows.  ``workbench`` is the default policy set.
+ENGINES = ("workbench", "llama.cpp", "sglang", "vllm")
+
 
 @dataclass(frozen=True)
 class ParseOptions:
     """How one model output is to be read.
 
-    Attributes:
+    Request switches:
         enable_thinking: the request's thinking switch.  Off, a template-controlled reasoning block
             (forced-open / forced-closed modes, or any mode when the template has a thinking toggle) is not
             expected: reasoning tags stay in the content verbatim.
@@ -26,8 +47,27 @@ class ParseOptions:
             start still ends reasoning implicitly.
         exclusive_tool_calls: the DeepSeek RFC policy (§3.2.3, §3.2.5, §3.3): tool calls are parsed only
             before any non-whitespace content, and text after a call ends tool parsing for the turn.
-        known_tools_only: a call to a function that is not among the request's tools is ignored (with an
+        check_tool_names: a call to a function that is not among the request's tools is ignored (with an
             E-CALL-SCHEMA diagnostic), as SGLang does; False keeps it (vLLM).  Without tools any name goes.
+
+    Policies (where engines disagree; the defaults are the workbench's own rules):
+        untyped_values: a tagged argument value (``<parameter=k>5</parameter>``) whose parameter has no
+            schema type (no tools in the request, or a parameter the schema does not declare): ``"string"``
+            keeps the model's text as a JSON string (the issue's "values typed by the tool's schema", and
+            vLLM); ``"json"`` decodes it when it is valid JSON (SGLang's ``_convert_param_value`` fallback).
+        unclosed_calls: a tool call still open when the output ends: ``"keep"`` returns what was parsed,
+            with an E-STREAM-TRUNCATED diagnostic (the issue's truncated-stream rule); ``"content"`` drops
+            the call (diagnosed) and appends its text, verbatim from its opening marker, to the content
+            (vLLM's one-shot tool parsers, SGLang's MiniMax detector).
+        text_after_calls: non-whitespace text after the first tool call: ``"content"`` keeps it;
+            ``"drop"`` leaves it out of the message (emitted as marker events, with a W-TEXT-DROPPED
+            diagnostic) as vLLM's one-shot ``extract_tool_calls`` does.  Calls after it are still parsed.
+        space_before_calls: whitespace between content and a tool call: ``"keep"`` leaves it in the
+            content; ``"strip"`` treats it as separation, as SGLang's one-shot ``detect_and_parse`` does.
+        value_newlines: a tagged string value loses ``"strip"``: one leading and one trailing newline (the
+            issue's rule, and llama.cpp's: models write them even where the template does not); or
+            ``"markers"``: only the newline the markers around the value carry (vLLM keeps the rest,
+            e.g. Step-3's ``return 1\n</steptml:parameter>`` is ``"return 1\n"``).
     """
 
     enable_thinking: bool = True
@@ -36,7 +76,52 @@ class ParseOptions:
     extract_reasoning: bool = True
     parse_tools: bool = True
     exclusive_tool_calls: bool = False
-    known_tools_only: bool = True
+    check_tool_names: bool = True
+    untyped_values: str = "string"
+    unclosed_calls: str = "keep"
+    text_after_calls: str = "content"
+    space_before_calls: str = "keep"
+    value_newlines: str = "strip"
+
+    def __post_init__(self) -> None:
+        for name, allowed in POLICY_VALUES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"ParseOptions.{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+    @classmethod
+    def for_engine(cls, engine: str, *, streaming: bool = False, **overrides: Any) -> ParseOptions:
+        """Options that reproduce one engine's parsing policies; ``overrides`` set the request switches.
+
+        ``engine`` is ``"workbench"`` (the defaults), ``"llama.cpp"``, ``"sglang"`` or ``"vllm"``.
+        ``streaming`` selects the engine's streaming code path where it differs from its one-shot path
+        (both vLLM and SGLang only apply their one-shot clean-ups to a complete output):
+
+        - ``vllm``: tool names unchecked; untyped tagged values stay strings, with only the newlines the
+          markers carry removed; one-shot: an unclosed call is content and the text after the calls is
+          dropped.
+        - ``sglang``: tool names checked; untyped tagged values decoded as JSON when they parse; one-shot:
+          the whitespace before a call is stripped and an unclosed call is content.
+        - ``llama.cpp`` and ``workbench``: the defaults (llama.cpp's generated parser keeps a truncated
+          call, keeps all text, and types values by the schema).
+        """
+        key = engine.strip().lower()
+        if key not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+        policies: dict[str, Any] = {}
+        if key == "vllm":
+            policies = {"check_tool_names": False, "untyped_values": "string", "value_newlines": "markers"}
+            if not streaming:
+                policies |= {"unclosed_calls": "content", "text_after_calls": "drop"}
+        elif key == "sglang":
+            policies = {"check_tool_names": True, "untyped_values": "json"}
+            if not streaming:
+                policies |= {"space_before_calls": "strip", "unclosed_calls": "content"}
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise TypeError(f"ParseOptions has no option(s) {', '.join(unknown)}")
+        return cls(**(policies | overrides))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,11 @@ Both tag formats write the function name outside JSON, between markers::
 
 and differ only in BODY (JSON arguments, or one tagged element per argument), which subclasses implement.
 Whitespace between elements is free; markers are matched by their core (see :mod:`markers`).
+
+A ``call_start`` made of a marker and more text before a ``name_prefix`` (Step-3's
+``<｜tool_call_begin｜>function<｜tool_sep｜>`` before ``<steptml:invoke name="``) is matched by its first
+marker alone: the rest is optional filler up to the name prefix, which is what marks the name.  Engines
+accept (and models write) the call both with and without it.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ class TagFormat(ToolFormat):
         t = self.t
         self.sec_start = core_of(t.section_start)
         self.sec_end = core_of(t.section_end)
-        self.call_start = core_of(t.call_start)
+        self.call_start, self.call_start_tail = self._split_call_start(core_of(t.call_start))
         self.call_end = core_of(t.call_end)
         self.sep = core_of(t.call_separator)
         self.name_prefix = core_of(t.name_prefix)
@@ -55,6 +60,13 @@ class TagFormat(ToolFormat):
                 closers.append(c)
         self.closers = closers
 
+    def _split_call_start(self, core: str) -> tuple[str, str]:
+        """(required head, optional tail) of the call marker; see the module docstring."""
+        end = core.find(">") + 1
+        if not core_of(self.t.name_prefix) or end <= 1 or end >= len(core) or not core.startswith(("<", "[")):
+            return core, ""
+        return core[:end], core[end:].strip()
+
     def trigger_cores(self) -> list[str]:
         cores = [c for c in (self.sec_start, self.call_start) if c]
         if not cores and self.name_prefix:
@@ -66,6 +78,8 @@ class TagFormat(ToolFormat):
         if self.call_start:
             look.lit(self.call_start)
             look.ws()
+            if self.call_start_tail and look.opt(self.call_start_tail):
+                look.ws()
         call_id = ""
         if self.t.id_position == "pre_func_name" and self.id_prefix:
             call_id = self._read_id(look)

@@ -4,9 +4,15 @@ Examples: Qwen3-Coder ``<function=NAME>\\n<parameter=city>\\nParis\\n</parameter
 ``NAME\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>``, MiniMax-M2 ``<invoke name="NAME">
 <parameter name="city">Paris</parameter></invoke>``.  Values are typed by the tool's JSON schema (see
 :mod:`workbench.parsing.values`); the arguments JSON is built as ``{"k": v, ...}`` with the separators
-OpenAI-style servers print.  A plain ``string`` parameter is streamed as it arrives (JSON-escaped, with the
-one trailing newline held back until the closing tag decides it); any other value is decoded when its
-closing tag arrives.
+OpenAI-style servers print.  A plain ``string`` parameter is streamed as it arrives (JSON-escaped, with a
+trailing newline the closing marker owns held back until the closing tag decides it); any other value is
+decoded when its closing tag arrives.  A parameter without a schema type follows
+``ParseOptions.untyped_values``.
+
+Some models write the whole call JSON-escaped (GLM-4.6 seen in the wild: ``NAME\\n<arg_key>k</arg_key>\\n
+<arg_value>[{\\"id\\": 1}]</arg_value>`` with literal backslashes): between elements the two-character
+escapes ``\\n``, ``\\r``, ``\\t`` count as the whitespace they stand for, and a JSON value whose quotes are
+escaped is unescaped once (:func:`workbench.parsing.values.convert_tagged`).
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Fail, Look
 from workbench.parsing.markers import core_of, marker_set
 from workbench.parsing.tool_tag import TagFormat
-from workbench.parsing.values import convert_tagged, dumps, is_plain_string
+from workbench.parsing.values import convert_tagged, dumps, is_plain_string, schema_types
 
 _JSON_HINT_RX = re.compile(r'\bstring\s*=\s*"?false')
+_STRING_SCHEMA = {"type": "string"}
+_JSON_SCHEMA = {"type": ["object", "array", "number", "boolean", "null"]}
 
 
 def _escape(text: str) -> str:
@@ -41,9 +49,18 @@ class TaggedFormat(TagFormat):
         self.arg_sep = core_of(t.arg_separator)
         self.name_term = self.arg_name_suffix or self.value_prefix
         self.value_end = marker_set([self.value_suffix]) if self.value_suffix else marker_set([])
+        # One newline at each end of a string value is the template's line break, not the value: always
+        # (issue 3, llama.cpp: models put one there even where the template does not, Seed-OSS), or with
+        # ``value_newlines="markers"`` only where the markers carry one (vLLM's Step-3 keeps the rest).
+        options = machine.options  # type: ignore[attr-defined]
+        always = options.value_newlines == "strip"
+        before = t.arg_value_prefix if self.value_prefix else t.arg_name_suffix
+        self.lead_nl = always or before.endswith("\n")
+        self.trail_nl = always or t.arg_value_suffix.startswith(("\n", "\r\n"))
+        self.untyped_as_string = options.untyped_values == "string"
 
     def _arg_header(self, look: Look) -> tuple[str, bool]:
-        look.ws()
+        look.ws_escaped()
         if not self.arg_prefix or not self.name_term:
             raise Fail
         look.lit(self.arg_prefix)
@@ -57,7 +74,7 @@ class TaggedFormat(TagFormat):
             json_hint = _JSON_HINT_RX.search(attrs) is not None
         look.lit(self.name_term)
         if self.arg_name_suffix and self.value_prefix:
-            look.ws()
+            look.ws_escaped()
             look.lit(self.value_prefix)
         return key.strip(), json_hint
 
@@ -86,8 +103,9 @@ class TaggedFormat(TagFormat):
             m.emit_spans(look.spans, index)
             if call is not None:
                 call.add_args(("{" if count == 0 else ", ") + dumps(key) + ": ")
-            schema = {"type": ["object", "array", "number", "boolean", "null"]} if json_hint else None
-            schema = schema or m.param_schema(call.name if call else None, key)
+            schema = _JSON_SCHEMA if json_hint else m.param_schema(call.name if call else None, key)
+            if self.untyped_as_string and not schema_types(schema):
+                schema = _STRING_SCHEMA
             complete = yield from self.value(call, schema)
             count += 1
             if not complete:
@@ -123,11 +141,11 @@ class TaggedFormat(TagFormat):
                 if streaming and call is not None:
                     if first:
                         first = False
-                        if text.startswith("\n"):
+                        if self.lead_nl and text.startswith("\n"):
                             text = text[1:]
                     text = held + text
                     held = ""
-                    if text.endswith("\n"):
+                    if self.trail_nl and text.endswith("\n"):
                         held, text = "\n", text[:-1]
                     call.add_args(_escape(text))
             if found is not None:
@@ -142,5 +160,5 @@ class TaggedFormat(TagFormat):
             if streaming:
                 call.add_args('"')
             else:
-                call.add_args(dumps(convert_tagged("".join(raw), schema)))
+                call.add_args(dumps(convert_tagged("".join(raw), schema, self.lead_nl, self.trail_nl)))
         return True

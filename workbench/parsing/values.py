@@ -2,9 +2,11 @@
 
 Tagged formats (``<parameter=city>\\nParis\\n</parameter>``) write string values unquoted and everything
 else as JSON, so the value's type comes from the tool's JSON schema: a ``string`` parameter keeps its raw
-text (exactly one leading and one trailing newline removed, the template's own line breaks), numbers,
-booleans, objects and arrays are decoded as JSON, and ``null`` stands for null when the schema allows it.
-Without a schema the rule is "JSON if it parses, else a string".  Models also write Python spellings
+text (minus the template's own line breaks: one leading newline when the marker before the value ends with
+one, one trailing newline when the closing marker starts with one), numbers, booleans, objects and arrays
+are decoded as JSON, and ``null`` stands for null when the schema allows it.  A value with no schema type
+is the caller's choice (``ParseOptions.untyped_values``): it arrives here either as ``{"type": "string"}``
+or as no schema, whose rule is "JSON if it parses, else a string".  Models also write Python spellings
 (``True``, ``None``), which are accepted where JSON is expected.
 """
 
@@ -49,16 +51,18 @@ def is_plain_string(schema: Any) -> bool:
     return schema_types(schema) == {"string"}
 
 
-def strip_one_newline(text: str) -> str:
-    """Remove exactly one leading and one trailing newline (``\\r\\n`` counts as one)."""
-    if text.startswith("\r\n"):
-        text = text[2:]
-    elif text.startswith("\n"):
-        text = text[1:]
-    if text.endswith("\r\n"):
-        text = text[:-2]
-    elif text.endswith("\n"):
-        text = text[:-1]
+def strip_one_newline(text: str, lead: bool = True, trail: bool = True) -> str:
+    """Remove one leading (``lead``) and one trailing (``trail``) newline; ``\\r\\n`` counts as one."""
+    if lead:
+        if text.startswith("\r\n"):
+            text = text[2:]
+        elif text.startswith("\n"):
+            text = text[1:]
+    if trail:
+        if text.endswith("\r\n"):
+            text = text[:-2]
+        elif text.endswith("\n"):
+            text = text[:-1]
     return text
 
 
@@ -82,10 +86,14 @@ def _json_or_python(text: str) -> tuple[bool, Any]:
         return False, None
 
 
-def convert_tagged(raw: str, schema: Any) -> Any:
-    """The JSON value of a tagged argument's raw text, typed by its schema (see the module docstring)."""
+def convert_tagged(raw: str, schema: Any, lead_nl: bool = True, trail_nl: bool = True) -> Any:
+    """The JSON value of a tagged argument's raw text, typed by its schema (see the module docstring).
+
+    ``lead_nl`` / ``trail_nl``: whether the markers around the value carry a line break of their own, which
+    is then not part of a string value.
+    """
     types = schema_types(schema)
-    text = strip_one_newline(raw)
+    text = strip_one_newline(raw, lead_nl, trail_nl)
     stripped = text.strip()
     if types == {"string"}:
         return text

@@ -8,6 +8,7 @@ what changed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -133,16 +134,7 @@ class Workspace:
 
     def edited_source(self) -> TemplateSource:
         """The loaded source with the (possibly edited) text in place of the original."""
-        s = self.source
-        return TemplateSource(
-            text=self.template_text,
-            name=s.name,
-            origin=s.origin,
-            bos_token=s.bos_token,
-            eos_token=s.eos_token,
-            named=s.named,
-            selected=s.selected,
-        )
+        return dataclasses.replace(self.source, text=self.template_text)
 
     def parse_messages(self) -> list[Message]:
         """The conversation being edited; raises ValueError/ChatDataError with a readable message."""

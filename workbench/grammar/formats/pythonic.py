@@ -64,7 +64,7 @@ class Pythonic(ToolFormat):
 
     @property
     def trigger(self) -> str:
-        return (self.t.section_start.strip() or "[") if self.t.section_start else "["
+        return self.t.section_start.strip() or "["
 
 
 def _py_literal(value: Any) -> str:
