@@ -34,7 +34,7 @@ WEATHER = Tool(
 SEARCH = Tool("search", "", {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]})
 
 
-def accepts(grammar_json: str, text: str) -> bool:
+def accepts(grammar_json: str, text: str | bytes) -> bool:
     """Whether the grammar accepts ``text`` as a complete output (byte-level, no tokenizer)."""
     info = xgr.TokenizerInfo([])
     compiled = xgr.GrammarCompiler(info).compile_structural_tag(grammar_json)
@@ -104,6 +104,21 @@ def test_length_bounded_strings_cannot_hold_raw_control_characters() -> None:
     plan = build_grammar(QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=False, parallel=False)
     assert not accepts(plan.text, QWEN_CALL.replace("Paris", "Pa\tris"))
     assert "\\x1f" in json_schema_ebnf({"type": "string", "maxLength": 3})
+
+
+def test_strings_cannot_hold_surrogate_code_points() -> None:
+    # xgrammar takes the 3-byte form of U+D800 as a character; it is not UTF-8 (Python decodes it to three
+    # replacement characters, so a maxLength that xgrammar counted as kept is broken).
+    surrogate = QWEN_CALL.encode().replace(b"Paris", b"Pa\xed\xa0\x80ris")
+    plan = build_grammar(QWEN3_LIKE, [WEATHER, SEARCH], tool_choice="required", reasoning=False, parallel=False)
+    assert accepts(plan.text, QWEN_CALL.encode().replace(b"Paris", "Pa\u20acris".encode()))
+    assert not accepts(plan.text, surrogate)
+    search = b'<tool_call>\n{"name": "search", "arguments": {"q": "a\xed\xa0\x80"}}\n</tool_call>'
+    assert not accepts(plan.text, search)  # unbounded strings too
+    tagged = build_grammar(XML_TAGGED, [WEATHER], tool_choice="required", reasoning=False, parallel=False)
+    call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nLima\n</parameter>\n</function>\n</tool_call>"
+    assert accepts(tagged.text, call)
+    assert not accepts(tagged.text, call.encode().replace(b"Lima", b"Li\xed\xa0\x80ma"))
 
 
 def test_named_tool_choice_forces_that_tool_only() -> None:

@@ -301,8 +301,17 @@ def test_tagged_string_values_lose_exactly_one_newline_on_each_side() -> None:
     assert calls(CODER, text, [t])[0][1] == {"code": "\n  def f():\n      pass\n"}
 
 
-def test_tagged_values_without_a_schema_are_json_when_they_parse() -> None:
-    assert calls(CODER, coder_call("f", a="1", b="hello", c="[1]"))[0][1] == {"a": 1, "b": "hello", "c": [1]}
+def test_tagged_values_without_a_schema_stay_strings_by_default() -> None:
+    # No tools in the request: nothing types the values (issue 3: "typed by the tool's JSON schema").
+    assert calls(CODER, coder_call("f", a="1", b="hello", c="[1]"))[0][1] == {"a": "1", "b": "hello", "c": "[1]"}
+    # A parameter the schema does not declare is untyped too.
+    got = calls(CODER, coder_call("f", n="2", extra="3"), [tool("f", n={"type": "integer"})])[0][1]
+    assert got == {"n": 2, "extra": "3"}
+
+
+def test_tagged_values_without_a_schema_are_json_when_they_parse_under_the_json_policy() -> None:
+    got = calls(CODER, coder_call("f", a="1", b="hello", c="[1]"), untyped_values="json")[0][1]
+    assert got == {"a": 1, "b": "hello", "c": [1]}
 
 
 def test_tagged_arguments_json_uses_openai_separators() -> None:
@@ -352,7 +361,7 @@ def test_minimax_several_invokes_in_one_block() -> None:
         '<minimax:tool_call><invoke name="a"><parameter name="x">1</parameter></invoke>'
         '<invoke name="b"><parameter name="y">q</parameter></invoke></minimax:tool_call>'
     )
-    assert calls(s, text) == [("a", {"x": 1}, ""), ("b", {"y": "q"}, "")]
+    assert calls(s, text) == [("a", {"x": "1"}, ""), ("b", {"y": "q"}, "")]
 
 
 def test_dsml_string_attribute_and_json_body() -> None:

@@ -90,11 +90,12 @@ class TagWithTagged(ToolFormat):
         if low > 0 or high is not None:
             # A length bound counts characters, and any_text works on bytes (a random model can write
             # invalid UTF-8 there, which decodes to more characters than written): spell the characters out
-            # as a character class, which only matches whole UTF-8 characters, none of them starting the end
-            # marker.
+            # as a character class, which only matches whole UTF-8 characters (surrogates excluded: xgrammar
+            # would take them, Python's decoder would not), none of them starting the end marker.
             first = _class_escape(end.strip()[0])
             bound = "" if high is None else str(int(high))
-            return seq(const(begin), {"type": "regex", "pattern": f"[^{first}]{{{low},{bound}}}"}, const(end))
+            chars = f"[^{first}\\uD800-\\uDFFF]{{{low},{bound}}}"
+            return seq(const(begin), {"type": "regex", "pattern": chars}, const(end))
         return tag(begin, any_text(), end)
 
 
