@@ -110,13 +110,17 @@ def test_strings_cannot_hold_surrogate_code_points() -> None:
     # xgrammar takes the 3-byte form of U+D800 as a character; it is not UTF-8 (Python decodes it to three
     # replacement characters, so a maxLength that xgrammar counted as kept is broken).
     surrogate = QWEN_CALL.encode().replace(b"Paris", b"Pa\xed\xa0\x80ris")
-    plan = build_grammar(QWEN3_LIKE, [WEATHER, SEARCH], tool_choice="required", reasoning=False, parallel=False)
+    plan = build_grammar(
+        QWEN3_LIKE, [WEATHER, SEARCH], tool_choice="required", reasoning=False, parallel=False
+    )
     assert accepts(plan.text, QWEN_CALL.encode().replace(b"Paris", "Pa\u20acris".encode()))
     assert not accepts(plan.text, surrogate)
     search = b'<tool_call>\n{"name": "search", "arguments": {"q": "a\xed\xa0\x80"}}\n</tool_call>'
     assert not accepts(plan.text, search)  # unbounded strings too
     tagged = build_grammar(XML_TAGGED, [WEATHER], tool_choice="required", reasoning=False, parallel=False)
-    call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nLima\n</parameter>\n</function>\n</tool_call>"
+    call = (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nLima\n</parameter>\n</function>\n</tool_call>"
+    )
     assert accepts(tagged.text, call)
     assert not accepts(tagged.text, call.encode().replace(b"Lima", b"Li\xed\xa0\x80ma"))
 

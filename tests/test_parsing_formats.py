@@ -303,7 +303,11 @@ def test_tagged_string_values_lose_exactly_one_newline_on_each_side() -> None:
 
 def test_tagged_values_without_a_schema_stay_strings_by_default() -> None:
     # No tools in the request: nothing types the values (issue 3: "typed by the tool's JSON schema").
-    assert calls(CODER, coder_call("f", a="1", b="hello", c="[1]"))[0][1] == {"a": "1", "b": "hello", "c": "[1]"}
+    assert calls(CODER, coder_call("f", a="1", b="hello", c="[1]"))[0][1] == {
+        "a": "1",
+        "b": "hello",
+        "c": "[1]",
+    }
     # A parameter the schema does not declare is untyped too.
     got = calls(CODER, coder_call("f", n="2", extra="3"), [tool("f", n={"type": "integer"})])[0][1]
     assert got == {"n": 2, "extra": "3"}

@@ -21,6 +21,8 @@ OPTIONS = [
     ParseOptions(thinking_opened=True),
     ParseOptions(enable_thinking=False, exclusive_tool_calls=True),
     ParseOptions(parse_tools=False),
+    ParseOptions.for_engine("vllm"),
+    ParseOptions.for_engine("sglang"),
 ]
 
 

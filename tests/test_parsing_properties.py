@@ -75,10 +75,13 @@ def samples_for(spec: FormatSpec) -> list[str]:
 
 
 def options_for(spec: FormatSpec) -> list[ParseOptions]:
+    """The request switches that change the machine's path, and the engine profiles' policies."""
     return [
         ParseOptions(),
         ParseOptions(extract_reasoning=False),
         ParseOptions(enable_thinking=False, exclusive_tool_calls=True),
+        ParseOptions.for_engine("vllm"),
+        ParseOptions.for_engine("sglang"),
     ]
 
 
@@ -137,7 +140,7 @@ def spec_ids() -> list[str]:
 
 @pytest.mark.parametrize("name", spec_ids())
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=40), which=st.integers(0, 8))
+@given(cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=40), which=st.integers(0, 14))
 def test_any_chunking_of_a_spec_written_output_matches_one_shot(
     name: str, cuts: list[int], which: int
 ) -> None:

@@ -129,6 +129,9 @@ class PromptSpec:
     block, e.g. ``...<|im_start|>assistant\\n<think>\\n``: the model's first token is reasoning.
     ``thinking_closed_when_disabled`` is True when the prompt with thinking disabled already contains a
     closed, empty reasoning block (Qwen3's ``<think>\\n\\n</think>\\n\\n``).
+    ``output_prefix`` is output-format text the generation prompt already wrote on the model's behalf, other
+    than reasoning (functionary v3.2 ends its prompt with ``>>>``, the start of a recipient): parsers treat
+    the output as if it began with it.
     """
 
     generation_prompt: str = ""
@@ -137,6 +140,7 @@ class PromptSpec:
     supports_thinking_toggle: bool = False
     suffix_when_thinking: str = ""
     suffix_when_not_thinking: str = ""
+    output_prefix: str = ""
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,15 @@ class CallLog:
     closed: bool = False
     dropped: bool = False
     id_expected: bool = False
+    #: Whether the call's own closing marker arrived (None: the format has none, ``closed`` decides).
+    ended: bool | None = None
+    #: Where the call's text starts in the recording of its tool section (``unclosed_calls="content"``).
+    record_at: int = 0
+
+    @property
+    def finished(self) -> bool:
+        """The call is complete: its closing marker arrived, or (formats without one) its arguments ended."""
+        return self.closed if self.ended is None else self.ended and self.closed
 
     @property
     def arguments(self) -> str:

@@ -53,6 +53,10 @@ class Machine:
         self.out = MessageBuilder()
         self._pending: list[list[Any]] = []  # [kind, tool_index, parts] per merged event
         self._validators: dict[str, Any] = {}
+        # The text of the tool section being parsed, kept only when an unfinished call at the end of the
+        # output is to become content (``unclosed_calls="content"``); ``_recorded`` is its length.
+        self._record: list[str] | None = None
+        self._recorded = 0
         self._gen = self.run()
         self.done = False
 
@@ -111,6 +115,9 @@ class Machine:
             return ""
         text = self.buf[self.pos : self.pos + n]
         self.pos += n
+        if self._record is not None:
+            self._record.append(text)
+            self._recorded += n
         pend = self._pending
         if pend and pend[-1][0] == kind and pend[-1][1] == index:
             pend[-1][2].append(text)
@@ -210,7 +217,9 @@ class Machine:
                 "several tool calls although parallel tool calls were not requested",
                 self.offset(),
             )
-        return self.out.open_call(name, call_id)
+        call = self.out.open_call(name, call_id)
+        call.record_at = self._recorded
+        return call
 
     def unknown_tool(self, name: str) -> None:
         self.out.diagnose(

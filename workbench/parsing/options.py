@@ -22,7 +22,7 @@ POLICY_VALUES: dict[str, tuple[str, ...]] = {
     "untyped_values": ("string", "json"),
     "unclosed_calls": ("keep", "content"),
     "text_after_calls": ("content", "drop"),
-    "space_before_calls": ("keep", "strip"),
+    "space_before_calls": ("keep", "strip", "strip_json"),
     "value_newlines": ("strip", "markers"),
 }
 
@@ -58,12 +58,16 @@ class ParseOptions:
         unclosed_calls: a tool call still open when the output ends: ``"keep"`` returns what was parsed,
             with an E-STREAM-TRUNCATED diagnostic (the issue's truncated-stream rule); ``"content"`` drops
             the call (diagnosed) and appends its text, verbatim from its opening marker, to the content
-            (vLLM's one-shot tool parsers, SGLang's MiniMax detector).
+            (vLLM's one-shot GLM and Hermes parsers, SGLang's MiniMax detector).  Only formats whose calls
+            end with a marker of their own have unclosed calls: a Llama 3 or Mistral v11 call cut off
+            inside its JSON keeps the text it has under either policy (vLLM's Mistral parser does too).
         text_after_calls: non-whitespace text after the first tool call: ``"content"`` keeps it;
             ``"drop"`` leaves it out of the message (emitted as marker events, with a W-TEXT-DROPPED
             diagnostic) as vLLM's one-shot ``extract_tool_calls`` does.  Calls after it are still parsed.
         space_before_calls: whitespace between content and a tool call: ``"keep"`` leaves it in the
-            content; ``"strip"`` treats it as separation, as SGLang's one-shot ``detect_and_parse`` does.
+            content; ``"strip"`` treats it as separation; ``"strip_json"`` does so only before a
+            ``json_native`` call, as SGLang's one-shot ``detect_and_parse`` does (its base detector, used
+            by the Hermes, Qwen2.5, Mistral and Llama 3 formats, strips; its MiniMax detector does not).
         value_newlines: a tagged string value loses ``"strip"``: one leading and one trailing newline (the
             issue's rule, and llama.cpp's: models write them even where the template does not); or
             ``"markers"``: only the newline the markers around the value carry (vLLM keeps the rest,
@@ -116,7 +120,7 @@ class ParseOptions:
         elif key == "sglang":
             policies = {"check_tool_names": True, "untyped_values": "json"}
             if not streaming:
-                policies |= {"space_before_calls": "strip", "unclosed_calls": "content"}
+                policies |= {"space_before_calls": "strip_json", "unclosed_calls": "content"}
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(overrides) - known)
         if unknown:

@@ -4,10 +4,16 @@ Llama 3.2/4 write the list bare (optionally inside ``<|python_start|>``...``<|py
 it in ``<|tool_call_start|>``...``<|tool_call_end|>`` (the spec's section markers).  Keyword arguments only;
 each value is a Python literal (strings in either quote, ``True``/``None``, lists, dicts), converted to JSON
 when it ends.  A call with a value JSON cannot hold (``b'..'``, ``1e999``) is dropped; its siblings stay.
+
+A bare ``[`` is a weak trigger: the whole list is held back until its ``]`` and must be a Python list of
+keyword-only calls with literal values, or it stays content (prose such as ``see [1]``, or vLLM's
+"unrecoverable block" ``[f(a='x 'y')]``).  Inside ``<|python_start|>``-style section markers the list is
+streamed at once.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +22,7 @@ from workbench.parsing.builder import CallLog
 from workbench.parsing.core import Gen
 from workbench.parsing.lookahead import Fail, Look
 from workbench.parsing.markers import core_of
-from workbench.parsing.tools_base import ToolFormat
+from workbench.parsing.tools_base import CUT, LONG, ToolFormat
 from workbench.parsing.values import NotJsonError, dumps, python_literal
 
 _OUT_RX = re.compile(r"[\[\](){}\"',]")
@@ -79,6 +85,60 @@ class PyValueScanner:
         return n, MORE
 
 
+class ListEndScanner:
+    """Finds the ``]`` that closes a list of calls starting at ``[``, incrementally (see :meth:`advance`)."""
+
+    __slots__ = ("bad", "inner", "started")
+
+    def __init__(self) -> None:
+        self.inner = PyValueScanner()
+        self.started = False
+        self.bad = False
+
+    def advance(self, buf: str, i: int, final: bool) -> tuple[int, bool]:
+        """``(index reached, ended)``; ``bad`` is set when the brackets do not balance as a list."""
+        if not self.started:
+            self.started = True
+            i += 1  # the "["
+        while True:
+            j, status = self.inner.advance(buf, i, final)
+            if status == MORE:
+                return j, False
+            ch = buf[j]
+            if status == DONE and ch == ",":  # between two elements
+                i = j + 1
+                continue
+            self.bad = not (status == BAD and ch == "]")
+            return j + 1, True
+
+
+def is_call_list(text: str) -> bool:
+    """True when ``text`` is a Python list of keyword-only calls whose values are literals."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    body = tree.body
+    if not isinstance(body, ast.List) or not body.elts:
+        return False
+    for element in body.elts:
+        if not isinstance(element, ast.Call) or element.args:
+            return False
+        func = element.func
+        while isinstance(func, ast.Attribute):
+            func = func.value
+        if not isinstance(func, ast.Name):
+            return False
+        for keyword in element.keywords:
+            if keyword.arg is None:
+                return False
+            try:
+                ast.literal_eval(keyword.value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                return False
+    return True
+
+
 @dataclass
 class PyHeader:
     spans: list[list[Any]]
@@ -95,6 +155,10 @@ class PythonicFormat(ToolFormat):
         t = self.t
         self.sec_start = core_of(t.section_start) or core_of(t.call_start)
         self.sec_end = core_of(t.section_end) or core_of(t.call_end)
+
+    @property
+    def has_closing_markers(self) -> bool:
+        return bool(self.sec_end)
 
     def trigger_cores(self) -> list[str]:
         return [c for c in (self.sec_start, "[") if c]
@@ -138,7 +202,14 @@ class PythonicFormat(ToolFormat):
 
     def header(self, lead: int) -> Gen[PyHeader | None]:
         found = yield from self.m.lookahead(self._first, lead=lead)
-        return found[1] if found is not None else None
+        if found is None:
+            return None
+        if not found[1].strong:
+            scanner = ListEndScanner()
+            state, text = yield from self.hold_whole(lead, scanner.advance)
+            if (state == CUT and scanner.bad) or (state not in (CUT, LONG) and not is_call_list(text)):
+                return None
+        return found[1]
 
     def section(self, header: PyHeader) -> Gen[None]:
         m = self.m

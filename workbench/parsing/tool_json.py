@@ -17,8 +17,8 @@ from workbench.parsing.builder import CallLog
 from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Fail, Look
 from workbench.parsing.markers import core_of
-from workbench.parsing.partial_json import loads_or_none
-from workbench.parsing.tools_base import ToolFormat
+from workbench.parsing.partial_json import DONE, STOP, JsonValueScanner, loads_or_none
+from workbench.parsing.tools_base import CUT, LONG, ToolFormat
 
 CLOSED, TRUNCATED, BAD, TERM = "closed", "truncated", "bad", "term"
 
@@ -52,6 +52,10 @@ class JsonNativeFormat(ToolFormat):
         self.weak_trigger = not (self.sec_start or self.call_start or self.block)
         self.terms = self.terminators(self.sec_start, self.call_start)
         self.term_cores = [c for c in self.terms.cores if c not in ("[", "{")]
+
+    @property
+    def has_closing_markers(self) -> bool:
+        return bool(self.sec_end or self.call_end)
 
     def trigger_cores(self) -> list[str]:
         strong = [c for c in (self.block, self.sec_start, self.call_start) if c]
@@ -125,7 +129,48 @@ class JsonNativeFormat(ToolFormat):
 
     def header(self, lead: int) -> Gen[JsonHeader | None]:
         found = yield from self.m.lookahead(self._first, lead=lead)
-        return found[1] if found is not None else None
+        if found is None:
+            return None
+        if self.weak_trigger:
+            is_call = yield from self._confirm(lead)
+            if not is_call:
+                return None
+        return found[1]
+
+    def _confirm(self, lead: int) -> Gen[bool]:
+        """Weak trigger: is the whole JSON value from the trigger a call (see :mod:`tools_base`)?
+
+        A complete value must parse and hold call objects with a name and an arguments field
+        (``{"name": "f"}`` alone is prose to vLLM and SGLang).  A value the output cuts off is a call unless
+        it already contains what JSON never has outside a string (``{invalid json}``).
+        """
+        scanner = JsonValueScanner(self.terms)
+        last = [DONE]
+
+        def advance(buf: str, i: int, final: bool) -> tuple[int, bool]:
+            j, status = scanner.advance(buf, i, final)
+            last[0] = status
+            return j, status in (DONE, STOP, "bad")
+
+        state, text = yield from self.hold_whole(lead, advance)
+        if state == LONG:
+            return True
+        if state == CUT or last[0] == STOP:
+            return not scanner.invalid
+        ok, value = loads_or_none(text)
+        items = value if isinstance(value, list) else [value]
+        return ok and bool(items) and all(self._is_call_object(v) for v in items)
+
+    def _is_call_object(self, value: Any) -> bool:
+        if not isinstance(value, dict):
+            return False
+        if self.fn_key and isinstance(value.get(self.fn_key), dict):
+            value = value[self.fn_key]
+        if self.name_is_key:
+            return len(value) == 1 and isinstance(next(iter(value.values())), dict)
+        name = next((value[k] for k in self.name_keys if k in value), None)
+        args = next((value[k] for k in self.args_keys if k in value), None)
+        return isinstance(name, str) and bool(name.strip()) and isinstance(args, (dict, str))
 
     # --------------------------------------------------------------------------- calls
     def section(self, header: JsonHeader) -> Gen[None]:

@@ -12,6 +12,10 @@ A ``call_start`` made of a marker and more text before a ``name_prefix`` (Step-3
 ``<｜tool_call_begin｜>function<｜tool_sep｜>`` before ``<steptml:invoke name="``) is matched by its first
 marker alone: the rest is optional filler up to the name prefix, which is what marks the name.  Engines
 accept (and models write) the call both with and without it.
+
+With ``function_namespace`` (Kimi-K2) a call may be named by a bare counter (``0``).  With one tool in the
+request that is the tool; with several, the call's JSON arguments are held back whole and the one tool whose
+schema declares every argument key is called (none, or several: not a call, the text stays content).
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ from typing import Any
 
 from workbench.parsing.builder import CallLog
 from workbench.parsing.core import Gen
-from workbench.parsing.lookahead import Fail, Look
+from workbench.parsing.lookahead import Fail, Look, More
 from workbench.parsing.markers import core_of
-from workbench.parsing.tools_base import ToolFormat
+from workbench.parsing.partial_json import MORE, JsonValueScanner, loads_or_none
+from workbench.parsing.tools_base import WHOLE, ToolFormat
 
 
 @dataclass
@@ -59,6 +64,10 @@ class TagFormat(ToolFormat):
             if c and c not in closers and c != self.sec_end:
                 closers.append(c)
         self.closers = closers
+
+    @property
+    def has_closing_markers(self) -> bool:
+        return bool(self.closers or self.sec_end)
 
     def _split_call_start(self, core: str) -> tuple[str, str]:
         """(required head, optional tail) of the call marker; see the module docstring."""
@@ -132,7 +141,55 @@ class TagFormat(ToolFormat):
 
     def header(self, lead: int) -> Gen[Header | None]:
         found = yield from self.m.lookahead(self._first_header, lead=lead)
-        return self._make_header(found)
+        header = self._make_header(found)
+        if header is None and found is not None and self._bare_counter(found[1][0]):
+            look, (raw, call_id) = found
+            name = yield from self._infer_from_arguments(lead + look.length)
+            if name is not None:
+                header = Header(look.spans, name, call_id or raw, False)
+        return header
+
+    def _bare_counter(self, raw: str) -> bool:
+        ns = self.t.function_namespace
+        return bool(ns) and raw.isdigit() and self.m.tools is not None and len(self.m.tools) > 1
+
+    def _infer_from_arguments(self, rel: int) -> Gen[str | None]:
+        """The one requested tool whose schema declares every key of the JSON arguments at ``pos + rel``."""
+        m = self.m
+        scanner = JsonValueScanner(self.terminators())
+        json_at: list[int] = []  # absolute input offset where the JSON starts, once found
+
+        def advance(buf: str, i: int, final: bool) -> tuple[int, bool]:
+            if not json_at:
+                look = Look(buf, i, final, 256)
+                try:
+                    look.ws()
+                    if self.args_start and self.args_start != self.name_suffix:
+                        look.opt_ws_then(self.args_start)
+                        look.ws()
+                    if look.at_end():
+                        look.need()
+                except More:
+                    return i, False
+                except Fail:
+                    return i, True
+                i = look.i
+                json_at.append(m.base + i)
+            j, status = scanner.advance(buf, i, final)
+            return j, status != MORE
+
+        state, text = yield from self.hold_whole(rel, advance)
+        if state != WHOLE or not json_at:
+            return None
+        ok, value = loads_or_none(text[json_at[0] - (m.base + m.pos + rel) :])
+        if not ok or not isinstance(value, dict) or m.tools is None:
+            return None
+        matches = []
+        for name, t in m.tools.items():
+            props = (t.parameters or {}).get("properties")
+            if isinstance(props, dict) and set(value) <= set(props):
+                matches.append(name)
+        return matches[0] if len(matches) == 1 else None
 
     # --------------------------------------------------------------------------- the call loop
     def section(self, header: Header) -> Gen[None]:
@@ -176,6 +233,10 @@ class TagFormat(ToolFormat):
                 call.id = texts.get("tool_id", "").strip()
 
     def close_call(self, call: CallLog | None) -> Gen[None]:
+        """Consume the call's closing markers; records on ``call.ended`` whether one was there."""
         index = call.index if call is not None else None
+        ended = False
         for core in self.closers:
-            yield from self.m.opt_marker(core, index)
+            ended = (yield from self.m.opt_marker(core, index)) or ended
+        if call is not None and self.closers:
+            call.ended = ended

@@ -4,11 +4,19 @@ The turn machine (:mod:`workbench.parsing.turn`) finds a *trigger* (the first ma
 content, asks the format whether a real call header follows (:meth:`ToolFormat.header`, a pure bounded
 lookahead: nothing is emitted if the answer is no, so the text stays content), and then lets the format
 parse the whole section (:meth:`ToolFormat.section`) until it returns to content.
+
+A *weak* trigger (``{`` for Llama 3's bare JSON, ``[`` for pythonic lists) is ordinary text far more often
+than a call, and a call's name can never be taken back once sent.  So before committing, such a format
+holds the whole candidate back (:meth:`ToolFormat.hold_whole`) and checks it is a well-formed call; prose
+that merely contains braces is then released as content, verbatim (vLLM's and SGLang's "not a call:
+normal text").  The hold is bounded by :data:`WEAK_HOLD_LIMIT` characters: a longer candidate whose header
+already names a tool is committed as a call and streamed.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from workbench.parsing.core import Gen
@@ -18,6 +26,11 @@ if TYPE_CHECKING:
     from workbench.parsing.turn import TurnMachine
 
 _INDEXED_RX = re.compile(r"^(?P<name>.+?)(?::(?P<idx>\d+))?$")
+
+#: How many characters of a weak-trigger candidate are held back to be checked whole.
+WEAK_HOLD_LIMIT = 16384
+#: Outcomes of :meth:`ToolFormat.hold_whole`.
+WHOLE, CUT, LONG = "whole", "cut", "long"
 
 
 class ToolFormat:
@@ -30,6 +43,13 @@ class ToolFormat:
     #: True when the format's markers also route plain content (functionary's ``>>>all``): its triggers
     #: stay active when tool parsing is off, and :meth:`header` declines the real calls itself.
     routes_content = False
+
+    @property
+    def has_closing_markers(self) -> bool:
+        """True when a call (or its section) ends with a marker of its own, so a call still open at the end
+        of the output is recognisably unclosed (``unclosed_calls``); formats whose calls run to the end
+        of their JSON (Llama 3, Mistral v11) have none."""
+        return False
 
     def __init__(self, machine: TurnMachine) -> None:
         self.m = machine
@@ -49,6 +69,29 @@ class ToolFormat:
         raise NotImplementedError
 
     # --------------------------------------------------------------------------- shared helpers
+    def hold_whole(
+        self, lead: int, advance: Callable[[str, int, bool], tuple[int, bool]]
+    ) -> Gen[tuple[str, str]]:
+        """Hold the text from ``pos + lead`` back until ``advance`` finds its end; nothing is emitted.
+
+        ``advance(buf, i, final) -> (i, ended)`` resumes a scanner from ``i`` (so the total cost stays
+        linear: each character is scanned once).  Returns ``(WHOLE, text)`` when the end was found,
+        ``(CUT, text)`` when the output ended first, ``(LONG, "")`` beyond :data:`WEAK_HOLD_LIMIT`.
+        ``pos`` does not move while holding, so offsets relative to it survive buffer compaction.
+        """
+        m = self.m
+        rel = lead
+        while True:
+            i, ended = advance(m.buf, m.pos + rel, m.final)
+            rel = i - m.pos
+            if ended:
+                return WHOLE, m.buf[m.pos + lead : m.pos + rel]
+            if m.final:
+                return CUT, m.buf[m.pos + lead : m.pos + rel]
+            if rel - lead > WEAK_HOLD_LIMIT:
+                return LONG, ""
+            yield from m.wait()
+
     def terminators(self, *extra: str) -> MarkerSet:
         """Markers that end a call's arguments early (closing markers and the end of the turn)."""
         t = self.t
@@ -76,7 +119,7 @@ class ToolFormat:
             tools = self.m.tools
             if tools is not None and len(tools) == 1:
                 return next(iter(tools)), raw
-            return None
+            return None  # several tools: see TagFormat's inference from the arguments
         if not re.fullmatch(r"[\w\-/@$]+", name):
             return None
         return name, raw

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.chat import Tool
+from workbench.parsing.builder import CallLog
 from workbench.parsing.core import WS_RX, Gen, Machine
 from workbench.parsing.lookahead import Look
 from workbench.parsing.markers import Marker, MarkerSet, core_of, marker_set
@@ -82,6 +83,8 @@ class TurnMachine(Machine):
         self._sets: dict[bool, MarkerSet] = {}
         self._after_end = False
         self._warned_after_end = False
+        self._called = False  # a tool section produced a call (text_after_calls)
+        self._warned_dropped = False
 
     # ------------------------------------------------------------------------------------------ helpers
     @property
@@ -99,6 +102,16 @@ class TurnMachine(Machine):
         return ms
 
     def emit_content(self, n: int) -> None:
+        if self._called and self.options.text_after_calls == "drop":
+            text = self.emit("marker", n)
+            if text.strip() and not self._warned_dropped:
+                self._warned_dropped = True
+                self.out.diagnose(
+                    "W-TEXT-DROPPED",
+                    "text after the tool calls left out (text_after_calls=drop)",
+                    self.offset(),
+                )
+            return
         text = self.emit("content", n)
         self.out.add_content(text)
         if self._after_end and text.strip() and not self._warned_after_end:
@@ -111,6 +124,39 @@ class TurnMachine(Machine):
             and not self.tools_blocked
         ):
             self.tools_blocked = True
+
+    def tool_section(self, header: object) -> Gen[None]:
+        """One tool section; applies ``unclosed_calls="content"`` when the output ends inside it."""
+        assert self.fmt is not None
+        demote = self.options.unclosed_calls == "content" and self.fmt.has_closing_markers
+        first = len(self.out.calls)
+        if demote:
+            self._record, self._recorded = [], 0
+        try:
+            yield from self.fmt.section(header)
+        finally:
+            record, self._record = self._record, None
+        calls = self.out.calls[first:]
+        if demote and record is not None and self.final and self.pos >= len(self.buf):
+            self._demote_unfinished(calls, "".join(record))
+        if any(not c.dropped for c in calls):
+            self._called = True
+
+    def _demote_unfinished(self, calls: Sequence[CallLog], text: str) -> None:
+        """The output ended inside a call: drop the unfinished calls, their text becomes content."""
+        unfinished = [c for c in calls if not c.dropped and not c.finished]
+        if not unfinished:
+            return
+        for call in unfinished:
+            call.dropped = True
+            call.closed = True
+            self.out.diagnose(
+                "E-STREAM-TRUNCATED",
+                f"the output ended inside tool call {call.index} ({call.name}): returned as content",
+                self.offset(),
+            )
+        cut = 0 if unfinished[0] is calls[0] else unfinished[0].record_at
+        self.out.add_content(text[cut:])
 
     # ------------------------------------------------------------------------------------------ phases
     def run(self) -> Gen[None]:
@@ -165,6 +211,9 @@ class TurnMachine(Machine):
 
     def content(self) -> Gen[None]:
         boundary = True
+        soft = False  # the held whitespace ends content: it is content unless a tool call follows it
+        space = self.options.space_before_calls
+        strip = space == "strip" or (space == "strip_json" and self.spec.tools.format == "json_native")
         held = 0  # whitespace already held back after pos (kept across waits: pos does not move then)
         while True:
             markers = self.content_markers()
@@ -172,8 +221,11 @@ class TurnMachine(Machine):
             lead = 0
             if boundary and WS_RX.match(self.buf, self.pos + held).end() >= limit:  # type: ignore[union-attr]
                 if m is None:
-                    if self.final:  # whitespace that nothing follows only separated
-                        self.emit("marker", limit - self.pos)
+                    if self.final:  # whitespace that nothing follows only separated (or ends content)
+                        if soft:
+                            self.emit_content(limit - self.pos)
+                        else:
+                            self.emit("marker", limit - self.pos)
                         return
                     held = limit - self.pos
                     yield from self.wait()
@@ -182,9 +234,22 @@ class TurnMachine(Machine):
                 held = 0
             else:
                 held = 0
-                boundary = False
-                self.emit_content(limit - self.pos)
-                if m is None:
+                boundary = soft = False
+                n = limit - self.pos
+                keep = n
+                if strip and self.tools_active and not (m is None and self.final):
+                    # Hold the whitespace that ends this text: it is dropped if a tool call follows.
+                    text = self.buf[self.pos : limit]
+                    keep = len(text.rstrip())
+                self.emit_content(keep)
+                if keep < n:
+                    boundary = soft = True
+                    if m is None:
+                        held = n - keep
+                        yield from self.wait()
+                        continue
+                    lead = n - keep
+                elif m is None:
                     if self.final:
                         return
                     yield from self.wait()
@@ -197,13 +262,18 @@ class TurnMachine(Machine):
                 header = yield from self.fmt.header(lead)
                 if header is None:
                     self.emit_content(lead + len(core))
-                    boundary = False
+                    boundary = soft = False
                     continue
                 self.emit("marker", lead)
-                yield from self.fmt.section(header)
+                yield from self.tool_section(header)
                 boundary = True
+                soft = False
                 continue
+            if soft:
+                self.emit_content(lead)
+                lead = 0
             self.emit("marker", lead + len(core))
             if kind == END:
                 self._after_end = True
             boundary = True
+            soft = False
