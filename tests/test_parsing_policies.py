@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from workbench.chat import Message, Tool
-from workbench.parsing import ParseOptions, ParseResult, StreamParser, parse
+from workbench.parsing import ParseOptions, ParseResult, StreamParser, parse, parse_events
 from workbench.parsing.tools_base import WEAK_HOLD_LIMIT
-from workbench.spec import FormatSpec, ToolsSpec
+from workbench.spec import FormatSpec, PromptSpec, ToolsSpec
 
 # ------------------------------------------------------------------------------------------ specs
 GLM = FormatSpec(
@@ -383,3 +383,29 @@ def test_kimi_bare_counter_is_not_a_call_when_the_arguments_fit_several_tools_or
     assert r.message.tool_calls == () and r.message.content == text
     none_fits = [tool("read_file", path={}), tool("get_time")]
     assert both(KIMI_NS, text, none_fits).message.tool_calls == ()
+
+
+# ------------------------------------------------------------------------------------------ output prefix
+FUNCTIONARY = FormatSpec(
+    tools=ToolsSpec(format="recipient", call_start=">>>"), prompt=PromptSpec(output_prefix=">>>")
+)
+
+
+def test_an_output_prefix_written_by_the_prompt_is_read_before_the_output() -> None:
+    text = 'all\nLet me look.>>>get_weather\n{"city": "X"}'
+    r = both(FUNCTIONARY, text)
+    assert r.message.content == "Let me look."
+    assert calls_of(r) == [("get_weather", {"city": "X"})]
+    assert calls_of(both(FUNCTIONARY, 'get_weather\n{"city": "Y"}')) == [("get_weather", {"city": "Y"})]
+
+
+def test_the_output_prefix_is_not_part_of_the_events_or_the_message() -> None:
+    text = "all\nHi"
+    events, result = parse_events(FUNCTIONARY, list(text))
+    assert "".join(e.text for e in events) == text
+    assert result.message.content == "Hi"
+    empty = parse(FUNCTIONARY, "")
+    assert empty.message.content is None and empty.message.tool_calls == ()
+    parser = StreamParser(FUNCTIONARY)
+    parser.feed("al")
+    assert parser.pending == "al"

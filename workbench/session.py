@@ -99,18 +99,15 @@ class Session:
     note: str = ""
     workbench_version: str = __version__
     version: int = SESSION_VERSION
-    step_texts: tuple[str, ...] = ()
 
     def fed_text(self, index: int) -> str:
-        """The text step ``index`` gave the parser.
+        """The text step ``index`` gave the parser (:attr:`Step.fed_text <workbench.engine.step.Step.text>`).
 
         Usually the token's text, but not always: a character split across two tokens is only complete on
         the second (the first shows a replacement character on its own), and a stop token adds no text.
-        ``step_texts`` records what the generator actually fed when it differs; replay feeds exactly that.
+        Steps carry what the generator actually fed in ``Step.text``; replay feeds exactly that.
         """
-        if index < len(self.step_texts):
-            return self.step_texts[index]
-        return self.steps[index].token_text
+        return self.steps[index].fed_text
 
     @property
     def output_text(self) -> str:
@@ -140,7 +137,7 @@ class Session:
             "settings": self.settings,
             "prompt": self.prompt,
             "parsed": self.parsed,
-            "steps": [_step_to_dict(s, self.fed_text(i)) for i, s in enumerate(self.steps)],
+            "steps": [_step_to_dict(s) for s in self.steps],
         }
 
 
@@ -245,10 +242,11 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _step_to_dict(step: Step, fed: str) -> dict[str, Any]:
+def _step_to_dict(step: Step) -> dict[str, Any]:
     d = step.to_dict()
-    if fed != step.token_text:
-        d["text"] = fed  # only where it differs from the token's own text (see Session.fed_text)
+    d.pop("text", None)
+    if step.fed_text != step.token_text:
+        d["text"] = step.fed_text  # only where it differs from the token's own text (small files)
     d["candidates"] = [
         {
             "token_id": c.token_id,
@@ -330,10 +328,6 @@ def session_from_dict(data: Any) -> Session:
         tools = tuple(Tool.from_openai(t) for t in _expect(data.get("tools", []), list, "tools"))
         raw_steps = _expect(data.get("steps", []), list, "steps")
         steps = tuple(_step_from_dict(s, i) for i, s in enumerate(raw_steps))
-        texts = tuple(
-            _expect(s.get("text", step.token_text), str, f"steps[{i}].text")
-            for i, (s, step) in enumerate(zip(raw_steps, steps, strict=True))
-        )
         return Session(
             template=TemplateRecord(
                 name=_expect(template.get("name", ""), str, "template.name"), text=text, sha256=sha
@@ -354,7 +348,6 @@ def session_from_dict(data: Any) -> Session:
             note=_expect(data.get("note", ""), str, "note"),
             workbench_version=_expect(data.get("workbench_version", ""), str, "workbench_version"),
             version=version,
-            step_texts=texts if any(t != st.token_text for t, st in zip(texts, steps, strict=True)) else (),
         )
     except (SpecError, ChatDataError) as exc:
         raise SessionError(str(exc)) from None
@@ -375,13 +368,15 @@ def _step_from_dict(raw: Any, index: int) -> Step:
     where = f"steps[{index}]"
     if not isinstance(raw, dict):
         raise SessionError(f"{where}: expected an object")
-    unknown = sorted(set(raw) - _STEP_FIELDS - {"text"})
+    unknown = sorted(set(raw) - _STEP_FIELDS)
     if unknown:
         raise SessionError(f"{where}: unknown field(s) {', '.join(unknown)}")
     for name in ("index", "token_id", "allowed_count", "vocab_size"):
         if name in raw:
             _expect(raw[name], int, f"{where}.{name}")
     _expect(raw.get("token_text", ""), str, f"{where}.token_text")
+    if raw.get("text") is not None:
+        _expect(raw["text"], str, f"{where}.text")
     try:
         candidates = tuple(
             Candidate(
@@ -398,7 +393,6 @@ def _step_from_dict(raw: Any, index: int) -> Step:
             for e in _expect(raw.get("events", []), list, f"{where}.events")
         )
         data = dict(raw)
-        data.pop("text", None)
         data["candidates"] = ()
         data["events"] = ()
         step = Step.from_dict(data)
@@ -550,18 +544,17 @@ def session_from_generation(
 ) -> Session:
     """Assemble a session from what a generator run produced (the TUI and scripts record through this).
 
-    ``step_texts``: the text each step fed the parser, when the generator exposes it (see
-    :meth:`Session.fed_text`); without it the token texts are used.
+    The generator records in ``Step.text`` what each step fed the parser, and that is what replay feeds.
+    ``step_texts`` overrides it for steps made without it (older generators, hand-built steps).  When no
+    step knows its text, a final stop token is taken to have fed nothing (the generator never feeds one).
     """
     texts = tuple(step_texts)
     if texts and len(texts) != len(steps):
         raise SessionError(f"step_texts has {len(texts)} entries for {len(steps)} steps")
-    if not texts and steps and _is_stop_step(steps[-1], spec):
-        # The generator does not feed a stop token's text to the parser; without the exact texts, at
-        # least leave that out so the recording replays.
-        texts = (*(s.token_text for s in steps[:-1]), "")
-    if all(t == s.token_text for t, s in zip(texts, steps, strict=False)):
-        texts = ()
+    if texts:
+        steps = [replace(s, text=t) for s, t in zip(steps, texts, strict=True)]
+    elif steps and all(s.text is None for s in steps) and _is_stop_step(steps[-1], spec):
+        steps = [*steps[:-1], replace(steps[-1], text="")]
     return Session(
         template=TemplateRecord.from_text(template_text, template_name),
         spec=spec,
@@ -573,7 +566,6 @@ def session_from_generation(
         steps=tuple(steps),
         parsed=parsed.to_contract(),
         note=note,
-        step_texts=texts,
     )
 
 

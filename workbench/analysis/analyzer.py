@@ -103,6 +103,10 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
         prompt.analyze_prompt_facts(f)
     for name in f.applied_workarounds:
         f.warn(f"workaround {name!r} applied")
+    try:
+        prompt.analyze_output_prefix(f)
+    except Exception as exc:  # as for the phases: keep everything else the analysis found
+        f.warn(f"output prefix phase failed: {type(exc).__name__}: {exc}")
     for probe in PROBES:
         if probe.id not in f.probes:
             f.probes[probe.id] = ProbeResult(

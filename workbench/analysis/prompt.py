@@ -18,9 +18,11 @@ right after the user text and so includes the user turn's closing token.
 from __future__ import annotations
 
 from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, diff_split
-from workbench.analysis.markers import markers_in, xml_closer
+from workbench.analysis.markers import common_prefix, markers_in, xml_closer
 from workbench.analysis.probes import CONTENT_TEXT, USER_TEXT, USER_TEXT_2
 from workbench.analysis.state import Findings
+
+_WS = " \t\r\n"
 
 _SETTINGS = {
     "default": ("prompt_none", "prompt"),
@@ -106,6 +108,8 @@ def _analyze_turn_end(f: Findings) -> None:
         found = _first_non_header_marker(between, two)
     elif after_last:
         found = markers_in(after_last)[:1]
+    if not found and after_last and between:
+        found = _plain_terminator(after_last, between, tail_after_user(r.get("prompt_none")))
     eos = f.renderer.source.eos_token
     if eos and eos not in found:
         found.append(eos)
@@ -143,6 +147,28 @@ def _first_non_header_marker(between: str, two: str | None) -> list[str]:
     user_header = common_suffix_aligned(first_user, between)
     head = between[: len(between) - len(user_header)] if user_header else between
     return markers_in(head)[:1]
+
+
+_MAX_PLAIN_TERMINATOR = 40
+
+
+def _plain_terminator(after_last: str, between: str, user_tail: str | None) -> list[str]:
+    """A turn terminator that is not shaped like a ``<...>``/``[...]`` marker (MiniMax-M2's ``[e~[``).
+
+    The terminator is the text an assistant turn writes after its answer whether or not another turn
+    follows: the common beginning of what follows the answer in the last turn (``after_last``) and before
+    the next user's text (``between``).  A template that always appends its generation prompt would make
+    that common text run into the next turn's header, so the candidate is trusted only when user turns are
+    closed by it too (``user_tail``: what follows the user's text), which is what tells a terminator from
+    a header.  Surrounding whitespace is layout (end markers are stored trimmed), and only a short single
+    line qualifies, so a template that merely separates turns by blank lines (RWKV) has none.
+    """
+    candidate = common_prefix_aligned(after_last, between).strip(_WS)
+    if not candidate or len(candidate) > _MAX_PLAIN_TERMINATOR or "\n" in candidate:
+        return []
+    if user_tail is None or not user_tail.lstrip(_WS).startswith(candidate):
+        return []
+    return [candidate]
 
 
 def analyze_prompt_facts(f: Findings) -> None:
@@ -200,3 +226,61 @@ def opened_tag_by_convention(f: Findings) -> tuple[str, str] | None:
     if closer and closer in f.renderer.patched_source:
         return segs[-1], closer
     return None
+
+
+# The fields ``ToolsSpec.trigger`` reads, in its order: the first marker that announces a tool call.
+_TRIGGER_FIELDS = ("section_start", "call_start", "code_block_marker", "name_prefix")
+
+
+def _output_beginnings(f: Findings) -> list[str] | None:
+    """Every marker an assistant output can begin with, or None when it can begin with free text.
+
+    Reasoning is left out when the prompt already decides it (forced open or closed: ``thinking_opened``
+    and ``thinking_closed_when_disabled`` say so); reasoning that opens or runs without a start marker
+    (``delimiter``, ``forced_open``) and unwrapped answers (``plain``) mean the output may begin with any
+    text, so nothing can have been written for it.
+    """
+    beginnings: list[str] = []
+    mode = f.reasoning.get("mode", "none")
+    if mode in ("delimiter", "forced_open"):
+        return None
+    if mode == "tag_based":
+        beginnings.append(str(f.reasoning.get("start", "")))
+    if f.content.get("mode", "plain") == "plain":
+        return None
+    beginnings.append(str(f.content.get("start", "")))
+    if f.tools.get("format", "none") != "none":
+        triggers = [str(f.tools.get(k) or "") for k in _TRIGGER_FIELDS]
+        beginnings.append(next((t for t in triggers if t), ""))
+    return None if not all(beginnings) else beginnings
+
+
+def analyze_output_prefix(f: Findings) -> None:
+    """``prompt.output_prefix``: the start of the output format that the generation prompt already wrote.
+
+    Functionary v3.2 addresses every message with ``>>>`` + recipient (``>>>all\\n`` for text,
+    ``>>>NAME\\n`` for a call) and its generation prompt ends with ``>>>``: the model's first token is the
+    recipient, and a parser that does not know this never sees a marker.  The fact is read off the spec,
+    not the template's name: the prompt's longest tail that every possible beginning of the output (the
+    content marker, the tool-call trigger, an optional reasoning start) starts with.  Requiring *every*
+    beginning keeps a role token that the answer may merely repeat (Command-R+'s ``<|CHATBOT_TOKEN|>``,
+    which tool calls do not start with) out of it.  A tail that starts in the middle of a word is a
+    coincidence of letters (gpt-oss's ``assistant`` ends with the ``t`` of ``to=``), not a marker.
+    Runs last, after the workarounds, because it reads the finished markers (mutates ``f``).
+    """
+    f.prompt["output_prefix"] = ""
+    gen = f.gen.get("default") or ""
+    beginnings = _output_beginnings(f)
+    if not gen or not beginnings:
+        return
+    shared = common_prefix(beginnings)
+    for n in range(min(len(gen), len(shared)), 0, -1):
+        tail = gen[len(gen) - n :]
+        if tail != shared[:n] or not tail.strip(_WS):
+            continue
+        before = gen[: len(gen) - n]
+        if before and tail[0].isalnum() and before[-1].isalnum():
+            continue
+        f.prompt["output_prefix"] = tail
+        f.note("P1", f"the generation prompt already wrote the start of the output format: {tail!r}")
+        return

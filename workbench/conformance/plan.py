@@ -7,13 +7,14 @@ llama.cpp options:
   and ``deepseek`` move it to ``reasoning_content`` (``extract_reasoning=True``).
 - ``enable_thinking`` goes to the parser; what the prompt opened is left to the spec
   (``thinking_opened=None``), because llama.cpp derives it from rendering the template the same way.
-- ``parallel_tool_calls``; ``partial: true`` means the input is a cut-off stream: the result is read from
-  the deltas without finishing the stream.
+- ``parallel_tool_calls``; ``partial: true`` means the input is a cut-off stream: the result is the
+  partial parse of the whole input (what the deltas added up to), without finishing the stream.
 - ``json_schema`` (structured output, one case) has no parser equivalent: it is recorded as ignored.
 
 Peer options:
 - ``mode: oneshot`` is judged on the finished parse; ``mode: streaming`` "as it stands after the last
-  chunk", i.e. on the accumulated deltas without a final flush (an engine's test never calls one).
+  chunk", i.e. on the partial parse the deltas added up to, without a final flush (an engine's test never
+  calls one).
 - ``chat_template_kwargs.enable_thinking`` / ``.thinking`` and the RFC's ``thinking`` -> ``enable_thinking``.
 - ``force_reasoning: true`` and the RFC's ``output_stage: REASONING_STAGE`` -> ``thinking_opened=True``
   (the prompt ended inside an open reasoning block); ``CONTENT_STAGE`` -> ``thinking_opened=False``.

@@ -407,6 +407,7 @@ class Generator:
                 finished=self.finished,
                 note=note,
                 phase=phase,
+                text=text,
             )
             self.steps.append(step)
             return step

@@ -44,16 +44,30 @@ class Step:
     # Which part of the answer the step was in: "lead" (reasoning may still open), "reasoning", "text" (free
     # answer text before a tool call), "tool" (inside the tool section) or "answer" (a forced grammar).
     phase: str = ""
+    # The text this step fed the parser, when known (``None``: not recorded, read ``token_text``).  It differs
+    # from ``token_text`` when a character is split across tokens (the first token feeds "" and the second
+    # the whole character, while each token's own text shows a replacement character) and for a stop
+    # token, which feeds nothing.  Replaying a session must feed exactly this, or the message changes.
+    text: str | None = None
+
+    @property
+    def fed_text(self) -> str:
+        """The text the parser received at this step (``text`` when recorded, else ``token_text``)."""
+        return self.token_text if self.text is None else self.text
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data; ``text`` is left out while it is unknown (the shape older readers know)."""
         d = asdict(self)
         d["candidates"] = [asdict(c) for c in self.candidates]
         d["events"] = [asdict(e) for e in self.events]
         d["mask_strip"] = [round(x, 4) for x in self.mask_strip]
+        if self.text is None:
+            del d["text"]
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Step:
+        """Inverse of :meth:`to_dict`; dicts written before ``text`` existed load with ``text=None``."""
         data = dict(d)
         data["candidates"] = tuple(Candidate(**c) for c in data.get("candidates", ()))
         data["events"] = tuple(Event(**e) for e in data.get("events", ()))

@@ -3,6 +3,10 @@
 ``StreamParser(spec, tools, options=...)`` reads a model output chunk by chunk and yields events (every
 input character, coloured by kind); ``parse`` is the same machine fed once.  ``DeltaTracker`` turns the
 parser's growing message into OpenAI ``chat.completion.chunk`` deltas.
+
+Where serving engines disagree about what an output means, :class:`ParseOptions` names the choice as a
+policy, and ``ParseOptions.for_engine("vllm" | "sglang" | "llama.cpp" | "workbench", streaming=...)``
+selects the policies one engine follows (see :mod:`workbench.parsing.options`).
 """
 
 from workbench.parsing.deltas import DeltaTracker

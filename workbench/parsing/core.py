@@ -46,9 +46,12 @@ class Machine:
         self.spec = spec
         self.options = options
         self.tools: dict[str, Tool] | None = {t.name: t for t in tools} if tools is not None else None
-        self.buf = ""
+        # Output-format text the prompt already wrote (functionary's ">>>") is read as if the output began
+        # with it, but it is not the model's: it is released silently (no event, no message text).
+        self.buf = spec.prompt.output_prefix
+        self._silent = len(self.buf)
         self.pos = 0
-        self.base = 0  # absolute input offset of buf[0]
+        self.base = -self._silent  # absolute input offset of buf[0]
         self.final = False
         self.out = MessageBuilder()
         self._pending: list[list[Any]] = []  # [kind, tool_index, parts] per merged event
@@ -105,6 +108,11 @@ class Machine:
         return self.base + self.pos
 
     @property
+    def unreleased(self) -> str:
+        """The fed text not released yet (without a silent output prefix); does not change state."""
+        return self.buf[self.pos + self._silent :]
+
+    @property
     def avail(self) -> int:
         return len(self.buf) - self.pos
 
@@ -115,6 +123,12 @@ class Machine:
             return ""
         text = self.buf[self.pos : self.pos + n]
         self.pos += n
+        if self._silent:
+            hidden = min(n, self._silent)
+            self._silent -= hidden
+            text, n = text[hidden:], n - hidden
+            if not text:
+                return ""
         if self._record is not None:
             self._record.append(text)
             self._recorded += n

@@ -72,6 +72,9 @@ class ParseOptions:
             issue's rule, and llama.cpp's: models write them even where the template does not); or
             ``"markers"``: only the newline the markers around the value carry (vLLM keeps the rest,
             e.g. Step-3's ``return 1\n</steptml:parameter>`` is ``"return 1\n"``).
+
+    Harmony (gpt-oss) reads channels, not text around call markers: ``unclosed_calls``,
+    ``text_after_calls`` and ``space_before_calls`` do not apply to it.
     """
 
     enable_thinking: bool = True

@@ -83,8 +83,7 @@ class StreamParser:
     @property
     def pending(self) -> str:
         """Text fed but not released yet (it may still start a marker); does not change state."""
-        m = self._machine
-        return m.buf[m.pos :]
+        return self._machine.unreleased
 
     def current(self) -> Message:
         """The message as parsed so far (does not change state)."""

@@ -1,0 +1,146 @@
+"""Turn facts the parsers depend on: text the generation prompt writes for the model, and how a turn ends.
+
+``prompt.output_prefix`` is output-format text the prompt already wrote (functionary v3.2's ``>>>``): a
+parser that misses it sees a bare recipient name and no marker.  ``end_markers`` must hold the turn
+terminator even when it is not shaped like a ``<...>``/``[...]`` marker (MiniMax-M2's ``[e~[``), or the
+terminator ends up in the parsed answer.  Small inline templates pin the behaviour without ../shared; the
+real templates are checked when ../shared is present.
+"""
+
+from __future__ import annotations
+
+from tests.test_analysis_helpers import project, shared, template_text
+from workbench.analysis import Analysis, analyze
+from workbench.analysis.prompt import analyze_output_prefix
+from workbench.analysis.renders import ProbeRenderer
+from workbench.analysis.state import Findings
+from workbench.template.render import render
+from workbench.template.source import TemplateSource
+
+# Every message is addressed: ">>>all\n" + text for the user, ">>>NAME\n" + JSON for a call; the
+# generation prompt ends with ">>>", so the model starts with the recipient (functionary v3.2's scheme).
+RECIPIENT_TEMPLATE = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'user' -%}<|user|>{{ m.content }}<|eot|>"
+    "{%- elif m.role == 'assistant' -%}<|assistant|>{{ '\\n' }}"
+    "{%- if m.content -%}>>>all{{ '\\n' }}{{ m.content }}{%- endif -%}"
+    "{%- for c in m.tool_calls or [] -%}>>>{{ c.function.name }}{{ '\\n' }}"
+    "{{ c.function.arguments | tojson }}{%- endfor -%}<|eot|>"
+    "{%- elif m.role == 'tool' -%}<|tool|>{{ m.content }}<|eot|>"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|assistant|>{{ '\\n' }}>>>{%- endif -%}"
+)
+
+# MiniMax-M2's turn shape: "]~b]ROLE\n" + text + "[e~[\n"; neither token is a <...> or [...] marker.
+TILDE_TERMINATOR_TEMPLATE = (
+    "{%- for m in messages -%}"
+    "]~b]{{ 'ai' if m.role == 'assistant' else m.role }}\n{{ m.content }}[e~[\n"
+    "{% endfor -%}"
+    "{%- if add_generation_prompt -%}]~b]ai\n{% endif -%}"
+)
+
+# Turns separated by blank lines only (RWKV World): there is no terminator to strip.
+BLANK_LINE_TEMPLATE = (
+    "{%- for m in messages -%}{{ m.role | capitalize }}: {{ m.content }}\n\n{% endfor -%}"
+    "{%- if add_generation_prompt -%}Assistant:{% endif -%}"
+)
+
+
+def _analyze_text(text: str) -> Analysis:
+    return analyze(TemplateSource(text=text, name="inline", origin="<test>"))
+
+
+# ----------------------------------------------------------------------------------------- output_prefix
+def test_a_prompt_ending_in_the_recipient_marker_sets_output_prefix() -> None:
+    spec = _analyze_text(RECIPIENT_TEMPLATE).spec
+    assert spec.tools.format == "recipient"
+    assert spec.prompt.output_prefix == ">>>"
+    assert spec.prompt.generation_prompt.endswith(">>>")
+
+
+def test_functionary_v32_prompt_already_wrote_the_recipient_marker() -> None:
+    text = template_text("meetkai-functionary-medium-v3.2")
+    prompt = render(text, [{"role": "user", "content": "hi"}], add_generation_prompt=True, bos_token="")
+    assert prompt.endswith("<|start_header_id|>assistant<|end_header_id|>\n\n>>>")
+    spec = shared("meetkai-functionary-medium-v3.2").spec
+    assert spec.prompt.output_prefix == ">>>"
+    # Both ways the output can go start with it: text to "all", or a call to a function.
+    assert spec.content.start == ">>>all\n" and spec.tools.name_prefix == ">>>"
+
+
+def test_qwen3_like_prompts_have_no_output_prefix() -> None:
+    spec = project("chatml-think-tools").spec
+    assert spec.prompt.generation_prompt == "<|im_start|>assistant\n"
+    assert spec.prompt.output_prefix == ""
+
+
+def test_real_qwen3_and_its_thinking_variants_have_no_output_prefix() -> None:
+    for name in ("Qwen-Qwen3-0.6B", "Qwen-QwQ-32B", "Qwen3-Coder"):
+        assert shared(name).spec.prompt.output_prefix == "", name
+
+
+def test_harmony_role_name_is_not_taken_for_the_start_of_a_recipient() -> None:
+    spec = project("harmony-channels").spec
+    assert spec.prompt.generation_prompt.endswith("<|start|>assistant")
+    assert spec.prompt.output_prefix == ""
+
+
+def test_a_role_token_that_tool_calls_do_not_start_with_is_no_output_prefix() -> None:
+    # Command-R+: the answer may repeat <|CHATBOT_TOKEN|> (content.start), but a call starts with "Action:".
+    spec = shared("CohereForAI-c4ai-command-r-plus-tool_use").spec
+    assert spec.prompt.generation_prompt.endswith("<|CHATBOT_TOKEN|>")
+    assert spec.content.start == "<|CHATBOT_TOKEN|>"
+    assert spec.prompt.output_prefix == ""
+
+
+def _findings_for(generation_prompt: str, content_start: str, name_prefix: str) -> Findings:
+    renderer = ProbeRenderer(TemplateSource(text="{{ '' }}", name="x", origin="<test>"), time_limit=2.0)
+    f = Findings(renderer=renderer)
+    f.gen["default"] = generation_prompt
+    f.content.update(mode="always_wrapped", start=content_start)
+    f.tools.update(format="recipient", name_prefix=name_prefix)
+    return f
+
+
+def test_a_tail_that_starts_inside_a_word_is_a_coincidence_not_a_prefix() -> None:
+    f = _findings_for("<|start|>bot", "to:all\n", "to:")
+    analyze_output_prefix(f)
+    assert f.prompt["output_prefix"] == ""
+    f = _findings_for("<|start|>bot\n", "to:all\n", "to:")
+    f.gen["default"] = "<|start|>bot\nto:"
+    analyze_output_prefix(f)
+    assert f.prompt["output_prefix"] == "to:"
+
+
+def test_whitespace_alone_is_never_an_output_prefix() -> None:
+    f = _findings_for("<|a|>\n", "\n>>>all\n", "\n>>>")
+    analyze_output_prefix(f)
+    assert f.prompt["output_prefix"] == ""
+
+
+# ----------------------------------------------------------------------------------------- end markers
+def test_a_terminator_that_is_not_bracket_shaped_is_an_end_marker() -> None:
+    spec = _analyze_text(TILDE_TERMINATOR_TEMPLATE).spec
+    assert spec.end_markers == ("[e~[",)
+    assert "]~b]" not in "".join(spec.end_markers)  # the next turn's header is not part of it
+
+
+def test_turns_separated_by_blank_lines_have_no_end_marker() -> None:
+    spec = _analyze_text(BLANK_LINE_TEMPLATE).spec
+    assert spec.end_markers == ()
+
+
+def test_minimax_m2_turns_end_with_its_tilde_token() -> None:
+    text = template_text("MiniMax-M2")
+    assert "[e~[" in text
+    spec = shared("MiniMax-M2").spec
+    assert spec.end_markers == ("[e~[",)
+    assert "[e~[" in spec.preserved_tokens
+
+
+def test_templates_without_a_terminator_still_have_none() -> None:
+    # Mistral writes nothing after an answer (the eos comes from the tokenizer); GLM starts the next header.
+    for name in ("mistralai-Mistral-Nemo-Instruct-2407", "GLM-4.6"):
+        assert shared(name).spec.end_markers == (), name
+    assert project("mistral-tool-calls").spec.end_markers == ()
