@@ -28,7 +28,7 @@ run: $(STAMP)
 	$(VENV)/bin/workbench tui
 
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check workbench tests benchmarks

@@ -409,3 +409,15 @@ def test_the_output_prefix_is_not_part_of_the_events_or_the_message() -> None:
     parser = StreamParser(FUNCTIONARY)
     parser.feed("al")
     assert parser.pending == "al"
+
+
+def test_the_hold_limit_verdict_does_not_depend_on_chunking() -> None:
+    # Longer than the limit: committed as a call before its end is seen (its arguments are valid, so the
+    # junk member after them does not undo it), whether the end was already in the buffer or not.
+    text = '{"name": "f", "parameters": {"code": "' + "x" * (WEAK_HOLD_LIMIT + 10) + '"}, "oops": }'
+    one = parse(LLAMA3, text)
+    parser = StreamParser(LLAMA3)
+    for i in range(0, len(text), 997):
+        parser.feed(text[i : i + 997])
+    assert parser.finish().message == one.message
+    assert [c.name for c in one.message.tool_calls] == ["f"]

@@ -142,3 +142,24 @@ def test_tui_command_rejects_a_missing_template_or_session_with_one_line() -> No
     result = runner.invoke(app, ["tui", "--session", "no-such-session.json"])
     assert result.exit_code == 1
     assert "session file not found" in result.output
+
+
+def test_an_edited_template_is_what_renders_even_when_the_config_names_a_tool_use_template() -> None:
+    from workbench.template.source import TemplateSource
+    from workbench.tui.workspace import Workspace
+
+    source = TemplateSource(
+        text="default {{ messages[0].content }}",
+        name="cfg",
+        origin="tests",
+        named={"default": "default {{ messages[0].content }}", "tool_use": "tool_use"},
+        selected="default",
+        special_tokens={"bos_token": "<s>"},
+    )
+    ws = Workspace(source=source)
+    assert ws.edited_source() is source  # unedited: transformers' switch to tool_use still applies
+    assert ws.edited_source().for_tools(True).text == "tool_use"
+    ws.template_text = "edited {{ messages[0].content }}"
+    edited = ws.edited_source()
+    assert edited.for_tools(True).text == "edited {{ messages[0].content }}"
+    assert edited.render_kwargs() == {"bos_token": "<s>"}  # the config's tokens are kept

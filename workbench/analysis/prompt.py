@@ -235,16 +235,16 @@ _TRIGGER_FIELDS = ("section_start", "call_start", "code_block_marker", "name_pre
 def _output_beginnings(f: Findings) -> list[str] | None:
     """Every marker an assistant output can begin with, or None when it can begin with free text.
 
-    Reasoning is left out when the prompt already decides it (forced open or closed: ``thinking_opened``
-    and ``thinking_closed_when_disabled`` say so); reasoning that opens or runs without a start marker
-    (``delimiter``, ``forced_open``) and unwrapped answers (``plain``) mean the output may begin with any
-    text, so nothing can have been written for it.
+    Optional reasoning (``tag_based``, ``tools_only``) may come first, so its start marker counts.  A prompt
+    that closed reasoning (``forced_closed``) leaves only the answer.  Reasoning that the prompt opened or
+    that has no start marker (``forced_open``, ``delimiter``) and unwrapped answers (``plain``) begin with
+    free text, so the prompt cannot have written any of the format for them.
     """
     beginnings: list[str] = []
     mode = f.reasoning.get("mode", "none")
     if mode in ("delimiter", "forced_open"):
         return None
-    if mode == "tag_based":
+    if mode in ("tag_based", "tools_only"):
         beginnings.append(str(f.reasoning.get("start", "")))
     if f.content.get("mode", "plain") == "plain":
         return None
@@ -265,7 +265,7 @@ def analyze_output_prefix(f: Findings) -> None:
     content marker, the tool-call trigger, an optional reasoning start) starts with.  Requiring *every*
     beginning keeps a role token that the answer may merely repeat (Command-R+'s ``<|CHATBOT_TOKEN|>``,
     which tool calls do not start with) out of it.  A tail that starts in the middle of a word is a
-    coincidence of letters (gpt-oss's ``assistant`` ends with the ``t`` of ``to=``), not a marker.
+    coincidence of letters (a prompt ending in ``assistant`` and calls starting ``to=`` share a ``t``).
     Runs last, after the workarounds, because it reads the finished markers (mutates ``f``).
     """
     f.prompt["output_prefix"] = ""

@@ -76,20 +76,22 @@ class ToolFormat:
 
         ``advance(buf, i, final) -> (i, ended)`` resumes a scanner from ``i`` (so the total cost stays
         linear: each character is scanned once).  Returns ``(WHOLE, text)`` when the end was found,
-        ``(CUT, text)`` when the output ended first, ``(LONG, "")`` beyond :data:`WEAK_HOLD_LIMIT`.
-        ``pos`` does not move while holding, so offsets relative to it survive buffer compaction.
+        ``(CUT, text)`` when the output ended first, ``(LONG, "")`` when the text runs past
+        :data:`WEAK_HOLD_LIMIT` characters, whether or not its end is already in the buffer, so the
+        verdict depends on the text alone, never on how it was chunked.  ``pos`` does not move while
+        holding, so offsets relative to it survive buffer compaction.
         """
         m = self.m
         rel = lead
         while True:
             i, ended = advance(m.buf, m.pos + rel, m.final)
             rel = i - m.pos
+            if rel - lead > WEAK_HOLD_LIMIT:
+                return LONG, ""
             if ended:
                 return WHOLE, m.buf[m.pos + lead : m.pos + rel]
             if m.final:
                 return CUT, m.buf[m.pos + lead : m.pos + rel]
-            if rel - lead > WEAK_HOLD_LIMIT:
-                return LONG, ""
             yield from m.wait()
 
     def terminators(self, *extra: str) -> MarkerSet:

@@ -10,6 +10,13 @@ section) is held back until something decides it: a non-space character makes it
 tool-call start or the end of the output makes it mere separation (emitted as a marker, not content).
 This is the DeepSeek RFC's §3.2.4 ("only newlines between </think> and the tool call: ignored") without
 trimming real content.
+
+The engine policies of :class:`~workbench.parsing.options.ParseOptions` that concern the text around calls
+live here, each without retracting anything already released: ``space_before_calls="strip"`` holds the
+whitespace that ends a piece of content back like boundary whitespace (separation if a call follows,
+content otherwise); ``text_after_calls="drop"`` releases later text as markers; ``unclosed_calls="content"``
+records a tool section's text while it is parsed so that, if the output ends inside an unfinished call,
+the call is dropped (diagnosed) and its text appended to the content.
 """
 
 from __future__ import annotations

@@ -350,7 +350,13 @@ class WorkbenchApp(App[None]):
             self.notify("nothing to save: no steps yet", severity="warning")
             return
         path = Path("sessions") / f"tui-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        settings: dict[str, Any] = {"constrain": ws.constrained, "enable_thinking": ws.kwargs.enable_thinking}
+        prompt = ""
+        if isinstance(ws.driver, GeneratorDriver):
+            settings.update(ws.driver.parse_settings())
+            prompt = ws.driver.prompt
         try:
+            # The steps carry ``Step.text`` (what each fed the parser), which is what the replay feeds.
             session = session_mod.session_from_generation(
                 template_text=ws.template_text,
                 template_name=ws.source.name,
@@ -358,11 +364,12 @@ class WorkbenchApp(App[None]):
                 model=session_mod.ModelRecord(name=ws.model_name, ref=self._model_ref or ""),
                 messages=list(self._last_messages),
                 tools=ws.parse_tools(),
-                settings={"constrain": ws.constrained, "enable_thinking": ws.kwargs.enable_thinking},
-                prompt="",
+                settings=settings,
+                prompt=prompt,
                 steps=list(ws.steps.all()),
                 parsed=ws.steps.message or Message(role="assistant"),
             )
+            path.parent.mkdir(parents=True, exist_ok=True)
             saved = session_mod.save_session(path, session)
         except Exception as exc:
             self.notify(one_line(exc), title="Save session failed", severity="error")

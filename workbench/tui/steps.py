@@ -278,6 +278,26 @@ class GeneratorDriver:
         result = self._gen.message()
         return result.message if hasattr(result, "message") else result
 
+    @property
+    def prompt(self) -> str:
+        """The rendered prompt the generator continues (recorded in a saved session)."""
+        return str(getattr(self._gen, "prompt", "") or "")
+
+    def parse_settings(self) -> dict[str, bool]:
+        """The parser options the generator's own ``message()`` uses, as session settings.
+
+        A saved session is replayed with ``workbench.session.parse_options_for(settings)``; without these
+        a prompt that opened reasoning would be replayed as if it had not, and the message would differ.
+        """
+        gen = self._gen
+        plan = getattr(gen, "plan", None)
+        reasoning = getattr(plan, "reasoning", None)
+        return {
+            "enable_thinking": bool(getattr(gen, "reasoning", True)),
+            "thinking_opened": bool(reasoning is not None and getattr(reasoning, "starts_inside", False)),
+            "parallel_tool_calls": bool(getattr(plan, "parallel", True)),
+        }
+
     def token_id_for(self, text: str) -> int | None:
         """The id of ``text`` when it is exactly one token of the model's vocabulary."""
         tok = self._tokenizer

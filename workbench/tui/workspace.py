@@ -133,8 +133,15 @@ class Workspace:
         return self.analysis is not None and self.analyzed_text != self.template_text
 
     def edited_source(self) -> TemplateSource:
-        """The loaded source with the (possibly edited) text in place of the original."""
-        return dataclasses.replace(self.source, text=self.template_text)
+        """The loaded source with the (possibly edited) text in place of the original.
+
+        Everything else (special tokens, named templates) is kept.  An edited text is pinned: a config
+        that also names a ``tool_use`` template would otherwise switch to it as soon as tools are passed
+        (``TemplateSource.for_tools``), and the person's edits would silently not be rendered.
+        """
+        if self.template_text == self.source.text:
+            return self.source
+        return dataclasses.replace(self.source, text=self.template_text, pinned=True)
 
     def parse_messages(self) -> list[Message]:
         """The conversation being edited; raises ValueError/ChatDataError with a readable message."""
