@@ -332,6 +332,43 @@ def test_is_reasoning_end_is_probed_from_the_parser() -> None:
     ).passed
 
 
+class RecordingBackend(FakeBackend):
+    """Remembers the engine profile each case's options were made under."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.profiles: list[tuple[str, bool]] = []
+
+    def make_options(self, values: dict[str, Any], profile: str, streaming: bool) -> tuple[Any, list[str]]:
+        self.profiles.append((profile, streaming))
+        return super().make_options(values, profile, streaming)
+
+
+def test_each_case_runs_under_its_engine_profile_unless_one_profile_is_forced() -> None:
+    sglang = peer_case("x", {"content": "x"}, parser="sglang:hermes (H)")
+    vllm_stream = peer_case("x", {"content": "x"}, parser="vllm:hermes (H)", mode="streaming")
+    backend = RecordingBackend()
+    results = Runner(FixedSpecs(), backend).run_all([sglang, vllm_stream])
+    assert backend.profiles == [("sglang", False), ("vllm", True)]
+    assert [r.profile for r in results] == ["sglang", "vllm"]
+    backend = RecordingBackend()
+    forced = Runner(FixedSpecs(), backend, profile="workbench").run_all([sglang, vllm_stream])
+    # The streaming code path still follows the case's mode: only the engine is replaced.
+    assert backend.profiles == [("workbench", False), ("workbench", True)]
+    assert forced[0].to_dict()["profile"] == "workbench"
+
+
+def test_options_the_backend_rejects_fail_the_case_not_the_run() -> None:
+    class Rejecting(FakeBackend):
+        def make_options(
+            self, values: dict[str, Any], profile: str, streaming: bool
+        ) -> tuple[Any, list[str]]:
+            raise ValueError(f"unknown engine {profile!r}")
+
+    result = Runner(FixedSpecs(), Rejecting(), profile="tgi").run_case(peer_case("x", {"content": "x"}))
+    assert not result.passed and "unknown engine 'tgi'" in (result.first_difference or "")
+
+
 def test_chunkings_are_reproducible_and_cover_the_input() -> None:
     case = llama_case("x" * 200 + "<think>é</think>", {})
     first, second = chunkings(case, seed=7), chunkings(case, seed=7)
@@ -410,6 +447,24 @@ def test_family_table_picks_engine_and_option_specific_rows() -> None:
         "mistralai-Mistral-Nemo-Instruct-2407.jinja"
     )
     assert label(fam("no_such_family")) is None
+
+
+def test_mistral_cases_without_a_tokenizer_version_are_told_apart_by_their_wire_form() -> None:
+    # The README: pre-v11 writes [TOOL_CALLS] then a JSON array; v11+ writes [TOOL_CALLS]NAME{…} or
+    # [TOOL_CALLS]NAME[ARGS]{…}.  Without a tokenizer_version the output's form decides; with one, it wins.
+    def label(text: str, **options: Any) -> str | None:
+        c = peer_case(text, {}, parser="sglang:mistral (M)", **options)
+        case = Case(**{**c.__dict__, "group": "mistral"})
+        t = target_for(case, plan_for(case))
+        return t.label if t else None
+
+    nemo = "mistralai-Mistral-Nemo-Instruct-2407.jinja"
+    assert label('[TOOL_CALLS]f[ARGS]{"a": 1}') == "specs/mistral_v11.json"
+    assert label('Sure.[TOOL_CALLS]get_weather{"city": "Paris"}') == "specs/mistral_v11.json"
+    assert label('[TOOL_CALLS] [{"name": "f", "arguments": {}}]') == nemo
+    assert label('[TOOL_CALLS][{"name": "f", "arguments": {}}]') == nemo
+    assert label("plain text, no call") == nemo
+    assert label('[TOOL_CALLS]f{"a": 1}', tokenizer_version="pre-v11") == nemo
 
 
 def test_every_family_spec_file_named_in_the_table_exists_and_loads() -> None:
@@ -547,6 +602,16 @@ def test_cli_json_is_one_object_per_case(toy_suite: Path) -> None:
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert [(r["name"], r["passed"]) for r in rows] == [("ok", True), ("bad", False)]
     assert rows[1]["observed"]["content"] == "hello"
+
+
+def test_cli_profile_runs_every_case_under_one_engine_profile(toy_suite: Path) -> None:
+    args = ["conformance", str(toy_suite / "cases"), "--specs", str(toy_suite / "specs"), "--json"]
+    default = [json.loads(line) for line in CliRunner().invoke(_app(), args).stdout.splitlines()]
+    assert {r["profile"] for r in default} == {"workbench"}  # the toy cases name no engine
+    forced = CliRunner().invoke(_app(), [*args, "--profile", "sglang"])
+    assert {json.loads(line)["profile"] for line in forced.stdout.splitlines()} == {"sglang"}
+    bad = CliRunner().invoke(_app(), [*args, "--profile", "tgi"])
+    assert bad.exit_code == 2
 
 
 def test_cli_fail_under_and_bad_input_exit_codes(toy_suite: Path) -> None:

@@ -84,6 +84,42 @@ def test_template_option_analyses_the_template(files: dict[str, Path]) -> None:
     assert code == 0 and json.loads(out)["tool_calls"][0]["name"] == "get_weather"
 
 
+# --engine: ParseOptions.for_engine's documented policies, on outputs the engines read differently.
+OTHER_TOOL = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+TEXT_AFTER = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>Done.'
+
+
+def test_engine_profiles_differ_on_a_tool_the_request_did_not_offer(files: dict[str, Path]) -> None:
+    # check_tool_names: the workbench (and SGLang) ignore a call to a function outside the request's tools,
+    # with an E-CALL-SCHEMA diagnostic; vLLM does not check names, so the call is kept.
+    base = ["--spec", str(SPEC), "--tools", str(files["tools"]), "-", "--json"]
+    code, out, _ = run(*base, stdin=OTHER_TOOL)
+    workbench = json.loads(out)
+    assert code == 0 and workbench["tool_calls"] == []
+    assert "E-CALL-SCHEMA" in [d["code"] for d in workbench["diagnostics"]]
+    code, out, _ = run(*base, "--engine", "vllm", stdin=OTHER_TOOL)
+    calls = json.loads(out)["tool_calls"]
+    assert code == 0 and [(c["name"], c["arguments"]) for c in calls] == [("get_time", {})]
+
+
+def test_engine_one_shot_and_streaming_paths_differ_on_text_after_the_calls(files: dict[str, Path]) -> None:
+    # text_after_calls: the workbench keeps text after the calls as content; vLLM's one-shot path drops it
+    # (W-TEXT-DROPPED), its streaming path does not.
+    base = ["--spec", str(SPEC), "--tools", str(files["tools"]), "-", "--json"]
+    assert json.loads(run(*base, stdin=TEXT_AFTER)[1])["content"] == "Done."
+    one_shot = json.loads(run(*base, "--engine", "vllm", stdin=TEXT_AFTER)[1])
+    assert not one_shot["content"] and [c["name"] for c in one_shot["tool_calls"]] == ["get_weather"]
+    assert "W-TEXT-DROPPED" in [d["code"] for d in one_shot["diagnostics"]]
+    code, out, _ = run(*base, "--engine", "vllm", "--stream", stdin=TEXT_AFTER)
+    deltas = [json.loads(line)["choices"][0]["delta"] for line in out.splitlines()]
+    assert code == 0 and "".join(d.get("content", "") for d in deltas) == "Done."
+
+
+def test_unknown_engine_is_a_usage_error(files: dict[str, Path]) -> None:
+    code, _out, err = run("--spec", str(SPEC), "--engine", "tgi", str(files["out"]))
+    assert code == 2 and "--engine" in err
+
+
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.spec_fixtures import CODER, DEEPSEEK_V31, GLM, HERMES, KIMI, MISTRAL_NEMO, MISTRAL_V11
 from workbench.chat import Tool
 from workbench.parsing import ParseOptions, parse, parse_events
 from workbench.spec import FormatSpec, ToolsSpec
@@ -31,9 +32,6 @@ def tool(name: str, **props: Any) -> Tool:
 
 
 # ------------------------------------------------------------------------------------------ json_native
-HERMES = FormatSpec(
-    tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>")
-)
 
 
 def test_json_native_flat_object_in_section_markers() -> None:
@@ -85,10 +83,7 @@ def test_json_native_name_as_key_in_an_array() -> None:
 
 
 def test_json_native_ids_from_a_string_field_and_a_generated_field() -> None:
-    nemo = FormatSpec(
-        tools=ToolsSpec(format="json_native", section_start="[TOOL_CALLS]", id_field="id", array_wrapped=True)
-    )
-    assert calls(nemo, '[TOOL_CALLS][{"name": "f", "arguments": {}, "id": "123456789"}]') == [
+    assert calls(MISTRAL_NEMO, '[TOOL_CALLS][{"name": "f", "arguments": {}, "id": "123456789"}]') == [
         ("f", {}, "123456789")
     ]
     r7b = FormatSpec(
@@ -132,16 +127,6 @@ def test_json_native_without_markers_needs_a_name_first() -> None:
 
 
 # ------------------------------------------------------------------------------------------ tag_with_json
-DS31 = FormatSpec(
-    tools=ToolsSpec(
-        format="tag_with_json",
-        section_start="<｜tool▁calls▁begin｜>",
-        section_end="<｜tool▁calls▁end｜>",
-        call_start="<｜tool▁call▁begin｜>",
-        call_end="<｜tool▁call▁end｜>",
-        name_suffix="<｜tool▁sep｜>",
-    )
-)
 
 
 def test_tag_with_json_parallel_calls() -> None:
@@ -149,16 +134,18 @@ def test_tag_with_json_parallel_calls() -> None:
         '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜>\n'
         "<｜tool▁call▁begin｜>g<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
     )
-    assert calls(DS31, text) == [("f", {"a": 1}, ""), ("g", {}, "")]
+    assert calls(DEEPSEEK_V31, text) == [("f", {"a": 1}, ""), ("g", {}, "")]
 
 
 def test_tag_with_json_section_without_call_marker_is_content() -> None:
     text = '<｜tool▁calls▁begin｜>f<｜tool▁sep｜>{"x":1}<｜tool▁calls▁end｜>'
-    assert calls(DS31, text) == [] and content(DS31, text) == text
+    assert calls(DEEPSEEK_V31, text) == [] and content(DEEPSEEK_V31, text) == text
 
 
 def test_tag_with_json_cut_off_arguments_are_closed_by_the_closing_marker() -> None:
-    r = parse(DS31, '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": "b"<｜tool▁call▁end｜>')
+    r = parse(
+        DEEPSEEK_V31, '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": "b"<｜tool▁call▁end｜>'
+    )
     assert [(c.name, c.arguments) for c in r.message.tool_calls] == [("f", '{"a": "b"}')]
     assert "W-ARGS-REPAIRED" in [d.code for d in r.diagnostics]
 
@@ -168,41 +155,29 @@ def test_tag_with_json_invalid_arguments_drop_the_call_and_keep_its_siblings() -
         "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{a: b}<｜tool▁call▁end｜>"
         '<｜tool▁call▁begin｜>g<｜tool▁sep｜>{"c": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
     )
-    r = parse(DS31, text)
+    r = parse(DEEPSEEK_V31, text)
     assert [c.name for c in r.message.tool_calls] == ["g"]
     assert "E-CALL-SCHEMA" in [d.code for d in r.diagnostics]
 
 
 def test_kimi_ids_come_from_the_output_through_the_function_namespace() -> None:
-    s = FormatSpec(
-        tools=ToolsSpec(
-            format="tag_with_json",
-            section_start="<|tool_calls_section_begin|>",
-            section_end="<|tool_calls_section_end|>",
-            call_start="<|tool_call_begin|>",
-            call_end="<|tool_call_end|>",
-            name_suffix="<|tool_call_argument_begin|>",
-            function_namespace="functions.",
-        )
-    )
     text = (
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|>"
         '{"city": "X"}<|tool_call_end|><|tool_call_begin|>functions.f:1<|tool_call_argument_begin|>{}'
         "<|tool_call_end|><|tool_calls_section_end|>"
     )
-    assert calls(s, text) == [
+    assert calls(KIMI, text) == [
         ("get_weather", {"city": "X"}, "functions.get_weather:0"),
         ("f", {}, "functions.f:1"),
     ]
 
 
 def test_mistral_name_then_json_with_or_without_args_marker() -> None:
-    s = FormatSpec(tools=ToolsSpec(format="tag_with_json", call_start="[TOOL_CALLS]", args_start="[ARGS]"))
-    assert calls(s, '[TOOL_CALLS]f[ARGS]{"a": 1}[TOOL_CALLS]g{"b": 2}') == [
+    assert calls(MISTRAL_V11, '[TOOL_CALLS]f[ARGS]{"a": 1}[TOOL_CALLS]g{"b": 2}') == [
         ("f", {"a": 1}, ""),
         ("g", {"b": 2}, ""),
     ]
-    assert content(s, 'hi{hi[TOOL_CALLS]f{"a": 1}') == "hi{hi"
+    assert content(MISTRAL_V11, 'hi{hi[TOOL_CALLS]f{"a": 1}') == "hi{hi"
 
 
 def test_deepseek_r1_json_fence_around_arguments() -> None:
@@ -253,21 +228,6 @@ def test_no_id_is_invented_when_the_format_has_none() -> None:
 
 
 # ------------------------------------------------------------------------------------------ tag_with_tagged
-CODER = FormatSpec(
-    tools=ToolsSpec(
-        format="tag_with_tagged",
-        call_start="<tool_call>\n",
-        call_end="</tool_call>",
-        name_prefix="<function=",
-        name_suffix=">\n",
-        func_close="</function>\n",
-        arg_name_prefix="<parameter=",
-        arg_name_suffix=">\n",
-        arg_value_suffix="</parameter>\n",
-    )
-)
-
-
 def coder_call(name: str, **values: str) -> str:
     params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in values.items())
     return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
@@ -328,23 +288,11 @@ def test_tagged_call_without_arguments() -> None:
 
 
 def test_glm_style_name_then_key_value_tags() -> None:
-    s = FormatSpec(
-        tools=ToolsSpec(
-            format="tag_with_tagged",
-            call_start="<tool_call>",
-            call_end="</tool_call>",
-            name_suffix="\n",
-            arg_name_prefix="<arg_key>",
-            arg_name_suffix="</arg_key>\n",
-            arg_value_prefix="<arg_value>",
-            arg_value_suffix="</arg_value>\n",
-        )
-    )
     text = (
         "<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>"
         "<tool_call>g</tool_call>"
     )
-    assert calls(s, text) == [("f", {"city": "Beijing"}, ""), ("g", {}, "")]
+    assert calls(GLM, text) == [("f", {"city": "Beijing"}, ""), ("g", {}, "")]
 
 
 def test_minimax_several_invokes_in_one_block() -> None:

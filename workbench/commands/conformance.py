@@ -1,13 +1,18 @@
 """``workbench conformance DIR... [--templates DIR] [--json]``: run llama.cpp's and the peers' parse vectors.
 
+Every case is parsed under the parsing profile of the engine its upstream test targeted; ``--profile
+ENGINE`` parses every case under one profile instead (``--profile workbench``: the workbench's own
+defaults alone, which is how far a single policy set gets on vectors written for different engines).
+
 Output contract:
 - default: a table of pass rates per template / family, the failing cases with their first difference,
   and the pass rate per suite;
 - ``--json``: JSON Lines on stdout, exactly one object per case (``id``, ``suite``, ``group``, ``name``,
-  ``target``, ``passed``, ``first_difference``, ``failed_runs``, and ``observed`` for a failing case;
-  ``--verbose`` adds every run).
+  ``target``, ``profile``, ``passed``, ``first_difference``, ``failed_runs``, and ``observed`` for a
+  failing case; ``--verbose`` adds every run).
 
-Exit codes: 0 the cases ran (failures included); 1 bad input (no case files, unreadable folder);
+Exit codes: 0 the cases ran (failures included); 1 bad input (no case files, unreadable folder); 2 usage
+(an unknown ``--profile``);
 3 a suite's pass rate is below ``--fail-under``.
 """
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -25,8 +31,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from workbench.commands._common import console, fail
+from workbench.parsing.options import ENGINES
 
 EXIT_BELOW_THRESHOLD = 3
+#: The ``--profile`` choices: the parser's engine profiles, so the two lists cannot drift apart.
+Profile = Enum("Profile", {name.replace(".", "_"): name for name in ENGINES}, type=str)  # type: ignore[misc]
 
 
 def register(app: typer.Typer) -> None:
@@ -56,6 +65,14 @@ def conformance(
     stream: Annotated[
         bool, typer.Option("--stream/--no-stream", help="Also run every case streamed.")
     ] = True,
+    profile: Annotated[
+        Profile | None,
+        typer.Option(
+            "--profile",
+            help="Parse every case under this engine's profile (workbench, llama.cpp, sglang, vllm) "
+            "instead of the profile of the engine its test targeted.",
+        ),
+    ] = None,
 ) -> None:
     """Run conformance case files one-shot and streamed; print pass rates per template / family."""
     from workbench.conformance import CaseFileError, Runner, SpecProvider, load_case_paths
@@ -73,7 +90,8 @@ def conformance(
     if not cases:
         fail("no conformance cases found in " + ", ".join(str(d) for d in dirs))
 
-    runner = Runner(SpecProvider(templates, specs), seed=seed, streamed=stream)
+    profile_name = profile.value if profile is not None else None
+    runner = Runner(SpecProvider(templates, specs), seed=seed, streamed=stream, profile=profile_name)
     if as_json:
         results = []
         for case in cases:
@@ -89,6 +107,8 @@ def conformance(
             task = progress.add_task("conformance", total=len(cases))
             results = runner.run_all(cases, progress=lambda _r: progress.advance(task))
         _print_report(results, verbose=verbose)
+        if profile_name is not None:
+            console.print(f"every case parsed under the {profile_name!r} profile")
 
     if fail_under is not None:
         from workbench.conformance import suite_tallies

@@ -1,4 +1,10 @@
-"""``workbench parse (--template T | --spec S.json) [--tools TOOLS.json] [--stream] INPUT|- [--json]``.
+"""``workbench parse (--template T | --spec S) [--tools T.json] [--engine E] [--stream] INPUT|- [--json]``.
+
+``--engine`` picks the parsing policies (``ParseOptions.for_engine``): ``workbench`` (the default) is the
+workbench's own rules; ``llama.cpp``, ``sglang`` and ``vllm`` reproduce where those engines read the same
+output differently (tool names outside the request, a call that never closes, the text after the calls,
+whitespace before a call, untyped tagged values).  With ``--stream`` the engine's streaming code path is
+used, without it its one-shot path, as the engines themselves differ there.
 
 Output contract (README):
 - default: the input with every character coloured by what the parser made of it (reasoning, content,
@@ -10,7 +16,7 @@ Output contract (README):
   diagnostics.
 
 Exit codes: 0 parsed (diagnostics included), 1 bad input (unreadable file, invalid spec/tools, template
-error), 2 usage (neither or both of --template / --spec).
+error), 2 usage (neither or both of --template / --spec, an unknown --engine).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,6 +34,7 @@ from rich.text import Text
 from workbench.chat import Tool, load_tools
 from workbench.commands._common import console, fail, input_errors, load_json_file, print_json
 from workbench.events import Event
+from workbench.parsing.options import ENGINES
 from workbench.spec import FormatSpec
 
 STYLES = {
@@ -38,6 +46,8 @@ STYLES = {
     "marker": "dim yellow",
 }
 _PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]")
+#: The ``--engine`` choices, straight from the parser's profile list so the two cannot drift apart.
+Engine = Enum("Engine", {name.replace(".", "_"): name for name in ENGINES}, type=str)  # type: ignore[misc]
 
 
 def register(app: typer.Typer) -> None:
@@ -63,6 +73,14 @@ def parse_command(
         bool,
         typer.Option("--keep-reasoning-tags", help="Leave reasoning in the content (reasoning_format none)."),
     ] = False,
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            "--engine",
+            help="Parsing policies: the workbench's own, or those of llama.cpp, SGLang or vLLM "
+            "(ParseOptions.for_engine).",
+        ),
+    ] = Engine("workbench"),
     stream: Annotated[
         bool, typer.Option("--stream", help="Feed the input piece by piece, as a server would.")
     ] = False,
@@ -81,7 +99,9 @@ def parse_command(
         spec = _load_spec(template, spec_path)
         tools = _load_tools(tools_path)
         text = _read_input(input_path)
-    options = ParseOptions(enable_thinking=enable_thinking, extract_reasoning=not keep_reasoning)
+    options = ParseOptions.for_engine(
+        engine.value, streaming=stream, enable_thinking=enable_thinking, extract_reasoning=not keep_reasoning
+    )
     parser = StreamParser(spec, tools, options=options)
     pieces = _PIECE_RX.findall(text) if stream else [text]
 

@@ -15,6 +15,10 @@ A streamed run reads the message with ``current()`` after every feed: that parti
 deltas are computed from, so it is what a client has received.  Cases judged "as the stream stands" (partial
 llama.cpp cases, peer streaming cases) use the last partial parse; the others use ``finish()``.
 
+Each case is parsed under the parsing profile of the engine its upstream test targeted (``Plan.profile``);
+``Runner(profile=...)`` runs every case under one profile instead, e.g. ``"workbench"`` to measure how far
+the workbench's own defaults get without any engine's policies.
+
 ``is_reasoning_end`` is derived from the parser by a probe: after the input, one ordinary character is fed;
 reasoning has ended when that character lands in the content or in a call's arguments rather than in the
 reasoning (or nowhere, e.g. inside a Harmony header).  This asks the parser the same question the upstream
@@ -88,6 +92,7 @@ class CaseResult:
     runs: tuple[RunResult, ...] = ()
     error: str | None = None  # the case could not be run at all (missing template, bad options, ...)
     notes: tuple[str, ...] = field(default=())
+    profile: str = ""  # the engine profile the case was parsed under
 
     @property
     def passed(self) -> bool:
@@ -109,6 +114,7 @@ class CaseResult:
             "group": self.case.group,
             "name": self.case.name,
             "target": self.target,
+            "profile": self.profile,
             "passed": self.passed,
             "first_difference": self.first_difference,
             "failed_runs": [r.run for r in self.runs if not r.ok],
@@ -164,11 +170,14 @@ class Runner:
         *,
         seed: int = DEFAULT_SEED,
         streamed: bool = True,
+        profile: str | None = None,
     ) -> None:
+        """``profile``: run every case under this engine's parsing profile (``None``: each case's own)."""
         self.specs = specs or SpecProvider()
         self._backend = backend
         self.seed = seed
         self.streamed = streamed
+        self.profile = profile
 
     @property
     def backend(self) -> Backend:
@@ -200,9 +209,13 @@ class Runner:
             spec = self.specs.spec(target)
         except TargetError as exc:
             return CaseResult(case, target.label, error=str(exc))
-        options, unsupported = self.backend.make_options(
-            plan.parse_options(), plan.profile, plan.profile_streaming
-        )
+        profile = self.profile or plan.profile
+        try:
+            options, unsupported = self.backend.make_options(
+                plan.parse_options(), profile, plan.profile_streaming
+            )
+        except (ValueError, TypeError) as exc:  # an unknown profile or option: this case cannot run
+            return CaseResult(case, target.label, error=f"parse options: {exc}", profile=profile)
         notes = [f"ignored option: {x}" for x in plan.ignored]
         notes += [f"parser does not support {x}" for x in unsupported]
         runs = chunkings(case, seed=self.seed)
@@ -211,7 +224,7 @@ class Runner:
         results = tuple(
             self._run(case, plan, target, spec, tools, options, name, chunks) for name, chunks in runs
         )
-        return CaseResult(case, target.label, results, notes=tuple(notes))
+        return CaseResult(case, target.label, results, notes=tuple(notes), profile=profile)
 
     # ------------------------------------------------------------------------------------------- one run
     def _run(

@@ -7,14 +7,19 @@ FormatSpec JSON in the repository's ``specs/`` folder (the export format, loaded
 ``FormatSpec.from_json``, so a hand-written spec is exactly as first-class as an analysed one).
 
 The table is data (:data:`FAMILY_RULES`), one row per decision with the reason for it; ``docs/conformance.md``
-prints the same table.  A row may be restricted to one engine (``sglang`` / ``vllm``) or to cases carrying
-an option value, for the few families where the upstream tests target two different wire formats under one
-name (Mistral before and after tokenizer v11; vLLM's Qwen3 reasoning parser, which assumes the prompt opened
-``<think>``).  Rows never name a test case.
+prints the same table.  A row may be restricted to one engine (``sglang`` / ``vllm``), to cases carrying (or
+lacking) an option value, or to cases whose output is in a given wire form, for the few families where the
+upstream tests target two different formats under one name (Mistral before and after tokenizer v11; vLLM's
+Qwen3 reasoning parser, which assumes the prompt opened ``<think>``).  Rows never name a test case.
+
+A wire-form condition is the weakest kind of evidence (it reads the output the parser is then judged on),
+so it is used only where the suite's README defines the family's variants by exactly that form and the
+case states nothing stronger: an explicit option (``tokenizer_version``) is always matched first.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,19 +62,22 @@ class FamilyRule:
     target: Target
     engine: str = ""  # "" = any engine
     option: str = ""  # "" = no condition; else the case option must match ``option_value``:
-    option_value: Any = None  # a string matches as a prefix of the option's string value, others by equality
+    option_value: Any = None  # a string matches as a prefix of the option's string value, None = absent
+    wire: str = ""  # "" = no condition; else a regular expression that must occur in the case's output
 
     def matches(self, case: Case, plan: Plan) -> bool:
         if case.group != self.family:
             return False
         if self.engine and plan.engine != self.engine:
             return False
-        if self.option:
-            value = case.options.get(self.option)
-            if isinstance(self.option_value, str):
-                return isinstance(value, str) and value.startswith(self.option_value)
-            return bool(value == self.option_value)
-        return True
+        if self.option and not self._option_matches(case.options.get(self.option)):
+            return False
+        return not self.wire or re.search(self.wire, case.input) is not None
+
+    def _option_matches(self, value: Any) -> bool:
+        if isinstance(self.option_value, str):
+            return isinstance(value, str) and value.startswith(self.option_value)
+        return bool(value == self.option_value)
 
 
 def _t(ref: str, reason: str) -> Target:
@@ -79,6 +87,14 @@ def _t(ref: str, reason: str) -> Target:
 def _s(ref: str, reason: str) -> Target:
     return Target(SPEC, ref, reason)
 
+
+MISTRAL_V11_REASON = (
+    "tokenizer v11+ writes [TOOL_CALLS]NAME{json} per call ([ARGS] before the JSON from v13); the corpus "
+    "has only v13 templates (Devstral-Small-2507, Ministral-3), whose analysed spec rejects the v11 form"
+)
+#: Mistral v11+ call header: ``[TOOL_CALLS]`` directly followed by a function name (``NAME{`` or
+#: ``NAME[ARGS]{``); pre-v11 outputs follow the marker with a JSON array (``[TOOL_CALLS] [{…}]``).
+MISTRAL_V11_HEADER = r"\[TOOL_CALLS\][A-Za-z_]"
 
 FAMILY_RULES: tuple[FamilyRule, ...] = (
     FamilyRule(
@@ -152,12 +168,21 @@ FAMILY_RULES: tuple[FamilyRule, ...] = (
     ),
     FamilyRule(
         "mistral",
-        _s(
-            "mistral_v11",
-            "tokenizer v11+ writes [TOOL_CALLS]NAME{json} per call; no such template in the corpus",
-        ),
+        _s("mistral_v11", MISTRAL_V11_REASON),
         option="tokenizer_version",
         option_value="v11",
+    ),
+    FamilyRule(
+        "mistral",
+        _s(
+            "mistral_v11",
+            "no tokenizer_version given, and the output is in the v11+ wire form: [TOOL_CALLS] directly "
+            "followed by a function name (pre-v11 follows it with a JSON array); the README tells the two "
+            "Mistral variants apart by exactly this form",
+        ),
+        option="tokenizer_version",
+        option_value=None,
+        wire=MISTRAL_V11_HEADER,
     ),
     FamilyRule(
         "mistral",

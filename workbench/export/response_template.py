@@ -1,0 +1,385 @@
+"""The ``response-template`` target: the ``response_template`` dict of Hugging Face transformers.
+
+``tokenizer.parse_response`` reads it (vLLM too, with ``--tool-call-parser hf --reasoning-parser hf``).  It
+is proven by running transformers' own ``parse_response`` on every round-trip case and comparing with our
+parser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.chat import Tool
+from workbench.export.common import CaseProof, Proof, Unsupported, first_line
+from workbench.spec import FormatSpec
+from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport, compare_messages
+
+
+def _lit(marker: str) -> str:
+    """A marker as a regex, surrounding whitespace made flexible (templates pad markers with newlines)."""
+    core = marker.strip()
+    return re.escape(core) if core else ""
+
+
+def _seq(*parts: str) -> str:
+    """Join regex parts with optional whitespace between them."""
+    return r"\s*".join(p for p in parts if p)
+
+
+def _reasoning_opener(spec: FormatSpec) -> str:
+    """The text that opens reasoning: its start marker, or for a delimiter format (no start marker) the
+    text the generation prompt ends with when thinking (Apriel: ``Here are my reasoning steps:``)."""
+    if spec.reasoning.mode == "none":
+        return ""
+    return spec.reasoning.start.strip() or (
+        spec.prompt.suffix_when_thinking.strip() if spec.prompt.thinking_opened else ""
+    )
+
+
+def _reasoning_anchor(spec: FormatSpec) -> dict[str, str]:
+    """Where parsing starts in the prompt: at its very end, or just before a reasoning opener it ends with.
+
+    transformers truncates the prompt after the *last* anchor match and parses the rest before the output,
+    so a prompt ending in ``<think>\n`` starts the message inside reasoning.  The role header is never
+    needed, which keeps the anchor independent of how the template writes it.
+    """
+    opener = _reasoning_opener(spec)
+    if opener:
+        lit = re.escape(opener)
+        return {"start_anchor_pattern": rf"(?={lit}\s*\Z)|(?<!{lit}\s*)\Z"}
+    return {"start_anchor_pattern": r"\Z"}
+
+
+def _call_transform(spec: FormatSpec, *, from_captures: bool, each: bool = False) -> dict[str, Any]:
+    """The transform turning one parsed call into an OpenAI tool call.
+
+    ``each``: the transform is applied to every element of a JSON array, whose keys are then top-level
+    placeholders (``{name}``) rather than paths under ``{content}``.
+    """
+    t = spec.tools
+    if from_captures:
+        function: dict[str, Any] = {"name": "{name}", "arguments": "{content}"}
+        out: dict[str, Any] = {"type": "function", "function": function}
+        if t.id_position in ("pre_func_name", "between_func_and_args") or t.function_namespace:
+            out["id"] = "{id}"
+        return out
+    if t.fun_name_is_key:
+        raise Unsupported("the function name is a JSON key; response_template transforms cannot read it")
+    parts = [p for p in ("" if each else "content", t.function_field) if p]
+    root = "".join(f"{p}." for p in parts)
+    function = {"name": f"{{{root}{t.name_field}}}", "arguments": f"{{{root}{t.args_field}}}"}
+    out = {"type": "function", "function": function}
+    if t.id_field:
+        out["id"] = f"{{{'' if each else 'content.'}{t.id_field}}}"
+    return out
+
+
+def _name_regex(spec: FormatSpec) -> str:
+    """The part of a call header that holds the function name (and an id, when the format writes one).
+
+    With a ``function_namespace`` (Kimi-K2: ``functions.get_weather:0``) the whole token is the call id and
+    the name sits between the namespace and an optional ``:index``, as our parser reads it.
+    """
+    t = spec.tools
+    if t.function_namespace:
+        name = rf"(?P<id>{re.escape(t.function_namespace)}(?P<name>[\w\-/@$.]+?)(?::\d+)?)"
+        return _seq(_lit(t.name_prefix), name, _lit(t.name_suffix))
+    name = r"(?P<name>[^\s<>\[\]{}\"'=]+)"
+    ident = r"(?P<id>[^\s<>]+?)"
+    if t.id_position == "pre_func_name":
+        return _seq(
+            _lit(t.id_prefix), ident, _lit(t.id_suffix), _lit(t.name_prefix), name, _lit(t.name_suffix)
+        )
+    if t.id_position == "between_func_and_args":
+        return _seq(
+            _lit(t.name_prefix), name, _lit(t.name_suffix), _lit(t.id_prefix), ident, _lit(t.id_suffix)
+        )
+    return _seq(_lit(t.name_prefix), name, _lit(t.name_suffix))
+
+
+def _optional(pattern: str) -> str:
+    return f"(?:{pattern})?" if pattern else ""
+
+
+def _tool_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
+    t = spec.tools
+    if t.format == "none":
+        return {}
+    if t.format == "pythonic":
+        raise Unsupported("pythonic calls (f(a=1)) cannot be read by any response_template content parser")
+    if t.format == "recipient":
+        raise Unsupported(
+            "recipient-style calls (>>>name) have no closing marker a response_template can use"
+        )
+    if t.format == "harmony":
+        return _harmony_fields()
+    section_open, section_close = _lit(t.section_start), _lit(t.section_end)
+    if t.format == "json_native":
+        if t.array_wrapped:
+            opener = _lit(t.section_start or t.call_start or t.code_block_marker)
+            closer = _lit(t.section_end or t.call_end)
+            if not opener:
+                raise Unsupported("a bare JSON array with no marker before it cannot start a region")
+            fields: dict[str, Any] = {
+                "open_pattern": opener,
+                "content": "json",
+                "transform_each": True,
+                "transform": _call_transform(spec, from_captures=False, each=True),
+            }
+            if closer:
+                fields["close_pattern"] = closer
+            if t.code_block_marker:
+                fields["open_pattern"] = _seq(opener, r"```(?:\w+)?")
+                fields["close_pattern"] = _seq("```", closer) if closer else "```"
+            return {"tool_calls": fields}
+        opener = _lit(t.call_start) or section_open
+        fields = {"content": "json", "repeats": True, "transform": _call_transform(spec, from_captures=False)}
+        if opener:
+            fields["open_pattern"] = _seq(_optional(section_open), opener) if _lit(t.call_start) else opener
+            closer = _seq(_lit(t.call_end), _optional(section_close)) if _lit(t.call_end) else section_close
+            fields["close_pattern"] = closer or rf"(?={opener})"
+        else:
+            # Bare JSON calls (Llama 3.x): a call starts where an object opens with the name key, and ends
+            # where the object is followed by another call or by the end of the output.
+            key = re.escape(json.dumps(t.name_field))
+            fields["open_pattern"] = rf"(?=\{{\s*{key}\s*:)"
+            fields["close_pattern"] = rf"(?<=\}})(?=\s*(?:[;,]?\s*\{{\s*{key}\s*:|\Z))"
+        return {"tool_calls": fields}
+    # tag_with_json / tag_with_tagged: the name sits in the call header and is captured.
+    header = _seq(_optional(section_open), _lit(t.call_start), _name_regex(spec), _lit(t.args_start))
+    if not header.strip():
+        raise Unsupported("the call header has no markers")
+    closer = _seq(_lit(t.args_end), _lit(t.func_close), _lit(t.call_end), _optional(section_close))
+    fields = {
+        "open_pattern": header,
+        "repeats": True,
+        "transform": _call_transform(spec, from_captures=True),
+    }
+    if closer:
+        fields["close_pattern"] = closer
+    else:
+        nxt = _lit(t.call_start) or _lit(t.name_prefix)
+        if nxt:
+            fields["close_pattern"] = rf"(?={nxt})"
+    if t.format == "tag_with_json":
+        fields["content"] = "json"
+    else:
+        if not _lit(t.arg_name_prefix) or not (_lit(t.arg_value_suffix) or _lit(t.arg_separator)):
+            raise Unsupported("tagged arguments need a name marker and a value end marker")
+        # Whitespace is flexible around markers, but a value keeps its own (one newline of padding aside).
+        key = _seq(_lit(t.arg_name_prefix), r"(?P<key>[^\s<>=\"]+?)", _lit(t.arg_name_suffix))
+        opener = _seq(key, _lit(t.arg_value_prefix))
+        pattern = opener + r"\s*?\n?(?P<value>.*?)\n?" + _lit(t.arg_value_suffix or t.arg_separator)
+        fields["content"] = "xml-inline"
+        fields["content_args"] = {"tag_pattern": pattern}
+    return {"tool_calls": fields}
+
+
+def _harmony_fields() -> dict[str, dict[str, Any]]:
+    """Harmony (gpt-oss) messages: channel headers open regions, ``<|end|>``/``<|call|>``/``<|return|>``
+    close them.  The channel names are the Harmony format's own vocabulary, not a template's."""
+    ends = r"<\|end\|>|<\|call\|>|<\|return\|>"
+    return {
+        "reasoning_content": {
+            "open_pattern": r"<\|channel\|>analysis<\|message\|>",
+            "close_pattern": ends,
+            "repeats": True,
+            "join": "\n",
+        },
+        "content": {
+            # A commentary message without a recipient is a preamble shown to the user.
+            "open_pattern": r"<\|channel\|>(?:final|commentary)<\|message\|>",
+            "close_pattern": ends,
+            "repeats": True,
+            "join": "\n",
+        },
+        "tool_calls": {
+            "open_pattern": r"(?:<\|channel\|>commentary\s*)?to=functions\.(?P<name>[^\s<]+)\s*"
+            r"(?:<\|channel\|>commentary)?\s*(?:<\|constrain\|>)?\s*(?:json)?\s*<\|message\|>",
+            "close_pattern": ends,
+            "content": "json",
+            "repeats": True,
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+    }
+
+
+# A JSON value as a recursive `regex` pattern (transformers parses response templates with `regex`).
+_JSON_VALUE = (
+    r'(?(DEFINE)(?P<jv>\s*+(?:"(?:[^"\\]|\\.)*+"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null'
+    r"|\{\s*(?:(?&jv):(?&jv)(?:,(?&jv):(?&jv))*)?\s*\}|\[\s*(?:(?&jv)(?:,(?&jv))*)?\s*\])\s*))"
+)
+
+
+def _json_aware(close: str) -> str:
+    r"""A close pattern that only fires after a complete JSON value.
+
+    transformers looks for a region's close by plain text search, so an argument holding the format's own
+    closing marker (``"</tool_call>"`` inside a JSON string) would end the call early.  Anchored at the
+    region's start (``\G``), the pattern first consumes one JSON value and then ``\K`` starts the real
+    match at the marker, so the body is exactly the JSON.  The value is optional so the pattern still
+    matches when transformers has already moved past a complete value while waiting for the marker.
+    """
+    return rf"\G{_JSON_VALUE}(?:(?&jv))?\K(?:{close})"
+
+
+def build_response_template(spec: FormatSpec) -> dict[str, Any]:
+    """The transformers ``response_template`` dict for ``spec`` (pure).
+
+    Raises:
+        Unsupported: the format uses something a response_template cannot express (named in the message).
+    """
+    fields: dict[str, dict[str, Any]] = {}
+    r, c = spec.reasoning, spec.content
+    tools = _tool_fields(spec)
+    harmony = spec.tools.format == "harmony"
+    if not harmony and r.mode != "none":
+        start, end = re.escape(_reasoning_opener(spec)), _lit(r.end)
+        if not end:
+            raise Unsupported("reasoning has no end marker")
+        if start:
+            fields["reasoning_content"] = {"open_pattern": start, "close_pattern": end}
+        elif c.mode == "plain":
+            # A delimiter format with nothing that opens reasoning: everything before the delimiter is
+            # reasoning, and the answer follows it.
+            fields["reasoning_content"] = {}
+            fields["content"] = {"open_pattern": end, "repeats": True, "join": ""}
+    if not harmony and "content" not in fields:
+        if c.mode == "always_wrapped" and c.start:
+            fields["content"] = {"open_pattern": _lit(c.start), "repeats": True, "join": ""}
+            if _lit(c.end):
+                fields["content"]["close_pattern"] = _lit(c.end)
+        elif c.mode == "wrapped_with_reasoning" and c.start and "reasoning_content" in fields:
+            # Granite: `<think>..</think><response>..</response>`, but a plain answer without reasoning.  The
+            # wrapper's start is swallowed with the end of reasoning, its end closes the (implicit) answer.
+            reasoning = fields["reasoning_content"]
+            reasoning["close_pattern"] = _seq(reasoning["close_pattern"], _optional(_lit(c.start)))
+            fields["content"] = {"repeats": True, "join": ""}
+            if _lit(c.end):
+                fields["content"]["close_pattern"] = _lit(c.end)
+        else:
+            fields["content"] = {"repeats": True, "join": ""}
+    calls = tools.get("tool_calls")
+    json_body = calls and calls.get("content") == "json" and not spec.tools.args_python_dict
+    if json_body and calls.get("close_pattern"):
+        calls["close_pattern"] = _json_aware(calls["close_pattern"])
+    fields.update(tools)
+    if not harmony and "open_pattern" in fields.get("content", {}) and tools:
+        # An explicit content region must give way when a tool call starts.
+        opener = re.sub(r"\(\?P<\w+>", "(?:", tools["tool_calls"]["open_pattern"])
+        close = fields["content"].get("close_pattern")
+        fields["content"]["close_pattern"] = f"{close}|(?={opener})" if close else f"(?={opener})"
+    ordered = {name: {k: f[k] for k in _FIELD_KEY_ORDER if k in f} for name, f in fields.items()}
+    return {"version": 1, **_reasoning_anchor(spec), "defaults": {"role": "assistant"}, "fields": ordered}
+
+
+# The order keys are written in: how a reader scans a region (where it opens, closes, what it holds).
+_FIELD_KEY_ORDER = (
+    "open",
+    "open_pattern",
+    "close",
+    "close_pattern",
+    "content",
+    "content_args",
+    "repeats",
+    "join",
+    "optional",
+    "transform_each",
+    "transform",
+)
+
+
+def normalize_hf_message(message: dict[str, Any]) -> dict[str, Any]:
+    """transformers' parsed message in our parse-contract shape, for comparison."""
+    calls = []
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function", {}) if isinstance(call, dict) else {}
+        calls.append(
+            {"id": call.get("id", "") or "", "name": fn.get("name"), "arguments": fn.get("arguments")}
+        )
+    return {
+        "content": message.get("content") or "",
+        "reasoning_content": message.get("reasoning_content") or "",
+        "tool_calls": calls,
+    }
+
+
+def prove_response_template(
+    template: dict[str, Any],
+    spec: FormatSpec,
+    report: ValidationReport,
+    tools: Sequence[Tool] = ROUND_TRIP_TOOLS,
+) -> Proof:
+    """Run transformers' own ``parse_response`` on every round-trip case and compare with our parser.
+
+    The comparison is against our parser's message for the case (what the report recorded), with text
+    compared without surrounding whitespace (``parse_response`` strips text regions by default).
+    """
+    from transformers.utils.chat_parsing import parse_response
+
+    tool_dicts = [t.to_openai() for t in tools]
+    out: list[CaseProof] = []
+    for case in report.cases:
+        if case.status == UNSUPPORTED or case.parsed is None:
+            out.append(CaseProof(case.id, UNSUPPORTED, case.reason or "case not applicable"))
+            continue
+        try:
+            hf = parse_response(case.output, template, prefix=case.generation_prefix, tools=tool_dicts)
+            diff = compare_messages(case.parsed, normalize_hf_message(hf), compare_ids=case.compare_ids)
+            problem = diff[0] if diff else ""
+        except Exception as exc:  # the consumer rejecting the output is the finding
+            problem = f"parse_response raised {type(exc).__name__}: {first_line(exc)}"
+        marker = _own_marker_in_arguments(spec, case.expected) if problem else ""
+        literal = _python_literal_in_output(case.expected, case.output) if problem else ""
+        if marker:
+            out.append(CaseProof(case.id, UNSUPPORTED, f"{_TEXTUAL_ENDS} (the argument holds {marker!r})"))
+        elif literal:
+            out.append(CaseProof(case.id, UNSUPPORTED, f"{_PYTHON_LITERALS} ({literal})"))
+        else:
+            out.append(CaseProof(case.id, FAIL if problem else PASS, problem))
+    return Proof("response-template", tuple(out))
+
+
+_TEXTUAL_ENDS = (
+    "response_template finds region ends by plain text search, even inside JSON strings, so an argument "
+    "holding the format's own marker cannot be expressed"
+)
+
+
+_PYTHON_LITERALS = (
+    "the template writes nested arguments as Python literals and parse_response casts them with JSON only"
+)
+
+
+def _python_literal_in_output(expected: dict[str, Any], output: str) -> str:
+    """An object or array argument that the output holds as its Python repr (``{'a': True}``), if any."""
+    for call in expected.get("tool_calls") or []:
+        args = call.get("arguments")
+        for key, value in args.items() if isinstance(args, dict) else ():
+            if isinstance(value, (dict, list)) and value and repr(value) in output:
+                return f"{key}={repr(value)[:40]}"
+    return ""
+
+
+def _own_marker_in_arguments(spec: FormatSpec, expected: dict[str, Any]) -> str:
+    """The first of the spec's markers that an expected argument string contains ("" when none does)."""
+    markers = sorted({m.strip() for m in spec.all_markers() if len(m.strip()) >= 2}, key=len, reverse=True)
+
+    def strings(value: Any) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, dict):
+            return [s for v in value.values() for s in strings(v)]
+        if isinstance(value, list):
+            return [s for v in value for s in strings(v)]
+        return []
+
+    for call in expected.get("tool_calls") or []:
+        for text in strings(call.get("arguments")):
+            for marker in markers:
+                if marker in text:
+                    return marker
+    return ""
