@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -46,18 +47,16 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def request(files: dict[str, Path], *, model: str = "tiny", tools: Path | None = None) -> list[str]:
+    """The options every generate run here shares: the spec and template, a model and the messages."""
+    args = ["--spec", str(files["spec"]), "--template", "chatml-think-tools", "--model", model]
+    args += ["--messages", str(files["messages"])]
+    return args + (["--tools", str(tools)] if tools is not None else [])
+
+
 def test_json_prints_one_step_per_line_then_the_parsed_message(files: dict[str, Path]) -> None:
     code, out, err = run(
-        "--template",
-        "chatml-think-tools",
-        "--spec",
-        str(files["spec"]),
-        "--model",
-        "tiny",
-        "--messages",
-        str(files["messages"]),
-        "--tools",
-        str(files["tools"]),
+        *request(files, tools=files["tools"]),
         "--tool-choice",
         "required",
         "--no-enable-thinking",
@@ -86,16 +85,7 @@ def test_json_prints_one_step_per_line_then_the_parsed_message(files: dict[str, 
 
 def test_default_output_colours_the_answer_and_lists_the_calls(files: dict[str, Path]) -> None:
     code, out, err = run(
-        "--spec",
-        str(files["spec"]),
-        "--template",
-        "chatml-think-tools",
-        "--model",
-        "tiny",
-        "--messages",
-        str(files["messages"]),
-        "--tools",
-        str(files["tools"]),
+        *request(files, tools=files["tools"]),
         "--tool-choice",
         "get_weather",
         "--no-enable-thinking",
@@ -114,25 +104,12 @@ def assert_clean_failure(code: int, err: str, expected: str) -> None:
     assert "Traceback" not in err
 
 
-def test_unknown_tool_in_tool_choice(files: dict[str, Path]) -> None:
-    code, _, err = run(
-        "--spec",
-        str(files["spec"]),
-        "--template",
-        "chatml-think-tools",
-        "--model",
-        "tiny",
-        "--messages",
-        str(files["messages"]),
-        "--tools",
-        str(files["tools"]),
-        "--tool-choice",
-        "get_wether",
-    )
-    assert_clean_failure(code, err, "tool_choice 'get_wether' is not one of the tools (get_weather)")
+# Each bad input sets up what it needs and returns the command line that must fail.
+def unknown_tool_in_tool_choice(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    return [*request(files, tools=files["tools"]), "--tool-choice", "get_wether"]
 
 
-def test_schema_xgrammar_cannot_compile(files: dict[str, Path]) -> None:
+def schema_xgrammar_cannot_compile(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> list[str]:
     bad = {
         "type": "function",
         "function": {
@@ -146,52 +123,38 @@ def test_schema_xgrammar_cannot_compile(files: dict[str, Path]) -> None:
     }
     tools = files["dir"] / "bad_tools.json"
     tools.write_text(json.dumps([bad]))
-    code, _, err = run(
-        "--spec",
-        str(files["spec"]),
-        "--template",
-        "chatml-think-tools",
-        "--model",
-        "tiny",
-        "--messages",
-        str(files["messages"]),
-        "--tools",
-        str(tools),
-        "--tool-choice",
-        "required",
-    )
-    assert_clean_failure(code, err, "tool 'odd' cannot be compiled by xgrammar")
+    return [*request(files, tools=tools), "--tool-choice", "required"]
 
 
-def test_model_folder_without_tokenizer(files: dict[str, Path]) -> None:
+def model_folder_without_tokenizer(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> list[str]:
     folder = files["dir"] / "model"
     make_tiny_model(build_fallback_tokenizer()).save_pretrained(folder)
-    code, _, err = run(
-        "--spec",
-        str(files["spec"]),
-        "--template",
-        "chatml-think-tools",
-        "--model",
-        str(folder),
-        "--messages",
-        str(files["messages"]),
-    )
-    assert_clean_failure(code, err, "has no tokenizer")
+    return request(files, model=str(folder))
 
 
-def test_offline_hub_id(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def offline_hub_id(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    code, _, err = run(
-        "--spec",
-        str(files["spec"]),
-        "--template",
-        "chatml-think-tools",
-        "--model",
-        "org/model",
-        "--messages",
-        str(files["messages"]),
-    )
-    assert_clean_failure(code, err, "cannot fetch org/model: offline")
+    return request(files, model="org/model")
+
+
+@pytest.mark.parametrize(
+    ("bad_input", "expected"),
+    [
+        (unknown_tool_in_tool_choice, "tool_choice 'get_wether' is not one of the tools (get_weather)"),
+        (schema_xgrammar_cannot_compile, "tool 'odd' cannot be compiled by xgrammar"),
+        (model_folder_without_tokenizer, "has no tokenizer"),
+        (offline_hub_id, "cannot fetch org/model: offline"),
+    ],
+    ids=lambda v: v.__name__ if callable(v) else "",
+)
+def test_bad_input_fails_with_one_error_line(
+    files: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    bad_input: Callable[[dict[str, Path], pytest.MonkeyPatch], list[str]],
+    expected: str,
+) -> None:
+    code, _, err = run(*bad_input(files, monkeypatch))
+    assert_clean_failure(code, err, expected)
 
 
 def test_missing_messages_file_and_missing_format_source(files: dict[str, Path]) -> None:

@@ -7,39 +7,25 @@ a policy that only works one-shot would break the streaming contract.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from tests.spec_fixtures import CODER_NEWLINE_IN_VALUE_END, GLM, MISTRAL_V11
+from tests.spec_fixtures import HERMES as HERMES_TOOLS_ONLY
+from tests.spec_fixtures import KIMI as KIMI_NAMESPACED
 from workbench.chat import Message, Tool
 from workbench.parsing import ParseOptions, ParseResult, StreamParser, parse, parse_events
 from workbench.parsing.tools_base import WEAK_HOLD_LIMIT
 from workbench.spec import FormatSpec, PromptSpec, ToolsSpec
 
 # ------------------------------------------------------------------------------------------ specs
-GLM = FormatSpec(
-    tools=ToolsSpec(
-        format="tag_with_tagged",
-        call_start="<tool_call>",
-        call_end="</tool_call>",
-        name_suffix="\n",
-        arg_name_prefix="<arg_key>",
-        arg_name_suffix="</arg_key>\n",
-        arg_value_prefix="<arg_value>",
-        arg_value_suffix="</arg_value>\n",
-    )
-)
-HERMES = FormatSpec(
-    tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>"),
-    end_markers=("<|im_end|>",),
-)
+HERMES = replace(HERMES_TOOLS_ONLY, end_markers=("<|im_end|>",))
 LLAMA3 = FormatSpec(
     tools=ToolsSpec(format="json_native", args_field="parameters"), end_markers=("<|eot_id|>",)
 )
 PYTHONIC = FormatSpec(tools=ToolsSpec(format="pythonic"))
-MISTRAL_V11 = FormatSpec(
-    tools=ToolsSpec(format="tag_with_json", call_start="[TOOL_CALLS]", args_start="[ARGS]")
-)
 KIMI = FormatSpec(
     tools=ToolsSpec(
         format="tag_with_json",
@@ -65,19 +51,8 @@ STEP3 = FormatSpec(
         arg_value_suffix="</steptml:parameter>",
     )
 )
-CODER = FormatSpec(
-    tools=ToolsSpec(
-        format="tag_with_tagged",
-        call_start="<tool_call>\n",
-        call_end="</tool_call>",
-        name_prefix="<function=",
-        name_suffix=">\n",
-        func_close="</function>\n",
-        arg_name_prefix="<parameter=",
-        arg_name_suffix=">\n",
-        arg_value_suffix="\n</parameter>\n",
-    )
-)
+# The tagged format here keeps the newline before </parameter> in the value end marker.
+CODER = CODER_NEWLINE_IN_VALUE_END
 HARMONY = FormatSpec(tools=ToolsSpec(format="harmony"), end_markers=("<|return|>",))
 
 
@@ -348,19 +323,6 @@ def test_harmony_reasoning_has_not_ended_after_an_analysis_message() -> None:
     assert parser.current().content is None
 
 
-KIMI_NS = FormatSpec(
-    tools=ToolsSpec(
-        format="tag_with_json",
-        section_start="<|tool_calls_section_begin|>",
-        section_end="<|tool_calls_section_end|>",
-        call_start="<|tool_call_begin|>",
-        call_end="<|tool_call_end|>",
-        name_suffix="<|tool_call_argument_begin|>",
-        function_namespace="functions.",
-    )
-)
-
-
 def kimi_counter_call(args: str) -> str:
     return (
         "Let me check. <|tool_calls_section_begin|><|tool_call_begin|>0 <|tool_call_argument_begin|>"
@@ -370,7 +332,7 @@ def kimi_counter_call(args: str) -> str:
 
 def test_kimi_bare_counter_names_the_one_tool_whose_schema_fits_the_arguments() -> None:
     tools = [tool("read_file", path={}), tool("get_weather", city={}, unit={})]
-    r = both(KIMI_NS, kimi_counter_call('{"city": "Tokyo", "unit": "celsius"}'), tools)
+    r = both(KIMI_NAMESPACED, kimi_counter_call('{"city": "Tokyo", "unit": "celsius"}'), tools)
     assert calls_of(r) == [("get_weather", {"city": "Tokyo", "unit": "celsius"})]
     assert r.message.tool_calls[0].id == "0"
     assert r.message.content == "Let me check. "
@@ -379,10 +341,10 @@ def test_kimi_bare_counter_names_the_one_tool_whose_schema_fits_the_arguments() 
 def test_kimi_bare_counter_is_not_a_call_when_the_arguments_fit_several_tools_or_none() -> None:
     ambiguous = [tool("get_weather", city={}, unit={}), tool("book_flight", city={})]
     text = kimi_counter_call('{"city": "Tokyo"}')
-    r = both(KIMI_NS, text, ambiguous)
+    r = both(KIMI_NAMESPACED, text, ambiguous)
     assert r.message.tool_calls == () and r.message.content == text
     none_fits = [tool("read_file", path={}), tool("get_time")]
-    assert both(KIMI_NS, text, none_fits).message.tool_calls == ()
+    assert both(KIMI_NAMESPACED, text, none_fits).message.tool_calls == ()
 
 
 # ------------------------------------------------------------------------------------------ output prefix

@@ -7,27 +7,15 @@ import random
 
 import pytest
 
+from tests.spec_fixtures import CODER, HERMES, MISTRAL_NEMO
 from workbench.chat import Tool
 from workbench.parsing import DeltaTracker, ParseOptions, StreamParser, parse, parse_events
-from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
+from workbench.spec import FormatSpec, ReasoningSpec
 
 QWEN3 = FormatSpec(
     reasoning=ReasoningSpec(mode="forced_closed", start="<think>", end="</think>\n\n"),
-    tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>"),
+    tools=HERMES.tools,
     end_markers=("<|im_end|>",),
-)
-CODER = FormatSpec(
-    tools=ToolsSpec(
-        format="tag_with_tagged",
-        call_start="<tool_call>\n",
-        call_end="</tool_call>",
-        name_prefix="<function=",
-        name_suffix=">\n",
-        func_close="</function>\n",
-        arg_name_prefix="<parameter=",
-        arg_name_suffix=">\n",
-        arg_value_suffix="</parameter>\n",
-    )
 )
 TWO_CALLS = (
     "<think>plan</think>\n\nOK.<tool_call>\n"
@@ -200,10 +188,7 @@ def test_whitespace_between_reasoning_and_a_call_is_not_content_when_streamed() 
 
 
 def test_an_id_written_after_the_arguments_is_sent_together_with_the_name() -> None:
-    nemo = FormatSpec(
-        tools=ToolsSpec(format="json_native", section_start="[TOOL_CALLS]", id_field="id", array_wrapped=True)
-    )
-    p = StreamParser(nemo, [{"type": "function", "function": {"name": "f"}}])
+    p = StreamParser(MISTRAL_NEMO, [{"type": "function", "function": {"name": "f"}}])
     tracker = DeltaTracker(p)
     firsts = []
     for ch in '[TOOL_CALLS][{"name": "f", "arguments": {"a": 1}, "id": "123456789"}]':
