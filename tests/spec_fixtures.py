@@ -20,25 +20,13 @@ HERMES = FormatSpec(
     tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>")
 )
 
-# Qwen3-Coder's tagged calls, value end marker without its leading newline: the value keeps one newline of
-# padding on each side, which the parser trims.
-CODER = FormatSpec(
-    tools=ToolsSpec(
-        format="tag_with_tagged",
-        call_start="<tool_call>\n",
-        call_end="</tool_call>",
-        name_prefix="<function=",
-        name_suffix=">\n",
-        func_close="</function>\n",
-        arg_name_prefix="<parameter=",
-        arg_name_suffix=">\n",
-        arg_value_suffix="</parameter>\n",
-    )
-)
-
-# The same family as the reference spec writes it (the newline before </parameter> is part of the marker),
-# tools only and without parallel calls.
+# Qwen3-Coder's tagged calls as the reference spec writes them (the newline before </parameter> is part of
+# the value end marker), tools only and without parallel calls.
 CODER_NEWLINE_IN_VALUE_END = FormatSpec(tools=replace(XML_TAGGED.tools, parallel=False))
+
+# The same calls with the value end marker written without its leading newline: the value then keeps one
+# newline of padding on each side, which the parser trims.
+CODER = FormatSpec(tools=replace(CODER_NEWLINE_IN_VALUE_END.tools, arg_value_suffix="</parameter>\n"))
 
 # DeepSeek V3.1's call markers as the reference spec writes them, tools only and without parallel calls.
 DEEPSEEK_V31 = FormatSpec(tools=replace(DEEPSEEK_V31_LIKE.tools, parallel=False))

@@ -145,7 +145,12 @@ def offline_hub_id(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> l
         (model_folder_without_tokenizer, "has no tokenizer"),
         (offline_hub_id, "cannot fetch org/model: offline"),
     ],
-    ids=lambda v: v.__name__ if callable(v) else "",
+    ids=[
+        "unknown-tool-in-tool-choice",
+        "schema-xgrammar-cannot-compile",
+        "model-without-tokenizer",
+        "offline-hub-id",
+    ],
 )
 def test_bad_input_fails_with_one_error_line(
     files: dict[str, Path],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -181,17 +182,8 @@ def test_mistral_name_then_json_with_or_without_args_marker() -> None:
 
 
 def test_deepseek_r1_json_fence_around_arguments() -> None:
-    s = FormatSpec(
-        tools=ToolsSpec(
-            format="tag_with_json",
-            section_start="<｜tool▁calls▁begin｜>",
-            section_end="<｜tool▁calls▁end｜>",
-            call_start="<｜tool▁call▁begin｜>",
-            call_end="<｜tool▁call▁end｜>",
-            name_prefix="function<｜tool▁sep｜>",
-            name_suffix="\n",
-        )
-    )
+    # DeepSeek R1 shares V3.1's section and call markers; the name comes after `function<｜tool▁sep｜>`.
+    s = FormatSpec(tools=replace(DEEPSEEK_V31.tools, name_prefix="function<｜tool▁sep｜>", name_suffix="\n"))
     text = (
         '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a": 1}\n```'
         "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
