@@ -19,6 +19,16 @@ from workbench.template.source import SourceError
 
 console = Console(highlight=False, soft_wrap=True)
 
+#: One colour per event kind, shared by every command that prints coloured spans (parse, generate, replay).
+SPAN_STYLES: dict[str, str] = {
+    "reasoning": "italic grey62",
+    "content": "default",
+    "tool_name": "bold cyan",
+    "tool_args": "green",
+    "tool_id": "magenta",
+    "marker": "dim yellow",
+}
+
 # Exceptions that mean "the input was bad": one line on stderr, exit code 1.
 INPUT_ERRORS: tuple[type[BaseException], ...] = (
     TemplateError,

@@ -28,17 +28,8 @@ from typing import Annotated, Any
 import typer
 
 from workbench.chat import load_messages, load_tools
-from workbench.commands._common import console, fail, input_errors, load_json_file
+from workbench.commands._common import SPAN_STYLES, console, fail, input_errors, load_json_file
 from workbench.spec import FormatSpec
-
-STYLES = {
-    "reasoning": "italic grey62",
-    "content": "default",
-    "tool_name": "bold cyan",
-    "tool_args": "green",
-    "tool_id": "magenta",
-    "marker": "dim yellow",
-}
 
 
 def register(app: typer.Typer) -> None:
@@ -162,7 +153,7 @@ def _run(gen: Any, as_json: bool) -> None:
         else:
             text = Text()
             for ev in step.events:
-                text.append(ev.text, style=STYLES.get(ev.kind, "default"))
+                text.append(ev.text, style=SPAN_STYLES.get(ev.kind, "default"))
             console.print(text, end="")
     result = gen.message()
     contract = result.to_contract()

@@ -32,19 +32,11 @@ import typer
 from rich.text import Text
 
 from workbench.chat import Tool, load_tools
-from workbench.commands._common import console, fail, input_errors, load_json_file, print_json
+from workbench.commands._common import SPAN_STYLES, console, fail, input_errors, load_json_file, print_json
 from workbench.events import Event
 from workbench.parsing.options import ENGINES
 from workbench.spec import FormatSpec
 
-STYLES = {
-    "reasoning": "italic grey62",
-    "content": "default",
-    "tool_name": "bold cyan",
-    "tool_args": "green",
-    "tool_id": "magenta",
-    "marker": "dim yellow",
-}
 _PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]")
 #: The ``--engine`` choices, straight from the parser's profile list so the two cannot drift apart.
 Engine = Enum("Engine", {name.replace(".", "_"): name for name in ENGINES}, type=str)  # type: ignore[misc]
@@ -179,7 +171,7 @@ def _read_input(ref: str) -> str:
 def _coloured(events: list[Event]) -> Text:
     out = Text()
     for ev in events:
-        out.append(ev.text, style=STYLES.get(ev.kind, "default"))
+        out.append(ev.text, style=SPAN_STYLES.get(ev.kind, "default"))
     return out
 
 
@@ -187,23 +179,23 @@ def _print_summary(result: Any) -> None:
     msg = result.message
     console.print()
     legend = Text("legend: ")
-    for kind, style in STYLES.items():
+    for kind, style in SPAN_STYLES.items():
         legend.append(kind, style=style)
         legend.append(" ")
     console.print(legend)
     if msg.reasoning_content:
         console.print(
-            Text("reasoning: ", style="bold") + Text(msg.reasoning_content, style=STYLES["reasoning"])
+            Text("reasoning: ", style="bold") + Text(msg.reasoning_content, style=SPAN_STYLES["reasoning"])
         )
     if msg.content:
         console.print(Text("content: ", style="bold") + Text(msg.content))
     for i, call in enumerate(msg.tool_calls):
         line = Text(f"tool call {i}: ", style="bold")
-        line.append(call.name, style=STYLES["tool_name"])
+        line.append(call.name, style=SPAN_STYLES["tool_name"])
         if call.id:
-            line.append(f" (id {call.id})", style=STYLES["tool_id"])
+            line.append(f" (id {call.id})", style=SPAN_STYLES["tool_id"])
         line.append(" ")
-        line.append(call.arguments, style=STYLES["tool_args"])
+        line.append(call.arguments, style=SPAN_STYLES["tool_args"])
         console.print(line)
     for d in result.diagnostics:
         style = {"error": "red", "warning": "yellow"}.get(d.severity, "blue")

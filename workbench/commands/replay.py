@@ -19,16 +19,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from workbench.commands._common import console, fail, print_json
-
-EVENT_STYLES = {
-    "reasoning": "italic magenta",
-    "content": "default",
-    "tool_name": "bold cyan",
-    "tool_args": "green",
-    "tool_id": "blue",
-    "marker": "dim yellow",
-}
+from workbench.commands._common import SPAN_STYLES, console, fail, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -58,7 +49,7 @@ def replay_command(
         text = Text()
         for item in result.steps:
             for event in item.events:
-                text.append(event.text, style=EVENT_STYLES.get(event.kind, ""))
+                text.append(event.text, style=SPAN_STYLES.get(event.kind, ""))
         console.print(text)
         console.print("[bold]message[/]")
         console.print(json.dumps(result.parsed, ensure_ascii=False, indent=2), markup=False)
