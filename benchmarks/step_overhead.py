@@ -1,8 +1,9 @@
 """Per-step time split of constrained generation, and the grammar's overhead relative to the forward pass.
 
 Prints, for each model, the median milliseconds per step of: forward (the model), mask (xgrammar bitmask
-fill, selecting the allowed tokens, accepting the token), sample, record (top candidates, mask summary, jump-forward
-string) and parse (detokenize + streaming parser), then the overhead ratio (mask + record + parse) / forward.
+fill, selecting the allowed tokens, accepting the token), sample, record (top candidates, mask summary,
+jump-forward string) and parse (detokenize + streaming parser), then the overhead ratio
+(mask + record + parse) / forward.
 
 Models: SmolLM2-135M-Instruct (49k vocabulary) when it is cached or can be fetched (``--no-fetch`` to only
 use the cache), and the tiny random model at the Qwen3 tokenizer's 151k vocabulary (the 2 ms target is
