@@ -28,10 +28,11 @@ run: $(STAMP)
 	$(VENV)/bin/workbench tui
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check workbench tests benchmarks scripts
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check workbench tests benchmarks
+	$(VENV)/bin/ruff check workbench tests benchmarks scripts
 
 bench: $(STAMP)
 	$(PY) benchmarks/analyze_corpus.py
