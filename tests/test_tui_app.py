@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -154,19 +155,17 @@ async def test_editing_a_marker_marks_the_spec_edited_and_rejects_bad_values() -
         assert "spec edited" in app.screen.query_one("#nav").status  # type: ignore[attr-defined]
 
 
-async def test_a_missing_analysis_stage_shows_a_panel_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.tui import app as app_module
-    from workbench.tui.backends import Unavailable
-
-    def missing(module: str, *names: str) -> Any:
-        raise Unavailable(f"workbench.{module} is not available yet (test)")
-
-    monkeypatch.setattr(app_module, "core", missing)
-    app = make_app(start_mode="analysis", analyze=True)
+async def test_a_template_the_analysis_cannot_read_shows_an_error_panel_not_a_crash() -> None:
+    source = TemplateSource(text="{% for m in messages %}{{ m.content }}", name="broken", origin="tests")
+    app = RecordingApp(source, load_model=False, analyze=True, replay_delay=0.0, start_mode="analysis")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         notice = app.screen.query_one("#analysis-notice", Notice)
-        assert notice.has_class("-unavailable") and "not available yet" in text_of(notice)
+        assert notice.has_class("-error") and "endfor" in text_of(notice)  # the TemplateError's own words
+        assert any("endfor" in n for n in app.notes)
+        assert app.workspace.spec is None and not app.workspace.analysis_running
+        await pilot.press("5")  # the rest of the app still works
+        assert app.current_mode == "export"
 
 
 # ---------------------------------------------------------------------------------------------- generate
@@ -258,50 +257,49 @@ async def test_controls_without_anything_to_step_say_what_to_do() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- export
-async def test_export_without_the_export_stage_saves_the_spec_json(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from workbench.tui import app as app_module
-    from workbench.tui.backends import Unavailable
-
-    def missing(module: str, *names: str) -> Any:
-        raise Unavailable(f"workbench.{module} is not available yet (test)")
-
+async def test_the_spec_target_goes_through_the_export_stage(tmp_path: Path) -> None:
+    """The hand-made demo spec does not pass validation against the demo template (its tool calls carry no
+    ids), so a plain export is refused and writes nothing; shift+s writes it, with the report attached."""
+    spec = demo_analysis().spec
     app = make_app(start_mode="export")
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
         await settle(app, pilot)
-        monkeypatch.setattr(app_module, "core", missing)
-        out = tmp_path / "out" / "demo.spec.json"
+        out = tmp_path / "demo.spec.json"
         app.screen.query_one("#export-path", Input).value = str(out)
         app.set_focus(None)
         await pilot.press("s")
         await settle(app, pilot)
-        assert FormatSpec.from_json(out.read_text()) == demo_analysis().spec
+        assert not out.exists()
+        assert any("NOT validated" in n and "shift+s" in n for n in app.notes)
+        await pilot.press("S")
+        await settle(app, pilot)
+    written = FormatSpec.from_json(out.read_text())
+    assert dataclasses.replace(written, provenance=spec.provenance) == spec
+    assert written.provenance.validation is not None and not written.provenance.validation["validated"]
 
 
 async def test_a_refused_export_says_why_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from workbench.export import ExportError
     from workbench.tui import app as app_module
 
     calls: list[dict[str, Any]] = []
 
-    class FakeExport:
-        @staticmethod
-        def export(target: str, **kwargs: Any) -> Any:
-            calls.append({"target": target, **kwargs})
-            raise ValueError("NOT validated: 3/5 applicable cases pass; pass --force")
+    def export(target: str, **kwargs: Any) -> Any:
+        calls.append({"target": target, **kwargs})
+        raise ExportError("NOT validated: 3/5 applicable cases pass; pass --force")
 
-        @staticmethod
-        def write_export(result: Any, path: str) -> Path:
-            raise AssertionError("nothing may be written after a refusal")
+    def write_export(result: Any, path: str) -> Path:
+        raise AssertionError("nothing may be written after a refusal")
 
     app = make_app(start_mode="export")
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
         await settle(app, pilot)
-        monkeypatch.setattr(app_module, "core", lambda module, *names: FakeExport)
+        monkeypatch.setattr(app_module, "export", export)
+        monkeypatch.setattr(app_module, "write_export", write_export)
         app.screen.query_one("#export-path", Input).value = str(tmp_path / "x.json")
         app.set_focus(None)
         await pilot.press("S")
@@ -326,13 +324,11 @@ async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.M
                 "call_ids": {"status": "unsupported", "reason": "the template drops ids"},
             }
 
-    class FakeValidate:
-        @staticmethod
-        def validate(source: TemplateSource, spec: FormatSpec | None = None) -> Report:
-            assert spec is not None and source.text == DEMO_TEMPLATE
-            return Report()
+    def validate(source: TemplateSource, spec: FormatSpec | None = None) -> Report:
+        assert spec is not None and source.text == DEMO_TEMPLATE
+        return Report()
 
-    monkeypatch.setattr(app_module, "core", lambda module, *names: FakeValidate)
+    monkeypatch.setattr(app_module, "validate", validate)
     app = make_app(start_mode="export")
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
@@ -342,6 +338,26 @@ async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.M
         report = text_of(app.screen.query_one("#report", Static))
         assert "5/5 applicable cases pass" in report
         assert "unsupported call_ids  the template drops ids" in report
+
+
+async def test_a_failing_validation_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.template.render import TemplateError
+    from workbench.tui import app as app_module
+
+    def validate(source: TemplateSource, spec: FormatSpec | None = None) -> Any:
+        raise TemplateError("tool_calls is undefined", line=7, kind="undefined")
+
+    monkeypatch.setattr(app_module, "validate", validate)
+    app = make_app(start_mode="export")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
+        await settle(app, pilot)
+        await pilot.press("v")
+        await settle(app, pilot)
+        assert app.workspace.validation is None
+        assert "tool_calls is undefined" in app.workspace.validation_summary
+        assert any("tool_calls is undefined" in n for n in app.notes)
+        assert "validation failed" in text_of(app.screen.query_one("#report", Static))
 
 
 # ---------------------------------------------------------------------------------------------- app-wide
@@ -403,6 +419,23 @@ async def test_a_recorded_session_opens_and_steps_without_a_model(tmp_path: Path
             await pilot.press("space")
             await settle(app, pilot)
         assert [s.token_text for s in app.workspace.steps.all()] == [s.token_text for s in steps[:3]]
+
+
+async def test_a_corrupt_session_file_is_a_notification_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"version": 1, "steps": [', encoding="utf-8")
+    app = RecordingApp(
+        TemplateSource(text=DEMO_TEMPLATE, name="demo", origin="tests"),
+        session=str(path),
+        load_model=False,
+        analyze=False,
+        replay_delay=0.0,
+        start_mode="inspector",
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert any(n.startswith(f"session {path}:") for n in app.notes), app.notes
+        assert app.workspace.driver is None and app.is_running
 
 
 async def test_malformed_stage_data_becomes_a_notification_not_a_traceback() -> None:

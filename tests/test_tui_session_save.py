@@ -44,7 +44,9 @@ STEPS = [
 def _fake_generator() -> SimpleNamespace:
     """The attributes of ``engine.generate.Generator`` that the save path reads (no model needed)."""
     plan = SimpleNamespace(reasoning=SimpleNamespace(starts_inside=False), parallel=False)
-    return SimpleNamespace(prompt="<|im_start|>user\nSay café.<|im_end|>\n", plan=plan, reasoning=False)
+    return SimpleNamespace(
+        prompt="<|im_start|>user\nSay café.<|im_end|>\n", plan=plan, reasoning=False, constrain=False
+    )
 
 
 async def test_a_saved_live_session_keeps_the_fed_texts_and_replays(

@@ -8,7 +8,6 @@ from typing import Any
 from workbench.chat import Tool
 from workbench.grammar.elements import (
     GrammarError,
-    any_text,
     check_structural_tag,
     const,
     one_of,
@@ -118,7 +117,9 @@ def build_grammar(
             notes=tuple(notes),
         )
 
-    fmt = FORMATS[fmt_name](spec.tools, any_whitespace=any_whitespace)
+    fmt = FORMATS[fmt_name](
+        spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix
+    )
     selected = [t for t in tools if t.name == choice] if forced and choice != "required" else tools
     allow_parallel = parallel and spec.tools.parallel and choice in ("auto", "required")
     if parallel and not spec.tools.parallel and len(selected) > 0 and choice in ("auto", "required"):
@@ -135,8 +136,14 @@ def build_grammar(
                 lead = structural_tag(one_of(const(gate.start), at_start))
         else:
             section = structural_tag(section_el)
+            whole = fmt.free_answer(selected, parallel=allow_parallel)
+            if whole is not None:  # the prompt already wrote the trigger: hold the answer from its start
+                answer = structural_tag(seq(fmt.answer_lead(after_reasoning=gate is not None), whole))
+                if gate and not gate.starts_inside:
+                    at_start = seq(fmt.answer_lead(after_reasoning=False), whole)
+                    lead = structural_tag(one_of(const(gate.start), at_start))
     elif choice == "none" and trigger:
-        answer = structural_tag(any_text(excludes=(trigger,)))
+        answer = structural_tag(fmt.plain_answer())
         if gate and not gate.starts_inside:
             lead = answer
     notes.extend(fmt.notes)
@@ -146,7 +153,7 @@ def build_grammar(
     markers = list(fmt.markers())
     if gate:
         markers.extend(m for m in (gate.start, gate.end) if m)
-    main = section if choice == "auto" else answer
+    main = answer or section
     return GrammarPlan(
         kind="structural_tag" if main else "none",
         text=main or "",

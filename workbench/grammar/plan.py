@@ -8,10 +8,11 @@ structural tags, each used in one *phase* of the answer, and the markers that mo
 - ``lead``: while the model may still open its reasoning (reasoning on, the prompt did not open it):
   the reasoning start marker *or* the forced answer.  Unused under ``auto`` (free text needs no grammar).
 - ``answer``: enforced from the start of the answer (after reasoning) under ``required``, a named
-  function, or ``none`` (free text that never announces a tool call).
+  function, or ``none`` (free text that never announces a tool call); under ``auto`` too when the
+  generation prompt already wrote the trigger (Functionary v3.2's ``>>>``): nothing is left to wait for.
 - ``section``: under ``auto``, the tool section, engaged when the ``trigger`` text appears.
 
-``text`` is the main grammar (``answer``, or ``section`` under ``auto``) as xgrammar structural-tag JSON,
+``text`` is the main grammar (``answer``, else ``section`` under ``auto``) as xgrammar structural-tag JSON,
 the form any xgrammar user can paste; :meth:`GrammarPlan.ebnf` shows xgrammar's own EBNF for it.
 """
 
@@ -86,7 +87,12 @@ class GrammarPlan:
             start, end = self.reasoning.start, self.reasoning.end
             lines.append(f"reasoning: unconstrained between {start!r} and {end!r}; starts {where}")
         if self.tool_choice == "auto":
-            if self.section:
+            if self.answer:
+                lines.append(
+                    f"answer: the grammar from the first token (the prompt already wrote {self.trigger!r}): "
+                    "free text where the format allows it, calls held to the tools' schemas"
+                )
+            elif self.section:
                 lines.append(f"answer: free text until {self.trigger!r}, then the tool section grammar")
             else:
                 lines.append("answer: free text (no tools)")

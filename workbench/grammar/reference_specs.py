@@ -7,7 +7,7 @@ output format (the same markers the project templates render).
 
 from __future__ import annotations
 
-from workbench.spec import FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
+from workbench.spec import ContentSpec, FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
 
 QWEN3_LIKE = FormatSpec(
     reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"),
@@ -85,6 +85,20 @@ HARMONY = FormatSpec(
     prompt=PromptSpec(generation_prompt="<|start|>assistant"),
     eos_token="<|return|>",
     end_markers=("<|return|>", "<|call|>"),
+)
+
+# Functionary v3.2: ``>>>all\n`` text, ``>>>NAME\n{json}`` calls; the prompt writes the first ``>>>``.
+# Kept out of REFERENCE_SPECS: those are exercised with a ChatML prompt, which does not write that ``>>>``.
+FUNCTIONARY_V32_LIKE = FormatSpec(
+    content=ContentSpec(mode="always_wrapped", start=">>>all\n"),
+    tools=ToolsSpec(
+        format="recipient", name_prefix=">>>", name_suffix="\n", call_separator=">>>", parallel=True
+    ),
+    prompt=PromptSpec(
+        generation_prompt="<|start_header_id|>assistant<|end_header_id|>\n\n>>>", output_prefix=">>>"
+    ),
+    eos_token="<|eot_id|>",
+    end_markers=("<|eot_id|>",),
 )
 
 REFERENCE_SPECS: dict[str, FormatSpec] = {

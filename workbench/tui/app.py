@@ -11,22 +11,29 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from workbench.chat import Message
+from workbench.analysis import analyze
+from workbench.chat import Message, Tool
+from workbench.engine import model as engine_model
+from workbench.engine.loaded import LoadedModel
 from workbench.engine.step import Step
+from workbench.engine.tiny import load_tiny
+from workbench.export import export, write_export
+from workbench.session import ModelRecord, load_session, save_session, session_from_generation
+from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.actions import ACTIONS
-from workbench.tui.backends import Unavailable, core, one_line
+from workbench.tui.errors import one_line
 from workbench.tui.screens.analysis import AnalysisScreen
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.export import ExportScreen
@@ -37,6 +44,10 @@ from workbench.tui.screens.modals import ForceTokenScreen
 from workbench.tui.screens.template import TemplateScreen
 from workbench.tui.steps import ControlRefused, GeneratorDriver, ReplayDriver
 from workbench.tui.workspace import Workspace
+from workbench.validate import validate
+
+if TYPE_CHECKING:
+    from workbench.engine.generate import Generator
 
 MAX_NEW_TOKENS = 256
 
@@ -135,12 +146,6 @@ class WorkbenchApp(App[None]):
     # ------------------------------------------------------------------ analysis
     def action_analyze(self) -> None:
         ws = self.workspace
-        try:
-            core("analysis", "analyze")
-        except Unavailable as exc:
-            ws.analysis_error = str(exc)
-            self.changed("analysis")
-            return
         ws.analysis_running = True
         ws.analysis_error = ""
         self.changed("analysis")
@@ -149,8 +154,8 @@ class WorkbenchApp(App[None]):
     @work(thread=True, exclusive=True, group="analysis")
     def analysis_job(self, source: TemplateSource) -> None:
         try:
-            analysis = core("analysis", "analyze").analyze(source)
-        except Exception as exc:  # any failure of the stage is shown in its panel, never raised
+            analysis = analyze(source)
+        except Exception as exc:  # TemplateError, or a bug in the stage: shown in its panel, never raised
             self.post_message(msg.AnalysisFailed(one_line(exc)))
             return
         self.post_message(msg.AnalysisDone(analysis, template_sha=source.text))
@@ -175,7 +180,7 @@ class WorkbenchApp(App[None]):
         self.notify(message.error, title="Analysis failed", severity="error")
 
     # ------------------------------------------------------------------ spec edits and validation
-    def set_spec(self, spec: Any, *, note: str = "") -> None:
+    def set_spec(self, spec: FormatSpec, *, note: str = "") -> None:
         """Install an edited spec and re-validate it (the spec is already checked by ``with_edit``)."""
         self.workspace.spec = spec
         self.workspace.validation = None
@@ -191,26 +196,18 @@ class WorkbenchApp(App[None]):
             if not quiet:
                 self.notify("no spec yet: analyse the template first", severity="warning")
             return
-        try:
-            core("validate", "validate")
-        except Unavailable as exc:
-            ws.validation_summary = "validation not available yet"
-            self.changed("validation")
-            if not quiet:
-                self.notify(str(exc), title="Validate", severity="warning")
-            return
         ws.validation_summary = "validating…"
         self.changed("validation")
         self.validation_job(ws.spec, ws.edited_source())
 
     @work(thread=True, exclusive=True, group="validation")
-    def validation_job(self, spec: Any, source: TemplateSource) -> None:
+    def validation_job(self, spec: FormatSpec, source: TemplateSource) -> None:
         try:
-            report = _call_validate(core("validate", "validate").validate, spec, source)
-        except Exception as exc:
+            report = validate(source, spec)
+        except Exception as exc:  # TemplateError, or a bug in the stage: a notification, never raised
             self.post_message(msg.ValidationDone(None, "validation failed", error=one_line(exc)))
             return
-        self.post_message(msg.ValidationDone(report, _validation_summary(report)))
+        self.post_message(msg.ValidationDone(report, report.summary()))
 
     def on_validation_done(self, message: msg.ValidationDone) -> None:
         ws = self.workspace
@@ -239,21 +236,12 @@ class WorkbenchApp(App[None]):
 
     @work(thread=True, exclusive=True, group="export")
     def export_job(
-        self, target: str, path: str, spec: Any, source: TemplateSource, tools: list[Any], force: bool
+        self, target: str, path: str, spec: FormatSpec, source: TemplateSource, tools: list[Tool], force: bool
     ) -> None:
         try:
-            export_mod = core("export", "export", "write_export")
-        except Unavailable as exc:
-            if target != "spec":
-                self.post_message(msg.ExportDone(target, path, error=str(exc)))
-                return
-            _write_atomic(Path(path), spec.to_json())  # the spec's JSON form is the canonical export
-            self.post_message(msg.ExportDone(target, path, warnings=("saved without validation",)))
-            return
-        try:
-            result = export_mod.export(target, template=source, spec=spec, tools=tools, force=force)
-            written = export_mod.write_export(result, path)
-        except Exception as exc:  # ExportError says why (not validated, consumer disagrees, ...)
+            result = export(target, template=source, spec=spec, tools=tools, force=force)
+            written = write_export(result, path)
+        except Exception as exc:  # ExportError / Unsupported / SessionError say why; a stage bug is shown too
             self.post_message(msg.ExportDone(target, path, error=one_line(exc)))
             return
         self.post_message(msg.ExportDone(target, str(written), warnings=tuple(result.warnings)))
@@ -305,8 +293,8 @@ class WorkbenchApp(App[None]):
     @work(thread=True, exclusive=True, group="session")
     def session_job(self, path: str) -> None:
         try:
-            session = core("session", "load_session").load_session(Path(path))
-        except Exception as exc:
+            session = load_session(Path(path))
+        except Exception as exc:  # SessionError names the problem; anything else is shown the same way
             self.post_message(msg.ModelFailed(f"session {path}: {one_line(exc)}"))
             return
         self.post_message(msg.SessionLoaded(session, path))
@@ -315,7 +303,7 @@ class WorkbenchApp(App[None]):
         ws = self.workspace
         session = message.session
         steps = list(session.steps)
-        self.install_replay(steps, label=f"session {Path(message.path).name}", final=_final_message(session))
+        self.install_replay(steps, label=f"session {Path(message.path).name}")
         ws.session_path = message.path
         if session.template.text:
             ws.template_text = session.template.text
@@ -329,10 +317,10 @@ class WorkbenchApp(App[None]):
             self.action_analyze()
         self.notify(f"{len(steps)} recorded steps: space steps, r replays", title="Session opened")
 
-    def install_replay(self, steps: list[Step], *, label: str, final: Message | None = None) -> None:
+    def install_replay(self, steps: list[Step], *, label: str) -> None:
         """Make a recorded step list the inspector's driver (no model needed)."""
         ws = self.workspace
-        ws.driver = ReplayDriver(steps, label=label, final=final)
+        ws.driver = ReplayDriver(steps, label=label)
         ws.steps.reset()
         ws.running = False
         ws.constrained = bool(steps and steps[0].constrained)
@@ -341,11 +329,6 @@ class WorkbenchApp(App[None]):
 
     def action_save_session(self) -> None:
         ws = self.workspace
-        try:
-            session_mod = core("session", "save_session", "session_from_generation", "ModelRecord")
-        except Unavailable as exc:
-            self.notify(str(exc), title="Save session", severity="warning")
-            return
         if not len(ws.steps) or ws.spec is None:
             self.notify("nothing to save: no steps yet", severity="warning")
             return
@@ -357,11 +340,11 @@ class WorkbenchApp(App[None]):
             prompt = ws.driver.prompt
         try:
             # The steps carry ``Step.text`` (what each fed the parser), which is what the replay feeds.
-            session = session_mod.session_from_generation(
+            session = session_from_generation(
                 template_text=ws.template_text,
                 template_name=ws.source.name,
                 spec=ws.spec,
-                model=session_mod.ModelRecord(name=ws.model_name, ref=self._model_ref or ""),
+                model=ModelRecord(name=ws.model_name, ref=self._model_ref or ""),
                 messages=list(self._last_messages),
                 tools=ws.parse_tools(),
                 settings=settings,
@@ -370,8 +353,8 @@ class WorkbenchApp(App[None]):
                 parsed=ws.steps.message or Message(role="assistant"),
             )
             path.parent.mkdir(parents=True, exist_ok=True)
-            saved = session_mod.save_session(path, session)
-        except Exception as exc:
+            saved = save_session(path, session)
+        except Exception as exc:  # SessionError (folder not writable, ...) or bad tools JSON
             self.notify(one_line(exc), title="Save session failed", severity="error")
             return
         self.notify(f"saved {saved}", title="Session")
@@ -412,7 +395,7 @@ class WorkbenchApp(App[None]):
     def generation_job(
         self,
         messages: list[Message],
-        tools: list[Any],
+        tools: list[Tool],
         tool_choice: str,
         constrain: bool,
         kwargs: dict[str, Any],
@@ -420,15 +403,12 @@ class WorkbenchApp(App[None]):
         ws = self.workspace
         with self._engine_lock:
             try:
-                gen_mod = core("engine.generate", "Generator")
                 loaded = ws.loaded_model
-                generator = _make_generator(
-                    gen_mod, loaded, ws, messages, tools, tool_choice, constrain, kwargs
-                )
-                ws.driver = GeneratorDriver(
-                    generator, getattr(loaded, "tokenizer", None), label=ws.model_name
-                )
-            except Exception as exc:
+                if loaded is None:
+                    raise ControlRefused("no model is loaded")
+                generator = _make_generator(loaded, ws, messages, tools, tool_choice, constrain, kwargs)
+                ws.driver = GeneratorDriver(generator, loaded.tokenizer, label=ws.model_name)
+            except Exception as exc:  # GenerationError, GrammarError, TemplateError, ...: a notification
                 self._post_engine(running=False, notice=f"cannot start: {one_line(exc)}", severity="error")
                 return
             self._run_locked(MAX_NEW_TOKENS)
@@ -592,22 +572,21 @@ def _token_id(drv: Any, answer: str) -> int:
     return int(token_id)
 
 
-def _load_model(ref: str | None, progress: Any) -> tuple[str, Any, str]:
+def _load_model(ref: str | None, progress: Callable[[str], None]) -> tuple[str, LoadedModel, str]:
     """(name, loaded model, notice): the model asked for, else the default when cached, else a tiny one.
 
     The TUI never starts the default model's 93 MB download by itself: without ``--model`` it uses the
     default only when it is already cached, and says so when it falls back to the tiny random model.
     """
-    model_mod = core("engine.model", "load_model", "default_model_cached")
     _leave_a_core_for_the_ui()
     if ref:
-        loaded = model_mod.load_model(ref, progress=progress)
+        loaded = engine_model.load_model(ref, progress=progress)
         return str(loaded.name), loaded, ""
-    if model_mod.default_model_cached():
-        loaded = model_mod.load_model(None, progress=progress)
+    if engine_model.default_model_cached():
+        loaded = engine_model.load_model(None, progress=progress)
         return str(loaded.name), loaded, ""
     progress("default model not cached: building a tiny local model")
-    loaded = core("engine.tiny", "load_tiny").load_tiny()
+    loaded = load_tiny()
     return (
         str(loaded.name),
         loaded,
@@ -628,16 +607,22 @@ def _leave_a_core_for_the_ui() -> None:
 
 
 def _make_generator(
-    gen_mod: Any,
-    loaded: Any,
+    loaded: LoadedModel,
     ws: Workspace,
     messages: list[Message],
-    tools: list[Any],
+    tools: list[Tool],
     tool_choice: str,
     constrain: bool,
     kwargs: dict[str, Any],
-) -> Any:
-    return gen_mod.Generator(
+) -> Generator:
+    """A generator for the current spec and (edited) template.
+
+    The engine module is imported here, not at the top: it pulls in the grammar stack, which a TUI that
+    never generates (a replay, a template being edited) need not pay for at start-up.
+    """
+    from workbench.engine.generate import Generator
+
+    return Generator(
         loaded,
         ws.spec,
         messages=messages,
@@ -648,40 +633,3 @@ def _make_generator(
         reasoning=bool(kwargs.get("enable_thinking", True)),
         max_new_tokens=MAX_NEW_TOKENS,
     )
-
-
-def _call_validate(validate: Any, spec: Any, source: TemplateSource) -> Any:
-    return validate(source, spec=spec) if spec is not None else validate(source)
-
-
-def _validation_summary(report: Any) -> str:
-    summary = getattr(report, "summary", None)
-    if callable(summary):
-        summary = summary()
-    if isinstance(summary, str) and summary:
-        return summary
-    ok = getattr(report, "ok", getattr(report, "validated", None))
-    return "validated" if ok else ("not validated" if ok is not None else str(report)[:80])
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and a rename, so a reader never sees half a spec.  A target that exists
-    but is not a regular file (``/dev/null``, a FIFO) is written in place: renaming over it would replace
-    the device itself."""
-    if path.exists() and not path.is_file():
-        path.write_text(text, encoding="utf-8")
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
-def _final_message(session: Any) -> Message | None:
-    """The recorded parse result as a Message (shown once a replay reaches the end)."""
-    if not session.parsed:
-        return None
-    try:
-        return core("validate", "message_from_contract").message_from_contract(session.parsed)
-    except Exception:  # the replay then shows the message folded from the recorded events
-        return None

@@ -12,6 +12,10 @@ from typing import Any
 
 from textual.message import Message
 
+from workbench.engine.loaded import LoadedModel
+from workbench.session import Session
+from workbench.validate import ValidationReport
+
 
 @dataclass
 class TemplateRendered(Message):
@@ -38,7 +42,7 @@ class AnalysisFailed(Message):
 class ValidationDone(Message):
     """A validation report (``report`` is the core's object, ``summary`` one line for status bars)."""
 
-    report: Any
+    report: ValidationReport | None
     summary: str
     error: str = ""
 
@@ -46,7 +50,7 @@ class ValidationDone(Message):
 @dataclass
 class ModelReady(Message):
     name: str
-    loaded: Any
+    loaded: LoadedModel
     notice: str = ""
 
 
@@ -65,7 +69,7 @@ class ModelProgress(Message):
 
 @dataclass
 class SessionLoaded(Message):
-    session: Any
+    session: Session
     path: str
 
 

@@ -15,11 +15,14 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.chat import Message, ToolCall
 from workbench.engine.step import Step
 from workbench.events import Event
+
+if TYPE_CHECKING:  # the engine pulls in the grammar stack; a replay-only TUI never needs it
+    from workbench.engine.generate import Generator
 
 
 class ControlRefused(RuntimeError):
@@ -187,10 +190,9 @@ class ReplayDriver:
 
     can_force = False
 
-    def __init__(self, steps: Sequence[Step], *, label: str = "session replay", final: Message | None = None):
+    def __init__(self, steps: Sequence[Step], *, label: str = "session replay") -> None:
         self._steps = list(steps)
         self._cursor = 0
-        self._final = final
         self._folder = EventFolder()
         self.label = label
 
@@ -229,8 +231,6 @@ class ReplayDriver:
         raise ControlRefused("a recorded session keeps its recorded constraint: load a model to change it")
 
     def message(self) -> Message:
-        if self.finished and self._final is not None:
-            return self._final
         return self._folder.message()
 
     def token_id_for(self, text: str) -> int | None:
@@ -242,11 +242,11 @@ class GeneratorDriver:
 
     can_force = True
 
-    def __init__(self, generator: Any, tokenizer: Any, *, label: str) -> None:
+    def __init__(self, generator: Generator, tokenizer: Any, *, label: str) -> None:
         self._gen = generator
         self._tokenizer = tokenizer
         self.label = label
-        self._constrained = bool(getattr(generator, "constrain", True))
+        self._constrained = bool(generator.constrain)
 
     @property
     def finished(self) -> bool:
@@ -275,13 +275,13 @@ class GeneratorDriver:
         self._constrained = on
 
     def message(self) -> Message:
-        result = self._gen.message()
-        return result.message if hasattr(result, "message") else result
+        message: Message = self._gen.message().message
+        return message
 
     @property
     def prompt(self) -> str:
         """The rendered prompt the generator continues (recorded in a saved session)."""
-        return str(getattr(self._gen, "prompt", "") or "")
+        return self._gen.prompt
 
     def parse_settings(self) -> dict[str, bool]:
         """The parser options the generator's own ``message()`` uses, as session settings.
@@ -290,12 +290,11 @@ class GeneratorDriver:
         a prompt that opened reasoning would be replayed as if it had not, and the message would differ.
         """
         gen = self._gen
-        plan = getattr(gen, "plan", None)
-        reasoning = getattr(plan, "reasoning", None)
+        gate = gen.plan.reasoning
         return {
-            "enable_thinking": bool(getattr(gen, "reasoning", True)),
-            "thinking_opened": bool(reasoning is not None and getattr(reasoning, "starts_inside", False)),
-            "parallel_tool_calls": bool(getattr(plan, "parallel", True)),
+            "enable_thinking": bool(gen.reasoning),
+            "thinking_opened": bool(gate is not None and gate.starts_inside),
+            "parallel_tool_calls": bool(gen.plan.parallel),
         }
 
     def token_id_for(self, text: str) -> int | None:

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.chat import Message, Tool, load_messages, load_tools
+from workbench.engine.loaded import LoadedModel
 from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui.steps import Driver, StepLog
+from workbench.validate import ValidationReport
 
 TOPICS = ("template", "analysis", "spec", "model", "steps", "engine", "validation")
 
@@ -102,12 +104,12 @@ class Workspace:
     analysis_running: bool = False
     analyzed_text: str = ""
     spec: FormatSpec | None = None
-    validation: Any = None
+    validation: ValidationReport | None = None
     validation_summary: str = ""
     model_name: str = ""
     model_notice: str = ""
     model_state: str = "none"  # none | loading | ready | failed | skipped
-    loaded_model: Any = None
+    loaded_model: LoadedModel | None = None
     driver: Driver | None = None
     running: bool = False
     constrained: bool = True

@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from workbench.chat import Tool
-from workbench.grammar.elements import Element, GrammarError, const, one_of, optional, repeat, seq
+from workbench.grammar.elements import (
+    Element,
+    GrammarError,
+    any_text,
+    const,
+    one_of,
+    optional,
+    repeat,
+    seq,
+)
 from workbench.spec import ToolsSpec
 
 # A random or confused model can keep adding calls forever; real turns rarely hold more than a handful.
@@ -24,9 +33,14 @@ class ToolFormat:
 
     name: ClassVar[str] = ""
 
-    def __init__(self, tools_spec: ToolsSpec, *, any_whitespace: bool = False) -> None:
+    def __init__(
+        self, tools_spec: ToolsSpec, *, any_whitespace: bool = False, output_prefix: str = ""
+    ) -> None:
         self.t = tools_spec
         self.any_whitespace = any_whitespace
+        # Output-format text the generation prompt already wrote (``PromptSpec.output_prefix``): a grammar
+        # starts after it, so a format whose markers it begins must not make the model write them again.
+        self.output_prefix = output_prefix
         self.notes: list[str] = []
 
     # ----------------------------------------------------------------------------- what formats override
@@ -46,6 +60,18 @@ class ToolFormat:
     def answer_lead(self, *, after_reasoning: bool) -> Element:
         """What may come before a forced tool section (e.g. the blank line after ``</think>``)."""
         return optional(one_of(const("\n"), const("\n\n")))
+
+    def plain_answer(self) -> Element:
+        """The answer under ``tool_choice=none``: text that never announces a call."""
+        return any_text(excludes=(self.trigger,)) if self.trigger else any_text()
+
+    def free_answer(self, tools: Sequence[Tool], *, parallel: bool) -> Element | None:
+        """The whole answer under ``tool_choice=auto`` when it must be held from its first token.
+
+        None (the usual case): the answer is free text and the tool section engages at the trigger.  A format
+        whose trigger the generation prompt already wrote cannot wait for it and returns its whole grammar.
+        """
+        return None
 
     def gap_before(self, marker: str) -> Element:
         """An optional newline between a JSON body and the ``marker`` that closes it.

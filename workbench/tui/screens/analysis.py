@@ -118,8 +118,7 @@ class AnalysisScreen(WorkbenchScreen):
             if ws.analysis_running:
                 notice.show("Analysing the template… (probes render in a worker; the UI stays live)", "empty")
             elif ws.analysis_error:
-                kind = "unavailable" if "not available yet" in ws.analysis_error else "error"
-                notice.show(f"Analysis: {ws.analysis_error}", kind)
+                notice.show(f"Analysis: {ws.analysis_error}", "error")
             else:
                 notice.show("No analysis yet: press a to analyse the template.", "empty")
         else:

@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer
 
-from workbench.tui.backends import one_line
+from workbench.tui.errors import one_line
 from workbench.tui.widgets.nav import NavBar
 from workbench.tui.workspace import Workspace
 

@@ -1,13 +1,14 @@
 """Export screen: the spec as JSON, its validation report, and the export targets.
 
-Validation and export belong to ``workbench.validate`` / ``workbench.export``; until they exist the screen
-still shows the spec and saves it as JSON (the spec's JSON form is the canonical export).
+Validation and export belong to ``workbench.validate`` / ``workbench.export``: the screen shows their
+report and asks the app to run them; a refusal (not validated, target cannot express the spec) comes back
+as a notification saying why.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -17,9 +18,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, RadioButton, RadioSet, Static
 
-from workbench.tui.backends import Unavailable, core
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.widgets.notice import Notice
+from workbench.validate import ValidationReport
 
 TARGETS: tuple[tuple[str, str], ...] = (
     ("spec", "FormatSpec JSON (canonical)"),
@@ -29,24 +30,21 @@ TARGETS: tuple[tuple[str, str], ...] = (
 )
 
 
-def report_text(report: Any) -> Text:
+def report_text(report: ValidationReport | None) -> Text:
     """A validation report as text: per feature its status and reason, then the notes."""
     if report is None:
         return Text("not validated yet (v validates)", style="dim")
     out = Text()
-    features = report.features() if callable(getattr(report, "features", None)) else {}
     colours = {"pass": "#b8f2b0", "fail": "#ff6b6b", "error": "#ff6b6b", "unsupported": "#8a8f98"}
-    for name, info in features.items():
+    for name, info in report.features().items():
         status = str(info.get("status", ""))
         out.append(f"{status:>11} ", style=colours.get(status, "bold"))
         out.append(name, style="bold")
         if info.get("reason"):
             out.append(f"  {info['reason']}", style="dim")
         out.append("\n")
-    for note in getattr(report, "notes", ()) or ():
+    for note in report.notes:
         out.append(f"note: {note}\n", style="italic")
-    if not features and not out:
-        out.append(str(report))
     return out
 
 
@@ -113,11 +111,7 @@ class ExportScreen(WorkbenchScreen):
             )
             spec_box.update("")
         else:
-            try:
-                core("export", "export", "write_export")
-                notice.hide()
-            except Unavailable as exc:
-                notice.show(f"{exc}: only the 'spec' target can be saved for now.", "unavailable")
+            notice.hide()
             spec_box.update(Syntax(ws.spec.to_json(), "json", theme="ansi_dark", word_wrap=True))
         report = self.query_one("#report", Static)
         head = Text(ws.validation_summary or "validation: not run", style="bold")

@@ -20,7 +20,7 @@ from textual.widgets import Checkbox, Input, Select, Static, TabbedContent, TabP
 
 from workbench.analysis.diff import segmentize
 from workbench.template.render import TemplateError, render
-from workbench.tui.backends import one_line
+from workbench.tui.errors import one_line
 from workbench.tui.messages import TemplateRendered
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.widgets.jinja_editor import JinjaEditor
