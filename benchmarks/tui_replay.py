@@ -21,26 +21,32 @@ import asyncio
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from workbench.engine.step import Step
+from workbench.parsing import StreamParser
 from workbench.template.source import TemplateSource
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.demo import DEMO_TEMPLATE, demo_steps
+from workbench.tui.demo import DEMO_TEMPLATE, demo_parser, demo_steps
 
 
-def load_steps(session: str | None, n: int) -> tuple[list[Step], str]:
+def load_steps(session: str | None, n: int) -> tuple[list[Step], Callable[[], StreamParser], str]:
+    """The steps to replay, a parser for their format, and a description."""
     if session:
-        from workbench.session import load_session
+        from workbench.session import load_session, new_parser
 
-        recorded = list(load_session(Path(session)).steps)
+        loaded = load_session(Path(session))
+        recorded = list(loaded.steps)
         steps = [recorded[i % len(recorded)] for i in range(n)]
-        return steps, f"session {session} ({len(recorded)} steps, cycled to {n})"
-    return demo_steps(n), f"synthetic demo stream ({n} steps)"
+        return steps, lambda: new_parser(loaded), f"session {session} ({len(recorded)} steps, cycled to {n})"
+    return demo_steps(n), demo_parser, f"synthetic demo stream ({n} steps)"
 
 
-async def replay(steps: list[Step], mode: str, delay: float) -> dict[str, Any]:
+async def replay(
+    steps: list[Step], new_parser: Callable[[], StreamParser], mode: str, delay: float
+) -> dict[str, Any]:
     source = TemplateSource(text=DEMO_TEMPLATE, name="bench", origin="benchmark")
     app = WorkbenchApp(source, load_model=False, analyze=False, start_mode=mode, replay_delay=delay)
     updates: list[tuple[float, int, int]] = []  # (time, produced, drawn)
@@ -54,7 +60,7 @@ async def replay(steps: list[Step], mode: str, delay: float) -> dict[str, Any]:
                 updates.append((time.perf_counter(), len(app.workspace.steps), _drawn(screen)))
 
         screen.sync = counting_sync  # type: ignore[method-assign]
-        app.install_replay(steps, label="bench")
+        app.install_replay(steps, new_parser, label="bench")
         await pilot.pause()
         updates.clear()
         start = time.perf_counter()
@@ -89,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--rate", type=float, default=200.0, help="paced run, tokens per second")
     args = parser.parse_args(argv)
-    steps, what = load_steps(args.session, args.steps)
+    steps, new_parser, what = load_steps(args.session, args.steps)
     print(f"stream: {what}; terminal 120x36, headless")
     print(
         f"{'screen':<10} {'run':<12} {'steps/s':>9} {'updates':>8} {'upd/s':>7} {'lag med':>8} "
@@ -97,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for mode in ("generate", "inspector"):
         for label, delay in (("flat out", 0.0), (f"{args.rate:.0f} tok/s", 1.0 / args.rate)):
-            r = asyncio.run(replay(steps, mode, delay))
+            r = asyncio.run(replay(steps, new_parser, mode, delay))
             print(
                 f"{mode:<10} {label:<12} {r['steps_per_s']:9.0f} {r['updates']:8d} {r['updates_per_s']:7.1f} "
                 f"{r['lag_median']:8.0f} {r['lag_max']:8.0f} {r['catch_up_ms']:7.0f}ms"

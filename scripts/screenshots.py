@@ -19,7 +19,7 @@ from pathlib import Path
 
 from workbench.template.source import DEFAULT_TEMPLATE, load_template
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.demo import demo_steps
+from workbench.tui.demo import demo_parser, demo_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENS = ("template", "analysis", "generate", "inspector", "export")
@@ -35,7 +35,7 @@ async def capture(
         await app.workers.wait_for_complete()
         await pilot.pause()
         demo = demo_steps()
-        app.install_replay(demo, label="demo replay (no model)")
+        app.install_replay(demo, demo_parser, label="demo replay (no model)")
         for _ in range(min(steps, len(demo))):
             app.action_step()
             await app.workers.wait_for_complete()

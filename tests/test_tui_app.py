@@ -18,7 +18,7 @@ from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui.actions import ACTIONS
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.demo import DEMO_TEMPLATE, demo_analysis, demo_steps
+from workbench.tui.demo import DEMO_TEMPLATE, demo_analysis, demo_parser, demo_steps
 from workbench.tui.messages import AnalysisDone
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.widgets.diff_view import DiffPane
@@ -173,7 +173,7 @@ async def test_generate_streams_a_replay_in_span_colours_with_the_parsed_message
     app = make_app(start_mode="generate")
     steps = demo_steps()
     async with app.run_test(size=SIZE) as pilot:
-        app.install_replay(steps, label="demo")
+        app.install_replay(steps, demo_parser, label="demo")
         await settle(app, pilot)
         await pilot.press("r")
         await settle(app, pilot)
@@ -201,7 +201,7 @@ async def test_inspector_step_rewind_and_scrub() -> None:
     app = make_app(start_mode="inspector")
     steps = demo_steps()
     async with app.run_test(size=SIZE) as pilot:
-        app.install_replay(steps, label="demo")
+        app.install_replay(steps, demo_parser, label="demo")
         await settle(app, pilot)
         for _ in range(10):
             await pilot.press("space")
@@ -223,7 +223,7 @@ async def test_inspector_strikes_masked_candidates_in_the_constrained_region() -
     steps = demo_steps()
     target = next(i for i, s in enumerate(steps) if any(not c.allowed for c in s.candidates))
     async with app.run_test(size=SIZE) as pilot:
-        app.install_replay(steps[: target + 1], label="demo")
+        app.install_replay(steps[: target + 1], demo_parser, label="demo")
         await pilot.press("r")
         await settle(app, pilot)
         table = app.screen.query_one("#candidates", DataTable)
@@ -237,7 +237,7 @@ async def test_inspector_strikes_masked_candidates_in_the_constrained_region() -
 async def test_force_and_constraint_are_refused_in_a_replay_with_a_reason() -> None:
     app = make_app(start_mode="inspector")
     async with app.run_test(size=SIZE) as pilot:
-        app.install_replay(demo_steps(), label="demo")
+        app.install_replay(demo_steps(), demo_parser, label="demo")
         await pilot.press("space")
         await settle(app, pilot)
         await pilot.press("f")

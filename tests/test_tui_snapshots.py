@@ -12,7 +12,7 @@ import pytest
 
 from workbench.template.source import TemplateSource
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.demo import DEMO_TEMPLATE, demo_analysis, demo_steps
+from workbench.tui.demo import DEMO_TEMPLATE, demo_analysis, demo_parser, demo_steps
 from workbench.tui.messages import AnalysisDone
 
 SIZE = (120, 36)
@@ -29,7 +29,7 @@ def prepare(steps: int = STEPS, keys: tuple[str, ...] = ()) -> Any:
     async def run_before(pilot: Any) -> None:
         app: WorkbenchApp = pilot.app
         app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
-        app.install_replay(demo_steps()[:steps], label="demo replay")
+        app.install_replay(demo_steps()[:steps], demo_parser, label="demo replay")
         await pilot.press("r")
         await pilot.pause()
         await app.workers.wait_for_complete()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.chat import ToolCall
 from workbench.engine.step import Step
 from workbench.events import Event
+from workbench.parsing import StreamParser
 from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
-from workbench.tui.steps import ControlRefused, ReplayDriver, StepLog, fold_events
+from workbench.tui.steps import ControlRefused, ReplayDriver, StepLog
 from workbench.tui.widgets.decode import resample
 from workbench.tui.widgets.jinja_editor import jinja_highlights
 from workbench.tui.widgets.spans import highlight_markers
@@ -48,30 +48,9 @@ def test_truncate_beyond_the_end_keeps_the_epoch() -> None:
     assert log.epoch == epoch
 
 
-def test_fold_events_groups_tool_calls_by_index_and_keeps_reasoning_apart() -> None:
-    events = [
-        Event("reasoning", "think "),
-        Event("reasoning", "more"),
-        Event("marker", "</think>"),
-        Event("tool_name", "get_", 0),
-        Event("tool_name", "weather", 0),
-        Event("tool_args", '{"city": ', 0),
-        Event("tool_args", '"Paris"}', 0),
-        Event("tool_id", "c1", 0),
-        Event("tool_name", "other", 1),
-    ]
-    msg = fold_events(events)
-    assert msg.reasoning_content == "think more"
-    assert msg.content is None
-    assert msg.tool_calls == (
-        ToolCall(name="get_weather", arguments='{"city": "Paris"}', id="c1"),
-        ToolCall(name="other", arguments="{}", id=""),
-    )
-
-
 def test_replay_driver_steps_rewinds_and_refuses_live_only_controls() -> None:
     steps = [_step(0, "He"), _step(1, "llo")]
-    drv = ReplayDriver(steps)
+    drv = ReplayDriver(steps, lambda: StreamParser(FormatSpec()))
     assert drv.step() is steps[0]
     assert drv.message().content == "He"
     assert drv.step() is steps[1] and drv.finished
@@ -82,6 +61,25 @@ def test_replay_driver_steps_rewinds_and_refuses_live_only_controls() -> None:
         drv.force(3)
     with pytest.raises(ControlRefused):
         drv.set_constrained(False)
+
+
+def test_replay_shows_the_parsed_arguments_of_a_tagged_call_not_the_raw_tag_text() -> None:
+    # Qwen3-Coder style: the argument value is raw text between tags; the message must carry it as JSON.
+    from workbench.grammar.reference_specs import XML_TAGGED
+
+    pieces = [
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\n",
+        "Paris",
+        "\n</parameter>\n",
+        "</function>\n</tool_call>",
+    ]
+    steps = [_step(i, text, "tool_args", 0) for i, text in enumerate(pieces)]
+    drv = ReplayDriver(steps, lambda: StreamParser(XML_TAGGED))
+    while drv.step() is not None:
+        pass
+    (call,) = drv.message().tool_calls
+    assert call.name == "get_weather"
+    assert call.arguments_value() == {"city": "Paris"}
 
 
 def test_jinja_highlights_use_byte_offsets_per_line() -> None:

@@ -466,7 +466,7 @@ def iter_replay(session: Session) -> Iterator[ReplayStep]:
 
     Call :func:`replay_session` for the final message; this generator exists so a viewer can step lazily.
     """
-    parser = _new_parser(session)
+    parser = new_parser(session)
     for i, step in enumerate(session.steps):
         yield ReplayStep(step, tuple(parser.feed(session.fed_text(i))))
 
@@ -477,7 +477,7 @@ def replay_session(session: Session, *, on_step: Callable[[ReplayStep], None] | 
     Never needs the model: the token texts are in the file.  ``on_step`` is called after each step (the CLI
     prints colour-coded text from it).
     """
-    parser = _new_parser(session)
+    parser = new_parser(session)
     replayed: list[ReplayStep] = []
     for i, step in enumerate(session.steps):
         item = ReplayStep(step, tuple(parser.feed(session.fed_text(i))))
@@ -496,7 +496,8 @@ def replay_session(session: Session, *, on_step: Callable[[ReplayStep], None] | 
     )
 
 
-def _new_parser(session: Session) -> Any:
+def new_parser(session: Session) -> Any:
+    """A fresh stream parser with the session's spec, tools and recorded parse options (what replays use)."""
     from workbench.parsing import StreamParser
 
     return StreamParser(session.spec, list(session.tools), options=parse_options_for(session))

@@ -28,7 +28,8 @@ from workbench.engine.loaded import LoadedModel
 from workbench.engine.step import Step
 from workbench.engine.tiny import load_tiny
 from workbench.export import export, write_export
-from workbench.session import ModelRecord, load_session, save_session, session_from_generation
+from workbench.parsing import StreamParser
+from workbench.session import ModelRecord, load_session, new_parser, save_session, session_from_generation
 from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
@@ -303,7 +304,9 @@ class WorkbenchApp(App[None]):
         ws = self.workspace
         session = message.session
         steps = list(session.steps)
-        self.install_replay(steps, label=f"session {Path(message.path).name}")
+        self.install_replay(
+            steps, lambda: new_parser(session), label=f"session {Path(message.path).name}"
+        )
         ws.session_path = message.path
         if session.template.text:
             ws.template_text = session.template.text
@@ -317,10 +320,13 @@ class WorkbenchApp(App[None]):
             self.action_analyze()
         self.notify(f"{len(steps)} recorded steps: space steps, r replays", title="Session opened")
 
-    def install_replay(self, steps: list[Step], *, label: str) -> None:
-        """Make a recorded step list the inspector's driver (no model needed)."""
+    def install_replay(
+        self, steps: list[Step], new_parser: Callable[[], StreamParser], *, label: str
+    ) -> None:
+        """Make a recorded step list the inspector's driver (no model needed); ``new_parser`` gives a
+        parser for the format the steps were recorded in."""
         ws = self.workspace
-        ws.driver = ReplayDriver(steps, label=label)
+        ws.driver = ReplayDriver(steps, new_parser, label=label)
         ws.steps.reset()
         ws.running = False
         ws.constrained = bool(steps and steps[0].constrained)

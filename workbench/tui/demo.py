@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from workbench.analysis.diff import DiffSplit, diff_split
 from workbench.engine.step import Candidate, Step
 from workbench.events import Event
+from workbench.grammar.reference_specs import QWEN3_LIKE
+from workbench.parsing import StreamParser
 from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
 
 VOCAB = 151_936
@@ -39,6 +41,13 @@ SCRIPT: tuple[tuple[str, str, int | None], ...] = (
 )
 # Where the pretend grammar engages: at the tool-call trigger.
 TRIGGER = "<tool_call>"
+#: The format the demo stream is written in (Qwen3-like): what replays of it parse with.
+DEMO_STREAM_SPEC = QWEN3_LIKE
+
+
+def demo_parser() -> StreamParser:
+    """A fresh parser for :func:`demo_steps` (replays re-parse the recorded text, as for real sessions)."""
+    return StreamParser(DEMO_STREAM_SPEC)
 
 
 def _pieces(text: str, rng: random.Random) -> list[str]:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workbench.chat import Message, ToolCall
+from workbench.chat import Message
 from workbench.engine.step import Step
-from workbench.events import Event
+from workbench.parsing import StreamParser
 
 if TYPE_CHECKING:  # the engine pulls in the grammar stack; a replay-only TUI never needs it
     from workbench.engine.generate import Generator
@@ -110,56 +110,6 @@ class StepLog:
         return (len(times) - 1) / (times[-1] - times[0])
 
 
-class EventFolder:
-    """The assistant message that a stream of events describes, built incrementally.
-
-    Events already carry the parser's decisions (which span is reasoning, which is a tool name, ...); this
-    only concatenates them per kind and per tool index, so a recorded session can be shown without
-    re-parsing.  Feeding is O(new events); :meth:`message` joins the parts (C-speed string joins).
-    A live generator's own ``message()`` is preferred whenever there is one.
-    """
-
-    def __init__(self) -> None:
-        self._content: list[str] = []
-        self._reasoning: list[str] = []
-        self._calls: dict[int, dict[str, list[str]]] = {}
-
-    def feed(self, events: Iterable[Event]) -> None:
-        for ev in events:
-            if ev.kind == "content":
-                self._content.append(ev.text)
-            elif ev.kind == "reasoning":
-                self._reasoning.append(ev.text)
-            elif ev.kind in ("tool_name", "tool_args", "tool_id"):
-                call = self._calls.setdefault(
-                    ev.tool_index or 0, {"tool_name": [], "tool_args": [], "tool_id": []}
-                )
-                call[ev.kind].append(ev.text)
-
-    def message(self) -> Message:
-        tool_calls = tuple(
-            ToolCall(
-                name="".join(c["tool_name"]),
-                arguments="".join(c["tool_args"]) or "{}",
-                id="".join(c["tool_id"]),
-            )
-            for _, c in sorted(self._calls.items())
-        )
-        return Message(
-            role="assistant",
-            content="".join(self._content) or None,
-            reasoning_content="".join(self._reasoning) or None,
-            tool_calls=tool_calls,
-        )
-
-
-def fold_events(events: Iterable[Event]) -> Message:
-    """The message a complete list of events describes (see :class:`EventFolder`)."""
-    folder = EventFolder()
-    folder.feed(events)
-    return folder.message()
-
-
 class Driver(Protocol):
     """What the inspector controls act on.  Every method may block: call from a worker thread only."""
 
@@ -186,14 +136,21 @@ class Driver(Protocol):
 
 
 class ReplayDriver:
-    """Steps through a recorded list of steps: no model, no tokenizer, the same controls where they apply."""
+    """Steps through a recorded list of steps: no model, no tokenizer, the same controls where they apply.
+
+    The message is the stream parser's, fed the text each step gave the parser when it was recorded
+    (``Step.fed_text``), so a replay shows exactly what the live run showed, for every format.
+    """
 
     can_force = False
 
-    def __init__(self, steps: Sequence[Step], *, label: str = "session replay") -> None:
+    def __init__(
+        self, steps: Sequence[Step], new_parser: Callable[[], StreamParser], *, label: str = "session replay"
+    ) -> None:
         self._steps = list(steps)
         self._cursor = 0
-        self._folder = EventFolder()
+        self._new_parser = new_parser
+        self._parser = new_parser()
         self.label = label
 
     @property
@@ -214,14 +171,14 @@ class ReplayDriver:
             return None
         step = self._steps[self._cursor]
         self._cursor += 1
-        self._folder.feed(step.events)
+        self._parser.feed(step.fed_text)
         return step
 
     def rewind(self, k: int) -> int:
         self._cursor = max(0, self._cursor - max(0, k))
-        self._folder = EventFolder()
+        self._parser = self._new_parser()
         for step in self._steps[: self._cursor]:
-            self._folder.feed(step.events)
+            self._parser.feed(step.fed_text)
         return self._cursor
 
     def force(self, token_id: int) -> Step:
@@ -231,7 +188,7 @@ class ReplayDriver:
         raise ControlRefused("a recorded session keeps its recorded constraint: load a model to change it")
 
     def message(self) -> Message:
-        return self._folder.message()
+        return self._parser.current()
 
     def token_id_for(self, text: str) -> int | None:
         return None
