@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint bench screenshots clean
+.PHONY: install run test check lint bench screenshots clean
 
 $(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ run: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check workbench tests benchmarks scripts
 	$(PY) -m pytest -q
+
+# The fast loop: lint, types, and every test not marked slow (under 3 minutes on 2 cores).
+check: $(STAMP)
+	$(VENV)/bin/ruff check workbench tests benchmarks scripts
+	$(VENV)/bin/mypy
+	$(PY) -m pytest -q -m "not slow"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check workbench tests benchmarks scripts

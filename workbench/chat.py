@@ -11,8 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.errors import WorkbenchError
 
-class ChatDataError(ValueError):
+
+class ChatDataError(WorkbenchError, ValueError):
     """Messages or tools JSON is not in the expected OpenAI shape."""
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from workbench import __version__
 from workbench.chat import ChatDataError, Message, Tool
 from workbench.engine.step import Candidate, Step
+from workbench.errors import WorkbenchError
 from workbench.events import Event
 from workbench.spec import FormatSpec, SpecError
 
@@ -49,7 +50,7 @@ _PROB_SIGNIFICANT = 5
 _TIMING_DIGITS = 3
 
 
-class SessionError(Exception):
+class SessionError(WorkbenchError):
     """A session file could not be read, or it is not a session this workbench understands."""
 
 

@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
+from workbench.errors import WorkbenchError
+
 SPEC_VERSION = 1
 
 REASONING_MODES = ("none", "tag_based", "delimiter", "forced_open", "forced_closed", "tools_only")
@@ -32,7 +34,7 @@ TOOL_FORMATS = (
 ID_POSITIONS = ("none", "pre_func_name", "between_func_and_args", "post_args")
 
 
-class SpecError(ValueError):
+class SpecError(WorkbenchError, ValueError):
     """A spec (or its JSON) is malformed; the message names the field."""
 
 

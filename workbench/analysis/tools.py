@@ -315,6 +315,7 @@ def _tagged_layout(f: Findings, region: CallRegion, ns: int, a_start: int, a_end
             else "the second call is not rendered",
         )
     else:
+        assert two is not None  # nb >= 0 only when the second call was rendered
         t["parallel"] = True
         between = two.text[a_end:nb]
         rep_head = common_suffix_aligned(head, between)

@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.errors import WorkbenchError
+
 LLAMACPP = "llamacpp"
 PEERS = "peers"
 
 
-class CaseFileError(ValueError):
+class CaseFileError(WorkbenchError, ValueError):
     """A case file (or a folder given to the runner) is not in a shape this runner understands."""
 
 

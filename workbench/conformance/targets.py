@@ -27,6 +27,7 @@ from typing import Any
 
 from workbench.conformance.cases import LLAMACPP, Case
 from workbench.conformance.plan import Plan
+from workbench.errors import WorkbenchError
 from workbench.spec import FormatSpec, SpecError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,7 +38,7 @@ TEMPLATE = "template"
 SPEC = "spec"
 
 
-class TargetError(Exception):
+class TargetError(WorkbenchError):
     """A case's template or spec could not be found, read or analysed."""
 
 

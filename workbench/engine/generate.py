@@ -27,6 +27,7 @@ from workbench.engine.detok import IncrementalText
 from workbench.engine.loaded import LoadedModel
 from workbench.engine.sampling import SamplingConfig, sample_token, top_k
 from workbench.engine.step import Candidate, Step
+from workbench.errors import WorkbenchError
 from workbench.events import Diagnostic, Event
 from workbench.grammar import GrammarPlan, build_grammar
 from workbench.grammar.matcher import ConstrainedMatcher
@@ -39,11 +40,11 @@ MAX_RESAMPLES = 16
 PARSER_CHECKPOINT_EVERY = 32
 
 
-class ForceRefused(Exception):
+class ForceRefused(WorkbenchError):
     """A forced token is not allowed here; the message says why (grammar phase, what it expects)."""
 
 
-class GenerationError(Exception):
+class GenerationError(WorkbenchError):
     """Generation cannot start or continue (no template, prompt too long, finished...)."""
 
 
@@ -75,7 +76,8 @@ def render_prompt(
         src = template.for_tools(bool(tools))
         text, kwargs = src.text, src.render_kwargs()
     else:
-        text = template if isinstance(template, str) else getattr(loaded.tokenizer, "chat_template", None)
+        own = getattr(loaded.tokenizer, "chat_template", None)
+        text = template if isinstance(template, str) else (own if isinstance(own, str) else "")
         kwargs = {
             "bos_token": loaded.tokenizer.bos_token or "",
             "eos_token": loaded.tokenizer.eos_token or "",

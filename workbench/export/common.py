@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.errors import WorkbenchError
 from workbench.validate import PASS, UNSUPPORTED
 
 
-class ExportError(Exception):
+class ExportError(WorkbenchError):
     """The spec cannot be exported to the requested target (the message says why, in one line)."""
 
 

@@ -262,7 +262,7 @@ def build_response_template(spec: FormatSpec) -> dict[str, Any]:
                 fields["content"]["close_pattern"] = _lit(c.end)
         else:
             fields["content"] = {"repeats": True, "join": ""}
-    calls = tools.get("tool_calls")
+    calls: dict[str, Any] = tools.get("tool_calls") or {}
     json_body = calls and calls.get("content") == "json" and not spec.tools.args_python_dict
     if json_body and calls.get("close_pattern"):
         calls["close_pattern"] = _json_aware(calls["close_pattern"])
@@ -327,7 +327,8 @@ def prove_response_template(
             out.append(CaseProof(case.id, UNSUPPORTED, case.reason or "case not applicable"))
             continue
         try:
-            hf = parse_response(case.output, template, prefix=case.generation_prefix, tools=tool_dicts)
+            hf_tools: list[Any] = list(tool_dicts)
+            hf = parse_response(case.output, template, prefix=case.generation_prefix, tools=hf_tools)
             diff = compare_messages(case.parsed, normalize_hf_message(hf), compare_ids=case.compare_ids)
             problem = diff[0] if diff else ""
         except Exception as exc:  # the consumer rejecting the output is the finding

@@ -17,10 +17,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from workbench.errors import WorkbenchError
+
 Element = dict[str, Any]
 
 
-class GrammarError(ValueError):
+class GrammarError(WorkbenchError, ValueError):
     """A grammar cannot be built from this spec, these tools or this tool choice; the message says why."""
 
 

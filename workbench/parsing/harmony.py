@@ -118,7 +118,7 @@ class HarmonyMachine(Machine):
                         return
                     yield from self.wait()
                     continue
-            token = m.group(0)  # type: ignore[union-attr]
+            token = m.group(0)
             boundary = True
             if token in HEADER_TOKENS:
                 self.outside = False

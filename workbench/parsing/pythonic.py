@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from workbench.parsing.builder import CallLog
@@ -261,7 +262,7 @@ class PythonicFormat(ToolFormat):
         first = True
         broken = False
         while True:
-            found = yield from m.lookahead(lambda look, f=first: self._key(look, f))
+            found = yield from m.lookahead(partial(self._key, first=first))
             if found is None:
                 if m.final and not m.buf[m.pos :].strip():
                     m.out.diagnose("E-STREAM-TRUNCATED", "the output ended inside a call", m.offset())

@@ -11,6 +11,7 @@ member so the arguments value can be streamed while it arrives, whatever the mem
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from workbench.parsing.builder import CallLog
@@ -250,7 +251,7 @@ class JsonNativeFormat(ToolFormat):
         index = call.index if call is not None else None
         first = True
         while True:
-            found = yield from m.lookahead(lambda look, f=first: self._key(look, f, top))
+            found = yield from m.lookahead(partial(self._key, first=first, top=top))
             if found is None:
                 rest = m.buf[m.pos :].lstrip()
                 return TRUNCATED if m.final and (not rest or rest[0] in ',"') else BAD

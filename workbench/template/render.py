@@ -34,6 +34,7 @@ from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from workbench.chat import Message, Tool
+from workbench.errors import WorkbenchError
 
 DEFAULT_TIME_LIMIT = 2.0
 # Largest str/list a single ``*`` may build, and largest integer (in bits) ``*`` or ``**`` may build.
@@ -46,7 +47,7 @@ _LOOP_GUARD = "__workbench_loop_guard"
 _TICK = "__workbench_tick"
 
 
-class TemplateError(Exception):
+class TemplateError(WorkbenchError):
     """A template failed to compile or render.
 
     ``line`` is the template line when known, ``kind`` one of syntax | raised | undefined | security | limit
@@ -268,6 +269,7 @@ def _guard_template(ast: nodes.Template) -> nodes.Template:
         if loop.recursive:
             loop.body.insert(0, _tick_node(loop.lineno))
     for body_owner in ast.find_all((nodes.Macro, nodes.CallBlock)):
+        assert isinstance(body_owner, (nodes.Macro, nodes.CallBlock))
         body_owner.body.insert(0, _tick_node(body_owner.lineno))
     return ast
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from workbench.errors import WorkbenchError
 from workbench.spec import FormatSpec
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -54,7 +55,7 @@ HUB_TIMEOUT = float(os.environ.get("WORKBENCH_HUB_TIMEOUT", "3"))
 _PASS_LOCAL = "pass a local .jinja file, tokenizer_config.json, model folder or .gguf instead"
 
 
-class SourceError(Exception):
+class SourceError(WorkbenchError):
     """A template could not be found or read."""
 
 

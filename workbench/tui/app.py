@@ -412,6 +412,8 @@ class WorkbenchApp(App[None]):
                 loaded = ws.loaded_model
                 if loaded is None:
                     raise ControlRefused("no model is loaded")
+                if ws.spec is None:
+                    raise ControlRefused("no format spec yet: analyse the template first")
                 generator = _make_generator(loaded, ws, messages, tools, tool_choice, constrain, kwargs)
                 ws.driver = GeneratorDriver(generator, loaded.tokenizer, label=ws.model_name)
             except Exception as exc:  # GenerationError, GrammarError, TemplateError, ...: a notification
@@ -578,7 +580,7 @@ def _token_id(drv: Any, answer: str) -> int:
     return int(token_id)
 
 
-def _load_model(ref: str | None, progress: Callable[[str], None]) -> tuple[str, LoadedModel, str]:
+def _load_model(ref: str | None, progress: engine_model.Progress) -> tuple[str, LoadedModel, str]:
     """(name, loaded model, notice): the model asked for, else the default when cached, else a tiny one.
 
     The TUI never starts the default model's 93 MB download by itself: without ``--model`` it uses the
@@ -628,6 +630,7 @@ def _make_generator(
     """
     from workbench.engine.generate import Generator
 
+    assert ws.spec is not None  # checked by the caller
     return Generator(
         loaded,
         ws.spec,

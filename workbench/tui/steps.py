@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.chat import Message
 from workbench.engine.step import Step
+from workbench.errors import WorkbenchError
 from workbench.parsing import StreamParser
 
 if TYPE_CHECKING:  # the engine pulls in the grammar stack; a replay-only TUI never needs it
     from workbench.engine.generate import Generator
 
 
-class ControlRefused(RuntimeError):
+class ControlRefused(WorkbenchError, RuntimeError):
     """A control cannot be applied (e.g. forcing a token in a replay); the message says why."""
 
 

@@ -86,11 +86,11 @@ class AnalysisScreen(WorkbenchScreen):
         yield Notice(id="analysis-notice", classes="-hidden")
         with Vertical(id="analysis-main"):
             with Horizontal(id="analysis-top"):
-                table = DataTable(id="probes", cursor_type="row", zebra_stripes=True)
+                table: DataTable[Any] = DataTable(id="probes", cursor_type="row", zebra_stripes=True)
                 table.border_title = "probes"
                 yield table
                 with Vertical(id="analysis-right"):
-                    markers = DataTable(id="markers", cursor_type="row")
+                    markers: DataTable[Any] = DataTable(id="markers", cursor_type="row")
                     markers.border_title = "markers and modes (e: edit)"
                     yield markers
                     yield Static(id="warnings")

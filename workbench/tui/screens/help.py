@@ -21,9 +21,10 @@ def _screen_keys(screen: Screen[Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for binding in getattr(type(screen), "BINDINGS", []):
         if isinstance(binding, Binding) and binding.description:
-            out.append((binding.key_display or names.get(binding.key, binding.key), binding.description))
+            key = binding.key_display or names.get(binding.key, binding.key)
+            out.append((str(key), str(binding.description)))
         elif isinstance(binding, tuple) and len(binding) >= 3:
-            out.append((names.get(binding[0], binding[0]), binding[2]))
+            out.append((str(names.get(binding[0], binding[0])), str(binding[2])))
     return out
 
 

@@ -7,7 +7,7 @@ again.  All numbers come from the ``Step`` records: the inspector never sees a r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -88,7 +88,7 @@ class InspectorScreen(WorkbenchScreen):
             with Vertical(id="facts-pane") as facts:
                 facts.border_title = "step"
                 yield Static(id="facts")
-            table = DataTable(id="candidates", cursor_type="row", zebra_stripes=False)
+            table: DataTable[Any] = DataTable(id="candidates", cursor_type="row", zebra_stripes=False)
             table.border_title = "top candidates before masking"
             yield table
         yield HeatStrip(id="heat")

@@ -165,7 +165,7 @@ class TemplateScreen(WorkbenchScreen):
         self.render_job(ws.template_text, messages, tools or None, kwargs, self._render_rev)
 
     @work(thread=True, exclusive=True, group="render")
-    def render_job(self, text: str, messages: list, tools: list | None, kwargs: dict, rev: int) -> None:  # type: ignore[type-arg]
+    def render_job(self, text: str, messages: list, tools: list | None, kwargs: dict, rev: int) -> None:
         try:
             out = render(text, messages, tools=tools, **kwargs)
         except TemplateError as exc:
