@@ -14,7 +14,14 @@ is printed.  SGLang is never a dependency of this project: point ``--sglang`` at
 is extracted to a temporary folder and the modules it imports but does not need for parsing (the OpenAI
 protocol models, env flags, orjson) are stubbed.  Without the wheels the comparison is reported as skipped.
 
-Usage: ``python benchmarks/stream_parse.py [--sizes 1000 10000 100000] [--repeat 3] [--sglang DIR]``
+The scale part (``--only shapes``) feeds hostile output *shapes* of 64 KB to 8 MB, one-shot and streamed
+(4-character chunks, a :class:`~workbench.parsing.DeltaTracker` taking deltas after every chunk, as an
+engine plug-in streams): many small calls, marker soup, near-markers (text full of ``<`` and marker
+prefixes), deep nesting, and long prose. For each shape and mode it prints microseconds per kilobyte and the
+per-byte cost ratio largest/smallest (goal <= 1.5: the parser is linear in every shape).
+
+Usage: ``python benchmarks/stream_parse.py [--sizes 1000 10000 100000] [--repeat 3] [--sglang DIR]
+[--shape-sizes 65536 1048576 8388608] [--only tokens|shapes]``
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from workbench.parsing import StreamParser  # noqa: E402
+from workbench.parsing import DeltaTracker, StreamParser, parse  # noqa: E402
 from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec  # noqa: E402
 
 SPEC = FormatSpec(
@@ -92,6 +99,116 @@ def make_bare_tokens(n: int, *, seed: int = 7) -> list[str]:
         toks += [rng.choice(WORDS) + " " for _ in range(rng.randrange(60, 120))] + ['"}}', " "]
     toks.append("<|eot_id|>")
     return toks
+
+
+# ------------------------------------------------------------------------------------------ shapes
+def _fill(unit: Callable[[random.Random], str], size: int, seed: int = 11) -> str:
+    """Concatenate ``unit`` outputs to ``size`` characters (the last unit may be cut)."""
+    rng = random.Random(seed)
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        piece = unit(rng)
+        parts.append(piece)
+        total += len(piece)
+    return "".join(parts)[:size]
+
+
+def shape_many_calls(size: int) -> str:
+    """Thousands of small Qwen-style calls back to back."""
+
+    def unit(rng: random.Random) -> str:
+        args = json.dumps({"n": rng.randrange(1000)})
+        return f'<tool_call>\n{{"name": "write_note", "arguments": {args}}}\n</tool_call>\n'
+
+    return _fill(unit, size) + "<|im_end|>"
+
+
+def shape_marker_soup(size: int) -> str:
+    """Markers and marker fragments in random order: every position is a possible start of something."""
+    pieces = ("<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_", "</thi", "{", '"', "}", "\n")
+
+    def unit(rng: random.Random) -> str:
+        return rng.choice(pieces)
+
+    return _fill(unit, size)
+
+
+def shape_near_markers(size: int) -> str:
+    """Prose full of ``<`` and marker prefixes that never complete."""
+    pieces = ("a < b ", "<tool_cal ", "<thin ", "<|im_en ", "</tool_cal ", "<< ", "x<y ")
+
+    def unit(rng: random.Random) -> str:
+        return rng.choice(pieces) + rng.choice(WORDS) + " "
+
+    return _fill(unit, size)
+
+
+def shape_deep_nesting(size: int) -> str:
+    """Calls whose arguments nest 40 levels deep, repeated."""
+
+    def unit(rng: random.Random) -> str:
+        depth = 40
+        value = '{"k": ' * depth + str(rng.randrange(10)) + "}" * depth
+        return f'<tool_call>\n{{"name": "write_note", "arguments": {value}}}\n</tool_call>\n'
+
+    return _fill(unit, size) + "<|im_end|>"
+
+
+def shape_prose(size: int) -> str:
+    """Reasoning then plain prose: the common case, as a baseline for the others."""
+
+    def unit(rng: random.Random) -> str:
+        return " " + rng.choice(WORDS) + ("." if rng.random() < 0.1 else "")
+
+    return "<think>" + _fill(unit, size // 2) + "</think>\n\n" + _fill(unit, size // 2) + "<|im_end|>"
+
+
+SHAPES: dict[str, Callable[[int], str]] = {
+    "many calls": shape_many_calls,
+    "marker soup": shape_marker_soup,
+    "near-markers": shape_near_markers,
+    "deep nesting": shape_deep_nesting,
+    "prose": shape_prose,
+}
+
+
+def time_one_shot(text: str) -> float:
+    start = time.perf_counter()
+    parse(SPEC, text)
+    return time.perf_counter() - start
+
+
+def time_streamed(text: str, chunk: int = 4) -> float:
+    parser = StreamParser(SPEC)
+    tracker = DeltaTracker(parser)
+    start = time.perf_counter()
+    for i in range(0, len(text), chunk):
+        parser.feed(text[i : i + chunk])
+        tracker.take()
+    parser.finish()
+    tracker.take()
+    return time.perf_counter() - start
+
+
+def run_shapes(sizes: list[int]) -> None:
+    """Per-kilobyte cost of every shape, one-shot and streamed, and its growth from smallest to largest."""
+    print("scale: per-byte cost by output shape (goal: ratio largest/smallest <= 1.5)")
+    print(f"  {'shape':<14} {'mode':<9}" + "".join(f"{_size_label(n):>12}" for n in sizes) + "     ratio")
+    for name, make in SHAPES.items():
+        texts = {n: make(n) for n in sizes}
+        for mode, timer in (("one-shot", time_one_shot), ("streamed", time_streamed)):
+            per_kb: dict[int, float] = {}
+            for n in sizes:
+                repeat = 3 if n <= 1 << 20 else 1
+                per_kb[n] = min(timer(texts[n]) for _ in range(repeat)) / len(texts[n]) * 1024 * 1e6
+            ratio = per_kb[max(sizes)] / per_kb[min(sizes)]
+            cells = "".join(f"{per_kb[n]:>9.0f} us" for n in sizes)
+            print(f"  {name:<14} {mode:<9}{cells}   {ratio:6.2f}  (us per KB)")
+
+
+def _size_label(n: int) -> str:
+    return f"{n >> 20} MB" if n >= 1 << 20 else f"{n >> 10} KB"
 
 
 def time_ours(tokens: list[str], spec: FormatSpec = SPEC) -> float:
@@ -194,7 +311,14 @@ def main() -> None:
         default=os.environ.get("WORKBENCH_SGLANG_DIR", "/tmp/sglang_dl"),
         help="folder with the sglang and partial_json_parser wheels",
     )
+    ap.add_argument("--shape-sizes", type=int, nargs="+", default=[1 << 16, 1 << 20, 1 << 23])
+    ap.add_argument("--only", choices=("tokens", "shapes"), default=None)
     args = ap.parse_args()
+
+    if args.only != "tokens":
+        run_shapes(args.shape_sizes)
+        if args.only == "shapes":
+            return
 
     for title, maker, spec in (
         ("reasoning + one tool call", make_tokens, SPEC),

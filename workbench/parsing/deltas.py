@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.parsing.builder import MessageBuilder
+from workbench.parsing.builder import CallLog, MessageBuilder
 from workbench.parsing.options import ParseResult
 
 
@@ -23,6 +23,9 @@ class DeltaTracker:
         self._content = 0
         self._reasoning = 0
         self._args_sent: dict[int, int] = {}
+        # Calls before this index are finished and fully sent: they can never grow again, so ``take`` starts
+        # here and its cost follows what grew, not how many calls the output already holds.
+        self._settled = 0
 
     def take(self) -> list[dict[str, Any]]:
         """The deltas for everything that grew since the last call (does not change the parser)."""
@@ -34,32 +37,47 @@ class DeltaTracker:
         if len(log.content) > self._content:
             out.append({"content": "".join(log.content[self._content :])})
             self._content = len(log.content)
-        for call in log.calls:
-            if call.name is None:
-                continue
-            sent = self._args_sent.get(call.index)
-            if sent is None:
-                if call.id_expected and not call.id and not call.closed and not call.dropped:
-                    continue  # the id comes later in this format: send name and id together
-                out.append(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": call.index,
-                                "id": call.id or None,
-                                "type": "function",
-                                "function": {"name": call.name, "arguments": ""},
-                            }
-                        ]
-                    }
-                )
-                sent = 0
-            if len(call.args) > sent:
-                fragment = "".join(call.args[sent:])
-                out.append({"tool_calls": [{"index": call.index, "function": {"arguments": fragment}}]})
-                sent = len(call.args)
-            self._args_sent[call.index] = sent
+        calls = log.calls
+        for i in range(self._settled, len(calls)):
+            self._take_call(calls[i], out)
+        while self._settled < len(calls) and self._is_settled(calls[self._settled]):
+            self._settled += 1
         return out
+
+    def _is_settled(self, call: CallLog) -> bool:
+        """True when ``call`` will never produce another delta (closed or dropped, and everything sent)."""
+        if not (call.closed or call.dropped):
+            return False
+        if call.name is None:
+            return True
+        sent = self._args_sent.get(call.index)
+        return sent is not None and sent == len(call.args)
+
+    def _take_call(self, call: CallLog, out: list[dict[str, Any]]) -> None:
+        if call.name is None:
+            return
+        sent = self._args_sent.get(call.index)
+        if sent is None:
+            if call.id_expected and not call.id and not call.closed and not call.dropped:
+                return  # the id comes later in this format: send name and id together
+            out.append(
+                {
+                    "tool_calls": [
+                        {
+                            "index": call.index,
+                            "id": call.id or None,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+            sent = 0
+        if len(call.args) > sent:
+            fragment = "".join(call.args[sent:])
+            out.append({"tool_calls": [{"index": call.index, "function": {"arguments": fragment}}]})
+            sent = len(call.args)
+        self._args_sent[call.index] = sent
 
 
 def chunk(

@@ -72,8 +72,12 @@ class MarkerSet:
         return m.group(0) if m else None
 
     def could_start_at(self, buf: str, i: int) -> bool:
-        """True when ``buf[i:]`` (running to the end of the buffer) is a proper prefix of some marker."""
-        return buf[i:] in self._prefixes
+        """True when ``buf[i:]`` (running to the end of the buffer) is a proper prefix of some marker.
+
+        The length is checked first: a longer tail cannot be a prefix, and slicing it would make every call
+        cost the rest of the buffer (quadratic over a one-shot parse of marker-dense text).
+        """
+        return len(buf) - i < self._max and buf[i:] in self._prefixes
 
     def hold(self, buf: str, start: int) -> int:
         """How many trailing characters of ``buf[start:]`` may still be the beginning of a marker."""
