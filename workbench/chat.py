@@ -74,35 +74,69 @@ class Message:
         }
 
     @classmethod
-    def from_openai(cls, data: Any) -> Message:
+    def from_openai(cls, data: Any, where: str = "message") -> Message:
+        """A message from its OpenAI JSON form; a field of the wrong type is refused, named by its path."""
         if not isinstance(data, dict) or "role" not in data:
-            raise ChatDataError("message: expected an object with a 'role'")
-        calls = []
-        for raw in data.get("tool_calls") or ():
-            if not isinstance(raw, dict):
-                raise ChatDataError("tool_calls: each entry must be an object")
-            fn = raw.get("function", raw)
-            args = fn.get("arguments", {})
-            calls.append(
-                ToolCall(
-                    name=str(fn.get("name", "")),
-                    arguments=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
-                    id=str(raw.get("id") or ""),
-                )
-            )
+            raise ChatDataError(f"{where}: expected an object with a 'role'")
+        role = _optional_str(data, "role", where)
+        raw_calls = data.get("tool_calls")
+        if raw_calls is None:
+            raw_calls = []
+        if not isinstance(raw_calls, list):
+            raise ChatDataError(f"{where}.tool_calls: expected a list")
+        calls = [_tool_call(raw, f"{where}.tool_calls[{i}]") for i, raw in enumerate(raw_calls)]
         content = data.get("content")
         if content is not None and not isinstance(content, (str, list)):
-            raise ChatDataError("message content must be a string, a list of parts, or null")
+            raise ChatDataError(f"{where}.content: must be a string, a list of parts, or null")
         if isinstance(content, list):
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+            content = "".join(_part_text(part, f"{where}.content[{i}]") for i, part in enumerate(content))
         return cls(
-            role=str(data["role"]),
+            role=role or "",
             content=content,
-            reasoning_content=data.get("reasoning_content"),
+            reasoning_content=_optional_str(data, "reasoning_content", where),
             tool_calls=tuple(calls),
-            tool_call_id=data.get("tool_call_id"),
-            name=data.get("name"),
+            tool_call_id=_optional_str(data, "tool_call_id", where),
+            name=_optional_str(data, "name", where),
         )
+
+
+def _optional_str(data: dict[str, Any], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ChatDataError(f"{where}.{key}: expected a string, got {type(value).__name__}")
+    return value
+
+
+def _part_text(part: Any, where: str) -> str:
+    """The text of one content part; parts without text (images) contribute nothing."""
+    if not isinstance(part, dict):
+        raise ChatDataError(f"{where}: expected an object")
+    text = part.get("text", "")
+    if not isinstance(text, str):
+        raise ChatDataError(f"{where}.text: expected a string, got {type(text).__name__}")
+    return text
+
+
+def _tool_call(raw: Any, where: str) -> ToolCall:
+    if not isinstance(raw, dict):
+        raise ChatDataError(f"{where}: expected an object")
+    fn = raw.get("function", raw)
+    if not isinstance(fn, dict):
+        raise ChatDataError(f"{where}.function: expected an object with 'name' and 'arguments'")
+    name = fn.get("name", "")
+    if not isinstance(name, str):
+        raise ChatDataError(f"{where}.function.name: expected a string, got {type(name).__name__}")
+    args = fn.get("arguments", {})
+    if not isinstance(args, (str, dict, list)):
+        raise ChatDataError(f"{where}.function.arguments: expected a JSON string or object")
+    call_id = raw.get("id")
+    if call_id is not None and not isinstance(call_id, (str, int)):
+        raise ChatDataError(f"{where}.id: expected a string")
+    return ToolCall(
+        name=name,
+        arguments=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+        id=str(call_id or ""),
+    )
 
 
 @dataclass(frozen=True)
@@ -118,14 +152,20 @@ class Tool:
         }
 
     @classmethod
-    def from_openai(cls, data: Any) -> Tool:
+    def from_openai(cls, data: Any, where: str = "tool") -> Tool:
+        """A tool from its OpenAI JSON form; a field of the wrong type is refused, named by its path."""
         if not isinstance(data, dict):
-            raise ChatDataError("tool: expected an object")
+            raise ChatDataError(f"{where}: expected an object")
         fn = data.get("function", data)
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise ChatDataError("tool: expected {'type': 'function', 'function': {'name': ...}}")
+            raise ChatDataError(f"{where}: expected {{'type': 'function', 'function': {{'name': ...}}}}")
         params = fn.get("parameters") or {"type": "object", "properties": {}}
-        return cls(name=fn["name"], description=str(fn.get("description", "")), parameters=params)
+        if not isinstance(params, dict):
+            raise ChatDataError(f"{where}.function.parameters: expected a JSON schema object")
+        description = fn.get("description", "")
+        if not isinstance(description, str):
+            raise ChatDataError(f"{where}.function.description: expected a string")
+        return cls(name=fn["name"], description=description, parameters=params)
 
 
 def load_messages(data: Any) -> list[Message]:
@@ -134,7 +174,7 @@ def load_messages(data: Any) -> list[Message]:
         data = data["messages"]
     if not isinstance(data, list):
         raise ChatDataError("messages: expected a JSON list of messages")
-    return [Message.from_openai(m) for m in data]
+    return [Message.from_openai(m, f"messages[{i}]") for i, m in enumerate(data)]
 
 
 def load_tools(data: Any) -> list[Tool]:
@@ -143,4 +183,4 @@ def load_tools(data: Any) -> list[Tool]:
         data = data["tools"]
     if not isinstance(data, list):
         raise ChatDataError("tools: expected a JSON list of tools")
-    return [Tool.from_openai(t) for t in data]
+    return [Tool.from_openai(t, f"tools[{i}]") for i, t in enumerate(data)]
