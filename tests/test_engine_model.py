@@ -108,3 +108,47 @@ def test_default_smollm2_writes_a_valid_weather_call() -> None:
     assert [c.name for c in calls] == ["get_weather"]
     jsonschema.validate(calls[0].arguments_value(), weather.parameters)
     assert "paris" in json.dumps(calls[0].arguments_value()).lower()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "pickle"])
+def test_corrupt_weights_are_one_model_error(tmp_path: Path, damage: str) -> None:
+    """Truncated or garbage safetensors, or a pickle ``.bin`` (refused by torch's weights_only), never a
+    traceback: each is one ModelError naming the folder."""
+    tok = build_fallback_tokenizer()
+    make_tiny_model(tok).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    weights = tmp_path / "model.safetensors"
+    if damage == "truncate":
+        weights.write_bytes(weights.read_bytes()[:100])
+    elif damage == "garbage":
+        weights.write_bytes(b"\xff" * 4096)
+    else:
+        import pickle
+
+        weights.unlink()
+
+        class Boom:
+            def __reduce__(self) -> tuple[object, tuple[str]]:
+                return (print, ("executed",))
+
+        (tmp_path / "pytorch_model.bin").write_bytes(pickle.dumps({"w": Boom()}))
+    with pytest.raises(ModelError, match="could not load") as info:
+        load_model(str(tmp_path))
+    assert "\n" not in str(info.value)
+
+
+def test_prompt_longer_than_the_model_context_is_refused() -> None:
+    from workbench.engine.generate import GenerationError, Generator
+    from workbench.engine.tiny import load_tiny
+    from workbench.spec import FormatSpec
+
+    loaded = load_tiny(prefer_shared=False)
+    limit = loaded.model.config.max_position_embeddings
+    long_text = "word " * (limit + 10)
+    with pytest.raises(GenerationError, match=f"limit of {limit}"):
+        Generator(
+            loaded,
+            FormatSpec(),
+            messages=[Message(role="user", content=long_text)],
+            template="{% for m in messages %}{{ m.content }}{% endfor %}",
+        )

@@ -35,6 +35,10 @@ from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 
 MAX_RESAMPLES = 16
+#: Longest prompt, in tokens, a generation accepts when the model does not state its own context length.
+#: Prefill memory grows with the prompt (the KV cache and one layer's activations; the logits are computed
+#: for the last position only), so an unbounded prompt could take all memory.
+DEFAULT_MAX_PROMPT_TOKENS = 32768
 # Parser snapshots are taken every this many steps; a rewind restores the nearest one at or before the
 # target and re-feeds the few steps after it (feeding is ~10 us a chunk, a snapshot costs milliseconds).
 PARSER_CHECKPOINT_EVERY = 32
@@ -174,6 +178,11 @@ class Generator:
         ids = loaded.tokenizer.encode(self.prompt, add_special_tokens=False)
         if not ids:
             raise GenerationError("the rendered prompt is empty")
+        limit = max_prompt_tokens(loaded)
+        if len(ids) > limit:
+            raise GenerationError(
+                f"the rendered prompt has {len(ids)} tokens, more than this model's limit of {limit}"
+            )
         self.prompt_ids: list[int] = list(ids)
         self.token_ids: list[int] = []
         self.steps: list[Step] = []
@@ -223,6 +232,7 @@ class Generator:
                     input_ids=torch.tensor([self._pending], dtype=torch.long),
                     past_key_values=self._cache,
                     use_cache=True,
+                    logits_to_keep=1,  # prefill: the vocabulary-sized logits of the last position only
                 )
             self._cache = out.past_key_values
             self._logits = out.logits[0, -1].float()
@@ -463,3 +473,12 @@ class Generator:
             parallel_tool_calls=self.plan.parallel,
         )
         return parse(self.spec, self.text, self.tools, options)
+
+
+def max_prompt_tokens(loaded: Any) -> int:
+    """The prompt length cap: the model's own context length when its config states one, else the default."""
+    config = getattr(loaded.model, "config", None)
+    stated = getattr(config, "max_position_embeddings", None)
+    if isinstance(stated, int) and stated > 0:
+        return stated
+    return DEFAULT_MAX_PROMPT_TOKENS

@@ -109,7 +109,9 @@ def _transformers_load(where: str, progress: Progress | None, **kwargs: Any) -> 
     try:
         tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
         model = AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32, **kwargs)
-    except (OSError, ValueError, KeyError, RuntimeError, ImportError) as exc:
+    except Exception as exc:  # corrupt weights fail in many library-specific ways
+        # (safetensors' SafetensorError, torch's UnpicklingError for a refused pickle, ...): all mean the
+        # same to the person who pointed at the folder.
         raise ModelError(f"transformers could not load {where}: {_one_line(exc)}") from None
     model.eval()
     return model, tokenizer
