@@ -63,3 +63,25 @@ def test_well_formed_messages_still_load_with_dict_or_string_arguments() -> None
     assert msgs[0].content == "hi "
     assert [c.arguments_value() for c in msgs[1].tool_calls] == [{"city": "Paris"}, {"n": 1}]
     assert msgs[1].tool_calls[0].id == "c1"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"x": NaN}',
+        '{"x": Infinity}',
+        '{"x": -Infinity}',
+        '{"x": 1e999999}',
+        '{"x": ' + "1" * 5000 + "}",
+        "[" * 100_000 + "]" * 100_000,
+    ],
+)
+def test_arguments_that_are_not_strict_json_stay_text(arguments: str) -> None:
+    """The parse contract prints arguments as JSON: a value strict JSON cannot hold stays the model's text."""
+    import json
+
+    from workbench.chat import ToolCall
+
+    value = ToolCall(name="f", arguments=arguments).arguments_value()
+    assert value == arguments
+    json.dumps(ToolCall(name="f", arguments=arguments).to_contract(), allow_nan=False)

@@ -18,6 +18,17 @@ class ChatDataError(WorkbenchError, ValueError):
     """Messages or tools JSON is not in the expected OpenAI shape."""
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:20]} is not a finite number")
+    return value
+
+
 @dataclass(frozen=True)
 class ToolCall:
     name: str
@@ -25,10 +36,15 @@ class ToolCall:
     id: str = ""
 
     def arguments_value(self) -> Any:
-        """The decoded arguments; the raw text when it is not valid JSON (e.g. a cut-off stream)."""
+        """The decoded arguments; the raw text when it is not strict JSON (e.g. a cut-off stream).
+
+        Strict means what every JSON consumer accepts: no ``NaN``/``Infinity`` (nor numbers that overflow
+        to them, ``1e999999``), integers Python can convert (4,300 digits), nesting within the recursion
+        limit.  Anything else stays text, so the ``--json`` contract is always valid JSON.
+        """
         try:
-            return json.loads(self.arguments)
-        except (json.JSONDecodeError, TypeError):
+            return json.loads(self.arguments, parse_constant=_refuse_constant, parse_float=_finite_float)
+        except (ValueError, TypeError, RecursionError):
             return self.arguments
 
     def to_openai(self) -> dict[str, Any]:
