@@ -24,7 +24,10 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 
 install: $(STAMP)
 
+# Fetches the default model once (with progress); when that cannot be done it says why in one line and the
+# TUI opens on the tiny random model instead.
 run: $(STAMP)
+	-$(VENV)/bin/workbench model fetch
 	$(VENV)/bin/workbench tui
 
 test: $(STAMP)

@@ -29,6 +29,7 @@ COMMANDS: list[str] = [
     "generate",
     "render",
     "tui",
+    "model",
 ]
 
 for _name in COMMANDS:

