@@ -29,6 +29,7 @@ from workbench.conformance.cases import LLAMACPP, Case
 from workbench.conformance.plan import Plan
 from workbench.errors import WorkbenchError
 from workbench.spec import FormatSpec, SpecError
+from workbench.spec_io import load_spec
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_TEMPLATES = REPO.parent / "shared" / "templates"
@@ -263,11 +264,9 @@ class SpecProvider:
         if target.kind == SPEC:
             path = self.specs_dir / f"{target.ref}.json"
             try:
-                return FormatSpec.from_json(path.read_text(encoding="utf-8"))
-            except OSError as exc:
-                raise TargetError(f"cannot read spec {path}: {exc.strerror}") from None
+                return load_spec(path)
             except SpecError as exc:
-                raise TargetError(f"spec {path} is invalid: {exc}") from None
+                raise TargetError(str(exc)) from None
         path = self.templates_dir / f"{target.ref}.jinja"
         if not path.is_file():
             raise TargetError(f"template {path} not found (pass --templates DIR)")
