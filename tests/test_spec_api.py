@@ -26,10 +26,10 @@ OUTPUT = "<think>plan</think>\n\nOK."
 
 
 def test_runtime_tuples_are_the_literal_types_arguments() -> None:
-    assert spec_module.REASONING_MODES == get_args(spec_module.ReasoningMode)
-    assert spec_module.CONTENT_MODES == get_args(spec_module.ContentMode)
-    assert spec_module.TOOL_FORMATS == get_args(spec_module.ToolFormatName)
-    assert spec_module.ID_POSITIONS == get_args(spec_module.IdPosition)
+    assert get_args(spec_module.ReasoningMode) == spec_module.REASONING_MODES
+    assert get_args(spec_module.ContentMode) == spec_module.CONTENT_MODES
+    assert get_args(spec_module.ToolFormatName) == spec_module.TOOL_FORMATS
+    assert get_args(spec_module.IdPosition) == spec_module.ID_POSITIONS
     assert ToolsSpec._enums == {"format": spec_module.TOOL_FORMATS, "id_position": spec_module.ID_POSITIONS}
 
 
