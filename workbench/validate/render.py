@@ -6,99 +6,53 @@ prompt opened) is :func:`render_case`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from workbench.analysis.diff import common_prefix_len, diff_split
+from workbench.analysis.renders import Fallback, RenderLadder
 from workbench.spec import FormatSpec
-from workbench.template.render import TemplateError, render
+from workbench.template.render import TemplateError
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import ROUND_TRIP_TOOLS, USER_TURN, Case, build_cases
 from workbench.validate.report import RenderedCase
 
-_UNDEFINED_NAME = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
 
-
-@dataclass
 class CaseRenderer:
     """Renders conversations through one template with the analyzer's documented fallbacks.
 
     Some templates read variables only one serving stack passes (``functions``, ``datetime``) or use
     constructs the immutable sandbox refuses (``list.append``); the analyzer renders those with named
-    fallbacks (``workbench.analysis.workarounds``), and validation must render the same text the spec was
-    read from.  Every fallback taken is noted in the report.
+    fallbacks, and validation must render the same text the spec was read from, so both go through the one
+    :class:`~workbench.analysis.renders.RenderLadder`.  Every fallback taken is noted in the report.
     """
 
-    source: TemplateSource
-    time_limit: float = 2.0
-    extra_kwargs: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    _texts: dict[bool, str] = field(default_factory=dict)
+    def __init__(self, source: TemplateSource, time_limit: float = 2.0) -> None:
+        self.source = source
+        self.time_limit = time_limit
+        self.notes: list[str] = []
+        self._ladder = RenderLadder(source, time_limit=time_limit)
 
     def render(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation: bool
     ) -> str:
-        with_tools = tools is not None
-        if with_tools not in self._texts:
-            self._texts[with_tools] = self.source.for_tools(with_tools).text
-        kwargs = {**self.source.render_kwargs(), "enable_thinking": True, **self.extra_kwargs}
-        for _ in range(6):
-            try:
-                return render(
-                    self._texts[with_tools],
-                    messages,
-                    tools=tools,
-                    add_generation_prompt=generation,
-                    time_limit=self.time_limit,
-                    **kwargs,
-                )
-            except TemplateError as exc:
-                if not self._adjust(exc, with_tools):
-                    raise
-                kwargs = {**self.source.render_kwargs(), "enable_thinking": True, **self.extra_kwargs}
-        return render(
-            self._texts[with_tools], messages, tools=tools, add_generation_prompt=generation, **kwargs
-        )
-
-    def _adjust(self, exc: TemplateError, with_tools: bool) -> bool:
-        """Apply one fallback for ``exc``; True when something changed and the render is worth retrying."""
-        text = self._texts[with_tools]
-        m = _UNDEFINED_NAME.search(exc.detail)
-        if (
-            exc.kind == "undefined"
-            and m
-            and m.group(1) not in self.extra_kwargs
-            and m.group(1) in _undeclared(text)
-        ):
-            self.extra_kwargs[m.group(1)] = ""
-            self.notes.append(
-                f"render fallback: the template reads {m.group(1)!r}, which callers must pass; used ''"
-            )
-            return True
+        """Render with thinking enabled (the cases carry reasoning); raises the template's error when no
+        fallback helps."""
+        seen = len(self._ladder.fallbacks)
         try:
-            from workbench.analysis.workarounds import RENDER_PATCHES
-        except ImportError:  # pragma: no cover - the analysis package is part of this project
-            return False
-        for patch in RENDER_PATCHES:
-            if patch.matches(exc, text):
-                self._texts = {k: patch.apply(v) for k, v in self._texts.items()}
-                self.notes.append(f"render fallback {patch.name!r}: {patch.summary}")
-                return True
-        return False
+            return self._ladder.render(
+                messages, tools, add_generation_prompt=generation, base_kwargs={"enable_thinking": True}
+            )
+        finally:
+            self.notes.extend(_note(f) for f in self._ladder.fallbacks[seen:])
 
 
-def _undeclared(text: str) -> frozenset[str]:
-    import jinja2.meta
-
-    from workbench.template.render import compile_template
-
-    try:
-        compiled = compile_template(text)
-        return frozenset(jinja2.meta.find_undeclared_variables(compiled.env.parse(text)))
-    except Exception:
-        return frozenset()
+def _note(fallback: Fallback) -> str:
+    """A fallback in the words of the validation report."""
+    if fallback.kind == "variable":
+        return f"render fallback: the template reads {fallback.name!r}, which callers must pass; used ''"
+    return f"render fallback {fallback.name!r}: {fallback.summary}"
 
 
 def render_case(
