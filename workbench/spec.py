@@ -250,9 +250,12 @@ class FormatSpec:
         return tuple(out)
 
     def iter_markers(self) -> Iterator[str]:
-        """Every non-empty marker value (marker fields, then ``end_markers``), duplicates included."""
+        """Every non-empty marker value (marker fields, then marker lists such as ``end_markers``),
+        duplicates included."""
         yield from (m.value for m in self.marker_fields() if m.value)
-        yield from (m for m in self.end_markers if m)
+        for f in fields(self):
+            if f.metadata.get("markers"):
+                yield from (m for m in getattr(self, f.name) if m)
 
     def all_markers(self) -> tuple[str, ...]:
         """Every non-empty marker string the spec names, longest first (used to hold back partial text)."""
@@ -269,7 +272,7 @@ class FormatSpec:
         2. Thinking disabled on a template that controls reasoning (``forced_open`` / ``forced_closed``, or
            any mode of a template with a thinking switch) -> False: the model does not reason.
         3. With the rendered ``generation_prompt`` and a start marker: read it off the prompt -- True when
-           the prompt's last start marker is followed by no end marker (``...assistant\n<think>\n``).
+           the prompt's last start marker is followed by no end marker (``...assistant\\n<think>\\n``).
         4. Otherwise the spec's facts: ``forced_open`` and ``delimiter`` modes (the prompt opened the block,
            or reasoning has no start marker), or ``prompt.thinking_opened``; and only with thinking enabled.
 
