@@ -169,3 +169,27 @@ def test_missing_messages_file_and_missing_format_source(files: dict[str, Path])
     assert_clean_failure(code, err, "messages file not found")
     code, _, _ = run("--model", "tiny", "--messages", str(files["messages"]))
     assert code == 2
+
+
+def test_save_session_writes_a_session_that_replays(files: dict[str, Path]) -> None:
+    saved = files["dir"] / "run.json"
+    code, _, err = run(
+        *request(files, tools=files["tools"]),
+        "--tool-choice",
+        "required",
+        "--temperature",
+        "1",
+        "--seed",
+        "4",
+        "--max-new-tokens",
+        "60",
+        "--save-session",
+        str(saved),
+        "--json",
+    )
+    assert code == 0, err
+    assert f"saved session {saved}" in err
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    assert data["settings"]["tool_choice"] == "required" and data["steps"]
+    replayed = CliRunner().invoke(app, ["replay", str(saved)])
+    assert replayed.exit_code == 0, replayed.output

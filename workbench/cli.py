@@ -2,7 +2,9 @@
 
 Each sub-command lives in ``workbench/commands/<name>.py`` and exposes ``register(app)``; adding a
 command is one new file and one line in ``COMMANDS``.  Exit codes (a documented contract): 0 success,
-1 bad input (one clear line on stderr), 2 usage.
+1 bad input (one clear line on stderr), 2 usage.  Every command runs guarded
+(:func:`workbench.commands._common.guard_command`): a :class:`~workbench.errors.WorkbenchError` it does not
+handle itself is still one line on stderr and exit code 1, never a traceback.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import importlib
 
 import typer
+
+from workbench.commands._common import guard_command
 
 app = typer.Typer(
     name="workbench",
@@ -34,6 +38,9 @@ COMMANDS: list[str] = [
 
 for _name in COMMANDS:
     importlib.import_module(f"workbench.commands.{_name}").register(app)
+for _info in app.registered_commands:
+    if _info.callback is not None:
+        _info.callback = guard_command(_info.callback)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -12,16 +12,17 @@ the offending field instead of being silently dropped.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar
+from collections.abc import Iterator
+from dataclasses import Field, dataclass, field, fields, replace
+from typing import Any, ClassVar, Literal, NamedTuple, get_args
 
 from workbench.errors import WorkbenchError
 
 SPEC_VERSION = 1
 
-REASONING_MODES = ("none", "tag_based", "delimiter", "forced_open", "forced_closed", "tools_only")
-CONTENT_MODES = ("plain", "always_wrapped", "wrapped_with_reasoning")
-TOOL_FORMATS = (
+ReasoningMode = Literal["none", "tag_based", "delimiter", "forced_open", "forced_closed", "tools_only"]
+ContentMode = Literal["plain", "always_wrapped", "wrapped_with_reasoning"]
+ToolFormatName = Literal[
     "none",
     "json_native",
     "tag_with_json",
@@ -30,34 +31,80 @@ TOOL_FORMATS = (
     "harmony",  # gpt-oss / OpenChatML channels
     "pythonic",  # [f(a=1), g()]  (Llama 3.2, LFM2)
     "recipient",  # functionary v3.2: ">>>name\n{json}"
-)
-ID_POSITIONS = ("none", "pre_func_name", "between_func_and_args", "post_args")
+]
+IdPosition = Literal["none", "pre_func_name", "between_func_and_args", "post_args"]
+
+# The runtime tuples come from the Literal types, so a value the type checker accepts is exactly a value
+# ``from_dict`` accepts (and the JSON Schema's enums are checked against these by the tests).
+REASONING_MODES: tuple[ReasoningMode, ...] = get_args(ReasoningMode)
+CONTENT_MODES: tuple[ContentMode, ...] = get_args(ContentMode)
+TOOL_FORMATS: tuple[ToolFormatName, ...] = get_args(ToolFormatName)
+ID_POSITIONS: tuple[IdPosition, ...] = get_args(IdPosition)
+
+# Reasoning modes whose output starts inside reasoning without a start marker of its own: the prompt opened
+# the block (``forced_open``) or the format has only an end delimiter (``delimiter``).
+_OPENED_MODES: frozenset[str] = frozenset({"forced_open", "delimiter"})
+# Reasoning the template controls: with thinking disabled the model does not reason at all.
+_TEMPLATE_CONTROLLED_MODES: frozenset[str] = frozenset({"forced_open", "forced_closed"})
 
 
 class SpecError(WorkbenchError, ValueError):
     """A spec (or its JSON) is malformed; the message names the field."""
 
 
+class MarkerField(NamedTuple):
+    """One marker field of a spec: ``path`` is the dotted name :meth:`FormatSpec.with_edit` takes."""
+
+    path: str
+    value: str
+    description: str
+
+
+def _marker(description: str) -> Any:
+    """A string field holding literal output text (a marker): parsers hold back partial matches of it."""
+    return field(default="", metadata={"marker": True, "description": description})
+
+
+def _enum(description: str, values: tuple[str, ...]) -> dict[str, Any]:
+    """Metadata of a string field restricted to a closed set (``values`` come from its ``Literal`` type)."""
+    return {"description": description, "values": values}
+
+
+def _described(default: Any, description: str) -> Any:
+    """A plain field with a one-line description (not a marker, not an enum)."""
+    return field(default=default, metadata={"description": description})
+
+
+def _enums_of(cls: type) -> dict[str, tuple[str, ...]]:
+    return {f.name: f.metadata["values"] for f in fields(cls) if "values" in f.metadata}
+
+
+def _is_marker(f: Field[Any]) -> bool:
+    return bool(f.metadata.get("marker"))
+
+
 @dataclass(frozen=True)
 class ReasoningSpec:
     """How reasoning is delimited in the assistant output."""
 
-    mode: str = "none"
-    start: str = ""
-    end: str = ""
+    mode: ReasoningMode = field(default="none", metadata=_enum("how reasoning is delimited", REASONING_MODES))
+    start: str = _marker("opens a reasoning block")
+    end: str = _marker("closes a reasoning block")
 
-    _enums: ClassVar[dict[str, tuple[str, ...]]] = {"mode": REASONING_MODES}
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
 class ContentSpec:
     """Markers that wrap the visible answer, if any (e.g. Granite's ``<response>``)."""
 
-    mode: str = "plain"
-    start: str = ""
-    end: str = ""
+    mode: ContentMode = field(
+        default="plain", metadata=_enum("whether the answer is wrapped in markers", CONTENT_MODES)
+    )
+    start: str = _marker("opens the visible answer")
+    end: str = _marker("closes the visible answer")
 
-    _enums: ClassVar[dict[str, tuple[str, ...]]] = {"mode": CONTENT_MODES}
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
@@ -68,47 +115,49 @@ class ToolsSpec:
     call object in the order the template writes them (e.g. ``("name", "arguments")``).
     """
 
-    format: str = "none"
+    format: ToolFormatName = field(default="none", metadata=_enum("how tool calls are written", TOOL_FORMATS))
     # Section and per-call wrappers.
-    section_start: str = ""
-    section_end: str = ""
-    call_start: str = ""
-    call_end: str = ""
-    call_separator: str = ""
+    section_start: str = _marker("opens the block of all tool calls")
+    section_end: str = _marker("closes the block of all tool calls")
+    call_start: str = _marker("opens one tool call")
+    call_end: str = _marker("closes one tool call")
+    call_separator: str = _marker("between two tool calls")
     # Function name and arguments container.
-    name_prefix: str = ""
-    name_suffix: str = ""
-    func_close: str = ""
-    args_start: str = ""
-    args_end: str = ""
+    name_prefix: str = _marker("before the function name")
+    name_suffix: str = _marker("after the function name")
+    func_close: str = _marker("closes the function (after its arguments)")
+    args_start: str = _marker("opens the arguments")
+    args_end: str = _marker("closes the arguments")
     # Tagged arguments (tag_with_tagged).
-    arg_name_prefix: str = ""
-    arg_name_suffix: str = ""
-    arg_value_prefix: str = ""
-    arg_value_suffix: str = ""
-    arg_separator: str = ""
+    arg_name_prefix: str = _marker("before an argument name")
+    arg_name_suffix: str = _marker("after an argument name")
+    arg_value_prefix: str = _marker("before an argument value")
+    arg_value_suffix: str = _marker("after an argument value")
+    arg_separator: str = _marker("between two arguments")
     # Call ids outside JSON.
-    id_position: str = "none"
-    id_prefix: str = ""
-    id_suffix: str = ""
+    id_position: IdPosition = field(
+        default="none", metadata=_enum("where a call id outside JSON sits", ID_POSITIONS)
+    )
+    id_prefix: str = _marker("before a call id")
+    id_suffix: str = _marker("after a call id")
     # JSON field names (json_native).
-    name_field: str = "name"
-    args_field: str = "arguments"
-    id_field: str = ""
-    gen_id_field: str = ""
-    function_field: str = ""
-    fun_name_is_key: bool = False
-    array_wrapped: bool = False
-    parameter_order: tuple[str, ...] = ()
+    name_field: str = _described("name", "JSON field holding the function name")
+    args_field: str = _described("arguments", "JSON field holding the arguments")
+    id_field: str = _described("", "JSON field holding the call id")
+    gen_id_field: str = _described("", "JSON field of a generated call id")
+    function_field: str = _described("", "JSON field wrapping name and arguments")
+    fun_name_is_key: bool = _described(False, "the function name is the JSON key of its arguments")
+    array_wrapped: bool = _described(False, "the calls are a JSON array")
+    parameter_order: tuple[str, ...] = _described((), "the JSON fields of a call, in template order")
     # Special wrappers.
-    code_block_marker: str = ""
-    code_block_language: str = ""
-    function_namespace: str = ""
-    args_python_dict: bool = False
+    code_block_marker: str = _marker("opens a code block holding the calls")
+    code_block_language: str = _described("", "the code block's language tag")
+    function_namespace: str = _described("", "prefix of call ids (Kimi-K2's functions.)")
+    args_python_dict: bool = _described(False, "arguments are a Python dict literal")
     # Capabilities.
-    parallel: bool = False
+    parallel: bool = _described(False, "several calls per turn")
 
-    _enums: ClassVar[dict[str, tuple[str, ...]]] = {"format": TOOL_FORMATS, "id_position": ID_POSITIONS}
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
 
     @property
     def supported(self) -> bool:
@@ -121,6 +170,12 @@ class ToolsSpec:
             if marker:
                 return marker
         return ""
+
+
+# Derived once from the field metadata: the one list of closed sets ``_from_dict`` checks.
+ReasoningSpec._enums = _enums_of(ReasoningSpec)
+ContentSpec._enums = _enums_of(ContentSpec)
+ToolsSpec._enums = _enums_of(ToolsSpec)
 
 
 @dataclass(frozen=True)
@@ -167,21 +222,74 @@ class FormatSpec:
     preserved_tokens: tuple[str, ...] = ()
     bos_token: str = ""
     eos_token: str = ""
-    end_markers: tuple[str, ...] = ()
+    end_markers: tuple[str, ...] = field(
+        default=(), metadata={"markers": True, "description": "what ends an assistant turn (trimmed)"}
+    )
     provenance: Provenance = field(default_factory=Provenance)
     version: int = SPEC_VERSION
 
     # ----------------------------------------------------------------------------------------- helpers
+    @classmethod
+    def marker_field_names(cls) -> tuple[str, ...]:
+        """The dotted path of every single-marker field (``reasoning.start``, ``tools.call_start``, ...).
+
+        Read from the field metadata, so this is the one list of marker fields: a new marker field is one
+        ``_marker(...)`` line in its dataclass.  Does not depend on any instance.
+        """
+        return tuple(path for path, _ in _marker_field_defs())
+
+    def marker_fields(self) -> tuple[MarkerField, ...]:
+        """(dotted path, value, description) for every marker field, empty ones included, in field order.
+
+        ``end_markers`` is a list of markers, not one field, and is not included (see :meth:`all_markers`).
+        """
+        out = []
+        for path, f in _marker_field_defs():
+            part, name = path.split(".")
+            out.append(MarkerField(path, getattr(getattr(self, part), name), f.metadata["description"]))
+        return tuple(out)
+
+    def iter_markers(self) -> Iterator[str]:
+        """Every non-empty marker value (marker fields, then marker lists such as ``end_markers``),
+        duplicates included."""
+        yield from (m.value for m in self.marker_fields() if m.value)
+        for f in fields(self):
+            if f.metadata.get("markers"):
+                yield from (m for m in getattr(self, f.name) if m)
+
     def all_markers(self) -> tuple[str, ...]:
         """Every non-empty marker string the spec names, longest first (used to hold back partial text)."""
-        found: set[str] = set()
-        for part in (self.reasoning, self.content, self.tools):
-            for f in fields(part):
-                value = getattr(part, f.name)
-                if isinstance(value, str) and value and f.name not in _NON_MARKER_FIELDS:
-                    found.add(value)
-        found.update(m for m in self.end_markers if m)
-        return tuple(sorted(found, key=lambda s: (-len(s), s)))
+        return tuple(sorted(set(self.iter_markers()), key=lambda s: (-len(s), s)))
+
+    def output_starts_in_reasoning(
+        self, *, enable_thinking: bool = True, generation_prompt: str | None = None
+    ) -> bool:
+        """Whether the model's first output token is reasoning (the block is open before the output).
+
+        The rule, in order:
+
+        1. No reasoning to be inside: mode ``none`` or no end marker -> False.
+        2. Thinking disabled on a template that controls reasoning (``forced_open`` / ``forced_closed``, or
+           any mode of a template with a thinking switch) -> False: the model does not reason.
+        3. With the rendered ``generation_prompt`` and a start marker: read it off the prompt -- True when
+           the prompt's last start marker is followed by no end marker (``...assistant\\n<think>\\n``).
+        4. Otherwise the spec's facts: ``forced_open`` and ``delimiter`` modes (the prompt opened the block,
+           or reasoning has no start marker), or ``prompt.thinking_opened``; and only with thinking enabled.
+
+        Pure: reads the spec and the arguments only.
+        """
+        r = self.reasoning
+        start, end = r.start.strip(), r.end.strip()
+        if r.mode == "none" or not end:
+            return False
+        if not enable_thinking and (
+            r.mode in _TEMPLATE_CONTROLLED_MODES or self.prompt.supports_thinking_toggle
+        ):
+            return False
+        if generation_prompt is not None and start:
+            at = generation_prompt.rfind(start)
+            return at >= 0 and end not in generation_prompt[at + len(start) :]
+        return enable_thinking and (r.mode in _OPENED_MODES or self.prompt.thinking_opened)
 
     def with_edit(self, **changes: Any) -> FormatSpec:
         """Return a copy with changes applied to nested parts, flagged as edited by a person.
@@ -223,20 +331,14 @@ class FormatSpec:
         return cls.from_dict(data)
 
 
-_NON_MARKER_FIELDS = frozenset(
-    {
-        "mode",
-        "format",
-        "id_position",
-        "name_field",
-        "args_field",
-        "id_field",
-        "gen_id_field",
-        "function_field",
-        "code_block_language",
-        "function_namespace",
-    }
-)
+def _marker_field_defs() -> tuple[tuple[str, Field[Any]], ...]:
+    """(dotted path, field) of every single-marker field, from the metadata of the spec's parts."""
+    return tuple(
+        (f"{part}.{f.name}", f)
+        for part, cls in (("reasoning", ReasoningSpec), ("content", ContentSpec), ("tools", ToolsSpec))
+        for f in fields(cls)
+        if _is_marker(f)
+    )
 
 
 def _to_dict(obj: Any) -> Any:
@@ -257,7 +359,7 @@ def _from_dict(cls: Any, data: Any, where: str) -> Any:
     if unknown:
         raise SpecError(f"{where}: unknown field(s) {', '.join(unknown)}")
     kwargs: dict[str, Any] = {}
-    enums: dict[str, tuple[str, ...]] = getattr(cls, "_enums", {})
+    enums = _enums_of(cls)
     defaults = cls()
     for name, value in data.items():
         path = f"{where}.{name}"

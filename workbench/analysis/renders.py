@@ -6,6 +6,11 @@ variables that only a particular serving stack passes (``functions``, ``datetime
 that Python's immutable Jinja sandbox refuses (``list.append``).  Each of these has one narrow fallback here;
 every fallback taken is written down as a note so the analysis stays explainable.
 
+The fallbacks that concern the template itself (a variable callers must pass, a construct the sandbox
+refuses) are :class:`RenderLadder`, shared with validation (``workbench.validate.render.CaseRenderer``),
+which must render the very text the spec was read from.  The fallbacks that concern the probe data
+(arguments as JSON text, ``tools=[]``) stay here, with the probes.
+
 A render that still fails is *not* an exception for the analysis: the variant is marked failed and every
 probe that needs it reports the error on itself (``ProbeResult.error``) while the others carry on.
 """
@@ -13,16 +18,16 @@ probe that needs it reports the error on itself (``ProbeResult.error``) while th
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import jinja2.meta
 
-from workbench.analysis import workarounds
 from workbench.analysis.diff import DiffSplit, diff_split
 from workbench.analysis.probes import ARG_A, ARG_B, TOOLS, VARIANTS, Probe, Variant, stringify_arguments
+from workbench.analysis.workarounds import RENDER_PATCHES
 from workbench.template.render import TemplateError, compile_template, render
 from workbench.template.source import TemplateSource
 
@@ -63,15 +68,131 @@ class VariantFailed(Exception):
     """A variant could not be rendered even with the fallbacks; the message is the template's error."""
 
 
-@dataclass
-class _Settings:
-    """Global render adjustments discovered while rendering (they apply to every variant)."""
+@dataclass(frozen=True)
+class Fallback:
+    """One fallback a :class:`RenderLadder` took: ``kind`` is ``variable`` (``name`` is the variable passed
+    as ``''``) or ``patch`` (``name`` is the :data:`~workbench.analysis.workarounds.RENDER_PATCHES` entry,
+    ``summary`` what it rewrites).  Each stage words its own note from it."""
 
-    text: str
-    tool_text: str
-    extra_kwargs: dict[str, Any] = field(default_factory=dict)
-    empty_tools: bool = False
-    patches: list[str] = field(default_factory=list)
+    kind: str
+    name: str
+    summary: str = ""
+
+
+class RenderLadder:
+    """One template rendered with its template-level fallbacks: the one copy of that ladder.
+
+    Holds the template text with and without tools (patched in place when a render patch applies) and the
+    variables passed on the template's behalf.  :meth:`adjust` tries one fallback for an error;
+    :meth:`render` retries with fallbacks until the render succeeds or none applies.  ``fallbacks`` lists
+    what was taken, in order.  Nothing is written anywhere.
+    """
+
+    def __init__(self, source: TemplateSource, *, time_limit: float, plain_text: str | None = None) -> None:
+        self.source = source
+        self.time_limit = time_limit
+        # The text rendered without tools, and with them (a config may name a ``tool_use`` template).
+        self.texts: dict[bool, str] = {
+            False: source.for_tools(False).text if plain_text is None else plain_text,
+            True: source.for_tools(True).text,
+        }
+        self.extra_kwargs: dict[str, Any] = {}
+        self.patches: list[str] = []
+        self.fallbacks: list[Fallback] = []
+        self.render_count = 0
+
+    def render_once(
+        self,
+        messages: Sequence[Any],
+        tools: list[Any] | None,
+        *,
+        with_tools: bool,
+        add_generation_prompt: bool,
+        base_kwargs: Mapping[str, Any] | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+    ) -> str:
+        """One render, no fallback.  Keyword arguments, later winning: the source's special tokens,
+        ``base_kwargs``, the variables the ladder passes, ``kwargs``."""
+        context = {
+            **self.source.render_kwargs(),
+            **(base_kwargs or {}),
+            **self.extra_kwargs,
+            **(kwargs or {}),
+        }
+        self.render_count += 1
+        return render(
+            self.texts[with_tools],
+            list(messages),
+            tools=tools,
+            add_generation_prompt=add_generation_prompt,
+            time_limit=self.time_limit,
+            **context,
+        )
+
+    def render(
+        self,
+        messages: Sequence[Any],
+        tools: list[Any] | None,
+        *,
+        add_generation_prompt: bool,
+        base_kwargs: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Render, taking fallbacks while one applies (at most :data:`_MAX_RETRIES`); raises the template's
+        :class:`TemplateError` when none does."""
+        with_tools = tools is not None
+        for _ in range(_MAX_RETRIES):
+            try:
+                return self.render_once(
+                    messages,
+                    tools,
+                    with_tools=with_tools,
+                    add_generation_prompt=add_generation_prompt,
+                    base_kwargs=base_kwargs,
+                )
+            except TemplateError as exc:
+                if self.adjust(exc, with_tools=with_tools) is None:
+                    raise
+        return self.render_once(
+            messages,
+            tools,
+            with_tools=with_tools,
+            add_generation_prompt=add_generation_prompt,
+            base_kwargs=base_kwargs,
+        )
+
+    def adjust(self, exc: TemplateError, *, with_tools: bool = False) -> Fallback | None:
+        """Take one fallback for ``exc`` (changes the ladder); the fallback, or None when none applies.
+
+        ``with_tools`` says which text raised: an undefined variable counts only when that text reads it
+        (a variable set inside the template is a template bug, not something callers pass).
+        """
+        return self.adjust_variable(exc, with_tools=with_tools) or self.adjust_patch(
+            exc, with_tools=with_tools
+        )
+
+    def adjust_variable(self, exc: TemplateError, *, with_tools: bool = False) -> Fallback | None:
+        """Pass ``''`` for a variable the template reads that callers must pass (``functions``, ...)."""
+        if exc.kind != "undefined":
+            return None
+        m = _UNDEFINED_NAME.search(exc.detail)
+        if m and m.group(1) not in self.extra_kwargs and m.group(1) in _undeclared(self.texts[with_tools]):
+            self.extra_kwargs[m.group(1)] = ""
+            return self._took(Fallback("variable", m.group(1)))
+        return None
+
+    def adjust_patch(self, exc: TemplateError, *, with_tools: bool = False) -> Fallback | None:
+        """Rewrite a construct the sandbox refuses (each patch once), in both texts."""
+        for patch in RENDER_PATCHES:
+            if patch.name in self.patches or not patch.matches(exc, self.texts[with_tools]):
+                continue
+            self.texts = {k: patch.apply(v) for k, v in self.texts.items()}
+            self.patches.append(patch.name)
+            return self._took(Fallback("patch", patch.name, patch.summary))
+        return None
+
+    def _took(self, fallback: Fallback) -> Fallback:
+        self.fallbacks.append(fallback)
+        return fallback
 
 
 class ProbeRenderer:
@@ -84,20 +205,24 @@ class ProbeRenderer:
     def __init__(self, source: TemplateSource, *, time_limit: float) -> None:
         self.source = source
         self.time_limit = time_limit
-        tool_source = source.for_tools(True)
-        self._settings = _Settings(text=source.text, tool_text=tool_source.text)
+        self._ladder = RenderLadder(source, time_limit=time_limit, plain_text=source.text)
+        self._empty_tools = False
         self._cache: dict[str, str] = {}
         self._string_args: set[str] = set()
         self.failures: dict[str, str] = {}
         self.notes: list[str] = []
-        self.render_count = 0
         self._timeouts = 0
 
     # ------------------------------------------------------------------------------------------- public
     @property
     def patched_source(self) -> str:
         """The (possibly patched) template text actually rendered."""
-        return self._settings.text
+        return self._ladder.texts[False]
+
+    @property
+    def render_count(self) -> int:
+        """Template renders made so far (fallback retries included)."""
+        return self._ladder.render_count
 
     @property
     def args_as_text(self) -> bool:
@@ -159,26 +284,22 @@ class ProbeRenderer:
 
     # ------------------------------------------------------------------------------------------- internals
     def _reads_any(self, kwargs: Mapping[str, Any]) -> bool:
-        s = self._settings
-        return any(k in s.text or k in s.tool_text for k in kwargs)
+        texts = self._ladder.texts
+        return any(k in texts[False] or k in texts[True] for k in kwargs)
 
     def _render_once(self, variant: Variant, *, string_args: bool) -> str:
-        s = self._settings
         # The renderer hands templates plain copies of messages and tools, so the probe data stays intact.
         messages: list[Any] = stringify_arguments(variant.messages) if string_args else list(variant.messages)
         if variant.tools:
             tools: list[Any] | None = list(TOOLS)
         else:
-            tools = [] if s.empty_tools else None
-        kwargs = {**self.source.render_kwargs(), **s.extra_kwargs, **variant.kwargs}
-        self.render_count += 1
-        return render(
-            s.tool_text if variant.tools else s.text,
+            tools = [] if self._empty_tools else None
+        return self._ladder.render_once(
             messages,
-            tools=tools,
+            tools,
+            with_tools=bool(variant.tools),
             add_generation_prompt=variant.add_generation_prompt,
-            time_limit=self.time_limit,
-            **kwargs,
+            kwargs=variant.kwargs,
         )
 
     def _render_with_fallbacks(self, variant: Variant) -> str:
@@ -219,33 +340,31 @@ class ProbeRenderer:
         self._string_args.add(variant.name)
 
     def _adjust_settings(self, variant: Variant, exc: TemplateError) -> bool:
-        """Try one global fallback for ``exc``; True when something changed and a retry makes sense."""
-        s = self._settings
-        if exc.kind == "undefined":
-            m = _UNDEFINED_NAME.search(exc.detail)
-            if m and m.group(1) not in s.extra_kwargs and m.group(1) in _undeclared(s.text):
-                s.extra_kwargs[m.group(1)] = ""
-                self.notes.append(
-                    f"the template reads variable {m.group(1)!r} that callers must pass; analysed with "
-                    f"{m.group(1)}=''"
-                )
-                self._cache.clear()
-                return True
-        if not variant.tools and not s.empty_tools and "NoneType" in exc.detail and "iter" in exc.detail:
-            s.empty_tools = True
+        """Try one global fallback for ``exc``; True when something changed and a retry makes sense.
+
+        The template-level fallbacks are the shared ladder's (checked against the text without tools, as
+        the analysis always has); ``tools=[]`` is the probes' own, tried between the two.
+        """
+        ladder = self._ladder
+        taken = ladder.adjust_variable(exc)
+        iterates_none = "NoneType" in exc.detail and "iter" in exc.detail
+        if taken is None and not variant.tools and not self._empty_tools and iterates_none:
+            self._empty_tools = True
             self.notes.append("the template iterates 'tools' even without tools; analysed with tools=[]")
             self._cache.clear()
             return True
-        for patch in workarounds.RENDER_PATCHES:
-            if patch.name in s.patches or not patch.matches(exc, s.text):
-                continue
-            s.text = patch.apply(s.text)
-            s.tool_text = patch.apply(s.tool_text)
-            s.patches.append(patch.name)
-            self.notes.append(f"render workaround {patch.name!r} applied: {patch.summary}")
-            self._cache.clear()
-            return True
-        return False
+        taken = taken or ladder.adjust_patch(exc)
+        if taken is None:
+            return False
+        if taken.kind == "variable":
+            self.notes.append(
+                f"the template reads variable {taken.name!r} that callers must pass; analysed with "
+                f"{taken.name}=''"
+            )
+        else:
+            self.notes.append(f"render workaround {taken.name!r} applied: {taken.summary}")
+        self._cache.clear()
+        return True
 
 
 _ARGS_REPR = re.compile(r"\{'(?:" + ARG_A + "|" + ARG_B + r")': '")

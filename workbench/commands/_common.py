@@ -1,10 +1,16 @@
-"""What every command shares: one-line errors with exit code 1, JSON file loading, the rich console."""
+"""What every command shares: one-line errors with exit code 1, JSON file loading, the rich console.
+
+Every error a stage raises for bad input derives from :class:`~workbench.errors.WorkbenchError`, so
+:func:`input_errors` catches that one root (plus the OS-level read errors) instead of a list of types that
+would have to grow with every stage.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -12,10 +18,7 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
-from workbench.chat import ChatDataError
-from workbench.spec import SpecError
-from workbench.template.render import TemplateError
-from workbench.template.source import SourceError
+from workbench.errors import WorkbenchError
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -30,14 +33,7 @@ SPAN_STYLES: dict[str, str] = {
 }
 
 # Exceptions that mean "the input was bad": one line on stderr, exit code 1.
-INPUT_ERRORS: tuple[type[BaseException], ...] = (
-    TemplateError,
-    SourceError,
-    SpecError,
-    ChatDataError,
-    OSError,
-    UnicodeDecodeError,
-)
+INPUT_ERRORS: tuple[type[BaseException], ...] = (WorkbenchError, OSError, UnicodeDecodeError)
 
 
 def fail(message: str) -> NoReturn:
@@ -49,7 +45,8 @@ def fail(message: str) -> NoReturn:
 
 @contextmanager
 def input_errors() -> Iterator[None]:
-    """Turn the known bad-input exceptions into ``fail`` (never a traceback)."""
+    """Turn any :class:`WorkbenchError` (and unreadable files, invalid JSON) into ``fail``: one line, exit 1,
+    never a traceback."""
     try:
         yield
     except typer.Exit:
@@ -58,6 +55,20 @@ def input_errors() -> Iterator[None]:
         fail(str(exc))
     except json.JSONDecodeError as exc:
         fail(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+
+
+def guard_command(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` run inside :func:`input_errors`: an error a command does not catch is still one line.
+
+    ``functools.wraps`` keeps the signature and annotations Typer reads the options from.
+    """
+
+    @functools.wraps(command)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        with input_errors():
+            return command(*args, **kwargs)
+
+    return guarded
 
 
 def load_json_file(path: str | Path, what: str) -> Any:

@@ -23,6 +23,7 @@ from typing import Annotated
 import typer
 
 from workbench.commands._common import fail, input_errors, load_json_file, print_json
+from workbench.workflow import load_inputs
 
 
 def register(app: typer.Typer) -> None:
@@ -57,9 +58,8 @@ def export_command(
 ) -> None:
     """Export a validated spec to a target its consumer loads, proven by that consumer."""
     from workbench.chat import load_tools
-    from workbench.export import TARGETS, ExportError, export, load_spec_file, write_export
-    from workbench.session import SessionError, load_session
-    from workbench.template.source import load_template
+    from workbench.export import TARGETS, export, write_export
+    from workbench.session import load_session
 
     if not output:
         fail("pass -o PATH (or -o - for stdout)")
@@ -68,29 +68,20 @@ def export_command(
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
     with input_errors():
-        loaded_spec = load_spec_file(spec) if spec is not None else None
-        source = load_template(template) if template is not None else None
+        source, loaded_spec = load_inputs(template, spec)
         tool_list = load_tools(load_json_file(tools, "tools")) if tools is not None else None
-        recorded = []
-        for path in sessions or ():
-            try:
-                recorded.append((path.stem, load_session(path)))
-            except SessionError as exc:
-                fail(str(exc))
-        try:
-            result = export(
-                target,
-                template=source,
-                spec=loaded_spec,
-                tools=tool_list,
-                sessions=recorded,
-                force=force,
-                tokenizer=tokenizer,
-                time_limit=time_limit,
-            )
-            written = write_export(result, output)
-        except (ExportError, SessionError) as exc:
-            fail(str(exc))
+        recorded = [(path.stem, load_session(path)) for path in sessions or ()]
+        result = export(
+            target,
+            template=source,
+            spec=loaded_spec,
+            tools=tool_list,
+            sessions=recorded,
+            force=force,
+            tokenizer=tokenizer,
+            time_limit=time_limit,
+        )
+        written = write_export(result, output)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if as_json and str(written) == "-":  # stdout holds the export itself

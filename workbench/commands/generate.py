@@ -2,7 +2,11 @@
 
 ``workbench generate (--template T | --spec S) [--model M] --messages M.json [--tools T.json]
 [--tool-choice auto|required|none|NAME] [--max-new-tokens N] [--seed S] [--temperature X] [--no-constrain]
-[--json]``
+[--save-session FILE] [--json]``
+
+``--spec`` takes an exported spec or ``workbench analyze --json`` output.  ``--save-session FILE`` records
+the run as a session (what the TUI's "save session" writes), written atomically after the run;
+``workbench replay FILE`` re-parses it offline.
 
 Output contract (README, docs/generation.md):
 - default: the answer with every character coloured by what the parser made of it (reasoning, content,
@@ -28,8 +32,8 @@ from typing import Annotated, Any
 import typer
 
 from workbench.chat import load_messages, load_tools
-from workbench.commands._common import SPAN_STYLES, console, fail, input_errors, load_json_file
-from workbench.spec import FormatSpec
+from workbench.commands._common import SPAN_STYLES, console, input_errors, load_json_file
+from workbench.workflow import record_session, resolve, save_generation_session
 
 
 def register(app: typer.Typer) -> None:
@@ -75,6 +79,10 @@ def generate_command(
     no_constrain: Annotated[
         bool, typer.Option("--no-constrain", help="Generate without the grammar's mask.")
     ] = False,
+    save_session: Annotated[
+        Path | None,
+        typer.Option("--save-session", help="Record the run as a session file (replay it with `replay`)."),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per step, then the parsed message.")
     ] = False,
@@ -84,19 +92,20 @@ def generate_command(
         raise typer.BadParameter("pass --template or --spec (or both: the spec, rendered with the template)")
     if messages_path is None:
         raise typer.BadParameter("--messages is required")
-    from workbench.engine.generate import ForceRefused, GenerationError, Generator
-    from workbench.engine.model import ModelError, load_model
+    from workbench.engine.generate import Generator
+    from workbench.engine.model import load_model
     from workbench.engine.sampling import SamplingConfig
-    from workbench.grammar import GrammarError, build_grammar
+    from workbench.grammar import build_grammar
 
     with input_errors():
         messages = load_messages(load_json_file(messages_path, "messages"))
         tools = load_tools(load_json_file(tools_path, "tools")) if tools_path else []
-        source, spec = _spec_and_template(template, spec_path)
-    try:
+        resolved = resolve(template, spec_path)
+        spec = resolved.spec
         # The grammar only needs the spec and the tools: check it before a model takes seconds to load.
         build_grammar(spec, tools, tool_choice=tool_choice, parallel=parallel, reasoning=enable_thinking)
         loaded = load_model(model, progress=_progress)
+        sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
         gen = Generator(
             loaded,
             spec,
@@ -104,42 +113,31 @@ def generate_command(
             tools=tools,
             tool_choice=tool_choice,
             constrain=not no_constrain,
-            sampling=SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed),
-            template=source,
+            sampling=sampling,
+            template=resolved.source,
             reasoning=enable_thinking,
             parallel=parallel,
             max_new_tokens=max_new_tokens,
         )
         _run(gen, as_json)
-    except (GrammarError, ModelError, GenerationError, ForceRefused) as exc:
-        fail(str(exc))
-    except Exception as exc:  # template render errors and friends: one line, never a traceback
-        from workbench.commands._common import INPUT_ERRORS
-
-        if isinstance(exc, INPUT_ERRORS):
-            fail(str(exc))
-        raise
-
-
-def _spec_and_template(template: str | None, spec_path: Path | None) -> tuple[Any, FormatSpec]:
-    from workbench.template.source import load_template
-
-    source = load_template(template) if template else None
-    if spec_path is not None:
-        return source, FormatSpec.from_json(_read(spec_path))
-    assert source is not None
-    try:
-        from workbench.analysis import analyze
-    except ImportError as exc:  # pragma: no cover - the analyzer ships with the package
-        fail(f"the analyzer is not available ({exc}); pass --spec")
-    return source, analyze(source).spec
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        fail(f"spec file not found: {path}")
+        if save_session is not None:
+            session = record_session(
+                gen,
+                source=resolved.source,
+                messages=messages,
+                tools=tools,
+                model_ref=model,
+                settings={
+                    "tool_choice": tool_choice,
+                    "max_new_tokens": max_new_tokens,
+                    "temperature": temperature,
+                    "top_k": top_k,
+                    "top_p": top_p,
+                    "seed": seed,
+                },
+            )
+            saved = save_generation_session(save_session, session)
+            print(f"saved session {saved}", file=sys.stderr)
 
 
 def _run(gen: Any, as_json: bool) -> None:

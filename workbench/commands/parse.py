@@ -35,7 +35,7 @@ from workbench.chat import Tool, load_tools
 from workbench.commands._common import SPAN_STYLES, console, fail, input_errors, load_json_file, print_json
 from workbench.events import Event
 from workbench.parsing.options import ENGINES
-from workbench.spec import FormatSpec
+from workbench.workflow import parse_options, resolve
 
 _PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]")
 #: The ``--engine`` choices, straight from the parser's profile list so the two cannot drift apart.
@@ -84,15 +84,15 @@ def parse_command(
     if (template is None) == (spec_path is None):
         print("usage error: give exactly one of --template or --spec", file=sys.stderr)
         raise typer.Exit(code=2)
-    from workbench.parsing import DeltaTracker, ParseOptions, StreamParser
+    from workbench.parsing import DeltaTracker, StreamParser
     from workbench.parsing.deltas import chunk, finish_reason
 
     with input_errors():
-        spec = _load_spec(template, spec_path)
+        spec = resolve(template, spec_path).spec
         tools = _load_tools(tools_path)
         text = _read_input(input_path)
-    options = ParseOptions.for_engine(
-        engine.value, streaming=stream, enable_thinking=enable_thinking, extract_reasoning=not keep_reasoning
+    options = parse_options(
+        engine=engine.value, streaming=stream, enable_thinking=enable_thinking, keep_reasoning=keep_reasoning
     )
     parser = StreamParser(spec, tools, options=options)
     pieces = _PIECE_RX.findall(text) if stream else [text]
@@ -131,25 +131,6 @@ def parse_command(
     else:
         console.print(_coloured(events))
     _print_summary(result)
-
-
-def _load_spec(template: str | None, spec_path: Path | None) -> FormatSpec:
-    if spec_path is not None:
-        try:
-            text = spec_path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            fail(f"spec file not found: {spec_path}")
-        return FormatSpec.from_json(text)
-    assert template is not None
-    try:
-        from workbench.analysis import analyze
-    except ImportError:
-        fail(
-            "--template needs the template analysis (workbench.analysis), which is not available; use --spec"
-        )
-    from workbench.template.source import load_template
-
-    return analyze(load_template(template)).spec
 
 
 def _load_tools(path: Path | None) -> list[Tool] | None:

@@ -6,8 +6,9 @@ Output contract:
   ``template_sha256``, ``notes``, ``features``, ``cases``), as stored in an exported spec's
   ``provenance.validation``.
 
-With ``--spec`` alone there is no template to render: the round-trip outputs recorded in the spec's own
-report are parsed again (and the output says so).  With both a template and ``--spec``, the given spec is
+``--spec`` takes an exported spec or ``workbench analyze --json`` output.  With ``--spec`` alone there is
+no template to render: the round-trip outputs recorded in the spec's own report are parsed again (and the
+output says so).  With both a template and ``--spec``, the given spec is
 validated against that template.
 
 Exit codes: 0 validated; 1 bad input, or the spec is not validated (the report is still printed); 2 usage.
@@ -22,6 +23,7 @@ import typer
 from rich.markup import escape
 
 from workbench.commands._common import console, fail, input_errors, print_json
+from workbench.workflow import load_inputs
 
 if TYPE_CHECKING:
     from workbench.validate import ValidationReport
@@ -45,18 +47,13 @@ def validate_command(
     time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds allowed per render.")] = 2.0,
 ) -> None:
     """Render known messages through the template, parse them back, and compare."""
-    from workbench.export import ExportError, load_spec_file, resolve_inputs
-    from workbench.template.source import load_template
+    from workbench.export import resolve_inputs
 
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
     with input_errors():
-        loaded_spec = load_spec_file(spec) if spec is not None else None
-        source = load_template(template) if template is not None else None
-        try:
-            _, report = resolve_inputs(source, loaded_spec, time_limit=time_limit)
-        except ExportError as exc:
-            fail(str(exc))
+        source, loaded_spec = load_inputs(template, spec)
+        _, report = resolve_inputs(source, loaded_spec, time_limit=time_limit)
     if as_json:
         print_json(report.to_dict())
     else:

@@ -7,55 +7,58 @@ needs what :class:`Backend` lists; tests pass a tiny fake that honours the same 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields, is_dataclass
+from dataclasses import fields
 from typing import Any, Protocol
+
+from workbench.chat import Message
+from workbench.events import Diagnostic, Event
+from workbench.parsing import ParseOptions, StreamParser, parse
+from workbench.spec import FormatSpec
+
+
+class Result(Protocol):
+    """``workbench.parsing.ParseResult``'s shape: the finished message and the diagnostics."""
+
+    @property
+    def message(self) -> Message: ...
+
+    @property
+    def diagnostics(self) -> Sequence[Diagnostic]: ...
 
 
 class Stream(Protocol):
     """``workbench.parsing.StreamParser``'s shape: events per feed, the partial parse, the finished one."""
 
-    def feed(self, text: str) -> list[Any]: ...
+    def feed(self, text: str) -> list[Event]: ...
 
-    def current(self) -> Any: ...
+    def current(self) -> Message: ...
 
-    def finish(self) -> Any: ...
+    def finish(self) -> Result: ...
 
 
 class Backend(Protocol):
-    """What the runner needs from a parser implementation."""
+    """What the runner needs from a parser implementation (options stay opaque: a fake may use dicts)."""
 
     def make_options(self, values: dict[str, Any], profile: str, streaming: bool) -> tuple[Any, list[str]]:
         """Parse options for the request switches under an engine profile, plus what is not supported."""
         ...
 
-    def stream(self, spec: Any, tools: Sequence[Any] | None, options: Any) -> Stream: ...
+    def stream(self, spec: FormatSpec, tools: Sequence[Any] | None, options: Any) -> Stream: ...
 
-    def parse(self, spec: Any, text: str, tools: Sequence[Any] | None, options: Any) -> Any: ...
+    def parse(self, spec: FormatSpec, text: str, tools: Sequence[Any] | None, options: Any) -> Result: ...
 
 
 class ParsingBackend:
-    """``workbench.parsing`` as a :class:`Backend` (imported on first use: it is another stage)."""
-
-    def __init__(self) -> None:
-        import workbench.parsing as parsing
-
-        self._parsing = parsing
+    """``workbench.parsing`` as a :class:`Backend`."""
 
     def make_options(self, values: dict[str, Any], profile: str, streaming: bool) -> tuple[Any, list[str]]:
-        cls = self._parsing.ParseOptions
-        known = {f.name for f in fields(cls)} if is_dataclass(cls) else set(values)
+        known = {f.name for f in fields(ParseOptions)}
         unsupported = [repr(k) for k in values if k not in known]
         kept = {k: v for k, v in values.items() if k in known}
-        for_engine = getattr(cls, "for_engine", None)
-        if for_engine is not None:
-            return for_engine(profile, streaming=streaming, **kept), unsupported
-        if profile != "workbench":
-            unsupported.append(f"engine profile {profile!r}")
-        return cls(**kept), unsupported
+        return ParseOptions.for_engine(profile, streaming=streaming, **kept), unsupported
 
-    def stream(self, spec: Any, tools: Sequence[Any] | None, options: Any) -> Stream:
-        parser: Stream = self._parsing.StreamParser(spec, tools, options=options)
-        return parser
+    def stream(self, spec: FormatSpec, tools: Sequence[Any] | None, options: Any) -> Stream:
+        return StreamParser(spec, tools, options=options)
 
-    def parse(self, spec: Any, text: str, tools: Sequence[Any] | None, options: Any) -> Any:
-        return self._parsing.parse(spec, text, tools, options)
+    def parse(self, spec: FormatSpec, text: str, tools: Sequence[Any] | None, options: Any) -> Result:
+        return parse(spec, text, tools, options)

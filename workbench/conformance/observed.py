@@ -11,6 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.chat import Message
+from workbench.events import Diagnostic
+
 
 @dataclass(frozen=True)
 class ObservedCall:
@@ -52,34 +55,12 @@ class Observed:
         return out
 
 
-def observed_from_message(message: Any, diagnostics: Iterable[Any] = ()) -> Observed:
-    """From a finished parse's ``Message`` (duck-typed: content, reasoning_content, tool_calls)."""
-    calls = tuple(
-        ObservedCall(
-            name=str(getattr(c, "name", "") or ""),
-            arguments=_arguments_text(getattr(c, "arguments", "")),
-            id=str(getattr(c, "id", "") or ""),
-        )
-        for c in (getattr(message, "tool_calls", None) or ())
-    )
+def observed_from_message(message: Message, diagnostics: Iterable[Diagnostic] = ()) -> Observed:
+    """From a parse's ``Message`` (finished, or the partial one ``current()`` returns)."""
+    calls = tuple(ObservedCall(name=c.name, arguments=c.arguments, id=c.id) for c in message.tool_calls)
     return Observed(
-        content=getattr(message, "content", None),
-        reasoning_content=getattr(message, "reasoning_content", None),
+        content=message.content,
+        reasoning_content=message.reasoning_content,
         tool_calls=calls,
-        diagnostics=tuple(_diagnostic_code(d) for d in diagnostics),
+        diagnostics=tuple(d.code for d in diagnostics),
     )
-
-
-def _arguments_text(value: Any) -> str:
-    # ToolCall.arguments is JSON text by contract; tolerate a decoded value so a contract slip in the
-    # parser shows up as a clear argument difference rather than a crash of the runner.
-    if isinstance(value, str):
-        return value
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _diagnostic_code(diag: Any) -> str:
-    code = getattr(diag, "code", None)
-    return str(code) if code is not None else str(diag)

@@ -41,6 +41,7 @@ from workbench.conformance.invariants import continuity_violations, event_violat
 from workbench.conformance.observed import Observed, observed_from_message
 from workbench.conformance.plan import FINAL, Plan, plan_for
 from workbench.conformance.targets import SpecProvider, Target, TargetError, target_for
+from workbench.events import Diagnostic
 
 DEFAULT_SEED = 20260315
 RANDOM_CHUNK_LIMITS = (3, 11, 47)
@@ -243,7 +244,7 @@ class Runner:
         try:
             if chunks is None and plan.point == FINAL and not probe:
                 result = self.backend.parse(spec, case.input, tools, options)
-                diagnostics = getattr(result, "diagnostics", ())
+                diagnostics = result.diagnostics
                 observed = observed_from_message(result.message, diagnostics)
                 differences = tuple(check(case.expect, observed))
                 return RunResult(name, differences, tuple(internal_errors(diagnostics)), observed=observed)
@@ -270,10 +271,10 @@ class Runner:
             snapshots.append(observed_from_message(stream.current()))
         streamed = snapshots[-1] if snapshots else observed_from_message(stream.current())
         finished = stream.finish()
-        final = observed_from_message(finished.message, getattr(finished, "diagnostics", ()))
+        final = observed_from_message(finished.message, finished.diagnostics)
 
         drops = bool(final.diagnostics)
-        violations = internal_errors(getattr(finished, "diagnostics", ())) + event_violations(events)
+        violations = internal_errors(finished.diagnostics) + event_violations(events)
         for step, (before, after) in enumerate(pairwise(snapshots)):
             where = f"after feed #{step + 2}"
             violations += nameless_calls(after, where=where)
@@ -305,10 +306,6 @@ class Runner:
         return new_args != old_args and any(a.endswith(PROBE) for a in new_args)
 
 
-def internal_errors(diagnostics: Iterable[Any]) -> list[str]:
+def internal_errors(diagnostics: Iterable[Diagnostic]) -> list[str]:
     """The parser's own "I failed" diagnostics: a caught internal exception still fails the case."""
-    return [
-        f"internal parser error: {getattr(d, 'message', d)}"
-        for d in diagnostics
-        if getattr(d, "code", "") == INTERNAL
-    ]
+    return [f"internal parser error: {d.message}" for d in diagnostics if d.code == INTERNAL]

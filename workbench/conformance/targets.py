@@ -23,12 +23,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.conformance.cases import LLAMACPP, Case
 from workbench.conformance.plan import Plan
 from workbench.errors import WorkbenchError
 from workbench.spec import FormatSpec, SpecError
+from workbench.spec_io import load_spec
+
+if TYPE_CHECKING:
+    from workbench.analysis import Analysis
+    from workbench.template.source import TemplateSource
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_TEMPLATES = REPO.parent / "shared" / "templates"
@@ -229,7 +234,7 @@ def target_for(case: Case, plan: Plan) -> Target | None:
     return None
 
 
-AnalyzeFn = Callable[[Any], Any]
+AnalyzeFn = Callable[["TemplateSource"], "Analysis"]
 
 
 class SpecProvider:
@@ -263,11 +268,9 @@ class SpecProvider:
         if target.kind == SPEC:
             path = self.specs_dir / f"{target.ref}.json"
             try:
-                return FormatSpec.from_json(path.read_text(encoding="utf-8"))
-            except OSError as exc:
-                raise TargetError(f"cannot read spec {path}: {exc.strerror}") from None
+                return load_spec(path)
             except SpecError as exc:
-                raise TargetError(f"spec {path} is invalid: {exc}") from None
+                raise TargetError(str(exc)) from None
         path = self.templates_dir / f"{target.ref}.jinja"
         if not path.is_file():
             raise TargetError(f"template {path} not found (pass --templates DIR)")
@@ -286,7 +289,4 @@ class SpecProvider:
             result = analyze(source)
         except Exception as exc:  # the analyzer is another stage: report its failure, do not die
             raise TargetError(f"analysis of {path.name} failed: {type(exc).__name__}: {exc}") from None
-        spec = getattr(result, "spec", result)
-        if not isinstance(spec, FormatSpec):
-            raise TargetError(f"analysis of {path.name} returned no FormatSpec")
-        return spec
+        return result.spec

@@ -98,15 +98,6 @@ def render_prompt(
     )
 
 
-def prompt_opened_reasoning(prompt: str, spec: FormatSpec) -> bool:
-    """True when the prompt ends inside an open reasoning block (its last start marker is not closed)."""
-    start, end = spec.reasoning.start.strip(), spec.reasoning.end.strip()
-    if not start or not end:
-        return spec.reasoning.mode == "delimiter" and bool(end)
-    at = prompt.rfind(start)
-    return at >= 0 and prompt.find(end, at + len(start)) < 0 and not prompt[at + len(start) :].strip()
-
-
 class Generator:
     """Step-wise constrained generation for one conversation (see the module docstring).
 
@@ -153,7 +144,7 @@ class Generator:
         self.top_candidates = top_candidates
         self.reasoning = reasoning and (spec.reasoning.mode != "none" or spec.tools.format == "harmony")
         self.prompt = render_prompt(loaded, messages, self.tools, template, reasoning=reasoning)
-        opened = prompt_opened_reasoning(self.prompt, spec) if self.reasoning else False
+        opened = self.reasoning and spec.output_starts_in_reasoning(generation_prompt=self.prompt)
         self.plan: GrammarPlan = build_grammar(
             spec,
             self.tools,

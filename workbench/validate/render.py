@@ -1,0 +1,318 @@
+"""Rendering a case through the template and cutting out what the model would have written.
+
+The render-with-fallbacks part is :class:`CaseRenderer`; the cut (prompt diff, turn end, reasoning the
+prompt opened) is :func:`render_case`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from workbench.analysis.diff import common_prefix_len, diff_split
+from workbench.analysis.renders import Fallback, RenderLadder
+from workbench.spec import FormatSpec
+from workbench.template.render import TemplateError
+from workbench.template.source import TemplateSource
+from workbench.validate.cases import ROUND_TRIP_TOOLS, USER_TURN, Case, build_cases
+from workbench.validate.report import RenderedCase
+
+
+class CaseRenderer:
+    """Renders conversations through one template with the analyzer's documented fallbacks.
+
+    Some templates read variables only one serving stack passes (``functions``, ``datetime``) or use
+    constructs the immutable sandbox refuses (``list.append``); the analyzer renders those with named
+    fallbacks, and validation must render the same text the spec was read from, so both go through the one
+    :class:`~workbench.analysis.renders.RenderLadder`.  Every fallback taken is noted in the report.
+    """
+
+    def __init__(self, source: TemplateSource, time_limit: float = 2.0) -> None:
+        self.source = source
+        self.time_limit = time_limit
+        self.notes: list[str] = []
+        self._ladder = RenderLadder(source, time_limit=time_limit)
+
+    def render(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation: bool
+    ) -> str:
+        """Render with thinking enabled (the cases carry reasoning); raises the template's error when no
+        fallback helps."""
+        seen = len(self._ladder.fallbacks)
+        try:
+            return self._ladder.render(
+                messages, tools, add_generation_prompt=generation, base_kwargs={"enable_thinking": True}
+            )
+        finally:
+            self.notes.extend(_note(f) for f in self._ladder.fallbacks[seen:])
+
+
+def _note(fallback: Fallback) -> str:
+    """A fallback in the words of the validation report."""
+    if fallback.kind == "variable":
+        return f"render fallback: the template reads {fallback.name!r}, which callers must pass; used ''"
+    return f"render fallback {fallback.name!r}: {fallback.summary}"
+
+
+def render_case(
+    source: TemplateSource | CaseRenderer,
+    spec: FormatSpec,
+    case: Case,
+    *,
+    time_limit: float = 2.0,
+    turn_end: str = "",
+) -> RenderedCase:
+    """Render ``case`` after a user turn and cut out what the model would have generated.
+
+    Arguments are passed as a mapping first (what most templates iterate); when the template fails on that,
+    or prints the mapping's Python repr, they are passed as JSON text instead.  Cases without calls are
+    rendered without tools unless the template needs them.  ``turn_end`` is an extra end-of-turn text (read
+    off a render by :func:`find_turn_end` when the spec names none).  Returns a :class:`RenderedCase` whose
+    ``unsupported`` is set when the case cannot be expressed by this template.
+    """
+    renderer = source if isinstance(source, CaseRenderer) else CaseRenderer(source, time_limit)
+    src = renderer.source
+    tool_choices = [True] if case.calls else [False, True]
+    prompt = base = ""
+    tools: list[dict[str, Any]] | None = None
+    error = ""
+    for with_tools in tool_choices:
+        tools = [t.to_openai() for t in ROUND_TRIP_TOOLS] if with_tools else None
+        try:
+            prompt = renderer.render([USER_TURN], tools, True)
+            base = renderer.render([USER_TURN], tools, False)
+            error = ""
+            break
+        except TemplateError as exc:
+            error = str(exc)
+    if error:
+        return RenderedCase(
+            "", "", False, False, unsupported=f"the template cannot render the prompt: {error}"
+        )
+
+    full, variant = None, (False, False)
+    variants = [(as_string, empty) for empty in (False, True) for as_string in (False, True)]
+    for as_string, empty in variants:
+        if (as_string and not case.calls) or (empty and case.content is not None):
+            continue
+        try:
+            message = case.message(string_arguments=as_string, empty_content=empty)
+            candidate = renderer.render([USER_TURN, message], tools, False)
+        except TemplateError as exc:
+            error = str(exc)
+            continue
+        if full is None or not _prints_python_repr(candidate, case):
+            full, variant = candidate, (as_string, empty)
+        if not _prints_python_repr(candidate, case):
+            break
+    if full is None:
+        return RenderedCase("", "", False, False, unsupported=f"the template refuses this message: {error}")
+    indistinct = _renders_like_its_twin(
+        case, full, variant, lambda m: renderer.render([USER_TURN, m], tools, False)
+    )
+
+    cut = len(diff_split(prompt, full).prefix)
+    whole = full[cut:]
+    note = ""
+    if prompt[cut:]:
+        note = (
+            f"the generation prompt adds {prompt[cut:]!r}, which the history render does not contain; "
+            "the output is cut at the common prefix"
+        )
+    history_header = full[len(base) : cut] if full.startswith(base) and len(base) <= cut else ""
+    # What the generation prompt adds to the conversation (the templates that end a user turn differently
+    # when a generation prompt follows are why this is a diff, not a slice).
+    generation_prompt = prompt[common_prefix_len(base, prompt) :]
+    output = cut_at_turn_end(
+        whole,
+        turn_ends(spec, src.eos_token, turn_end),
+        _inner_markers(spec),
+        next_turn_marker(history_header or generation_prompt),
+    )
+    if note:
+        thinking_opened = _opened_by_output(spec, output)
+    else:
+        thinking_opened = spec.output_starts_in_reasoning(generation_prompt=generation_prompt)
+    # Context for parsers that read the prompt: the real generation prompt when the output continues it,
+    # else the history's own text in front of the output.
+    if thinking_opened and note:
+        generation_prefix = history_header + prompt[cut:]
+    elif thinking_opened:
+        generation_prefix = generation_prompt
+    else:
+        generation_prefix = history_header
+    unsupported = (
+        _missing_trace(case, output, whole)
+        or indistinct
+        or _answer_left_inside_reasoning(spec, case, output, thinking_opened)
+    )
+    compare_ids = bool(case.calls) and all(c.id in output for c in case.calls)
+    return RenderedCase(
+        output=output,
+        generation_prefix=generation_prefix,
+        thinking_opened=thinking_opened,
+        compare_ids=compare_ids,
+        prompt=full[:cut],
+        unsupported=unsupported,
+        note=note,
+    )
+
+
+def find_turn_end(source: TemplateSource | CaseRenderer, spec: FormatSpec, *, time_limit: float = 2.0) -> str:
+    """The text a template writes after an assistant answer, when the spec names no end marker.
+
+    Serving stacks stop on the end-of-turn token and never pass it to the parser, so validation must cut it
+    off too; a spec that forgot it (e.g. MiniMax's ``[e~[``) would otherwise fail on text no parser sees.
+    Read off the content-only render: what follows the answer text, stripped.
+    """
+    if spec.end_markers:
+        return ""
+    case = build_cases(spec)[0]
+    rendered = render_case(source, spec, case, time_limit=time_limit)
+    if rendered.unsupported or not case.content:
+        return ""
+    at = rendered.output.rfind(case.content)
+    tail = rendered.output[at + len(case.content) :].strip() if at >= 0 else ""
+    return tail if 0 < len(tail) <= 40 else ""
+
+
+def _renders_like_its_twin(
+    case: Case, full: str, variant: tuple[bool, bool], render_one: Callable[[dict[str, Any]], str]
+) -> str:
+    """A message with only content (or only reasoning) must render differently from its twin with the same
+    text moved to the other field; when both render identically the template cannot tell them apart
+    (gpt-oss writes the text of a message with tool calls to its analysis channel), so neither can a parser.
+    """
+    if (case.content is None) == (case.reasoning is None):
+        return ""
+    twin = replace(case, content=case.reasoning, reasoning=case.content)
+    try:
+        twin_render = render_one(twin.message(string_arguments=variant[0], empty_content=variant[1]))
+    except TemplateError:
+        return ""
+    if twin_render != full:
+        return ""
+    if case.content is not None:
+        return "the template writes this message's content exactly as it writes reasoning"
+    return "the template writes reasoning exactly as it writes content"
+
+
+def _answer_left_inside_reasoning(spec: FormatSpec, case: Case, output: str, thinking_opened: bool) -> str:
+    """The history render leaves the answer inside a reasoning block it never closes (Nemotron writes
+    ``<think>\n`` and then the answer): no model output looks like that, so the case cannot be checked."""
+    end = spec.reasoning.end.strip()
+    if thinking_opened and case.content and not case.reasoning and end and end not in output:
+        return "the template writes the answer inside a reasoning block it never closes"
+    return ""
+
+
+def _prints_python_repr(rendered: str, case: Case) -> bool:
+    """True when the template printed an arguments mapping with Python's repr (``{'city': 'Paris'}``)."""
+    return any(c.arguments and repr(c.arguments) in rendered for c in case.calls)
+
+
+def turn_ends(spec: FormatSpec, eos_token: str = "", turn_end: str = "") -> list[str]:
+    """The texts a model stops on: the spec's end markers, the eos token and a render-derived turn end."""
+    ends = [m.strip() for m in (*spec.end_markers, eos_token, turn_end) if m.strip()]
+    return list(dict.fromkeys(ends))
+
+
+def _inner_markers(spec: FormatSpec) -> set[str]:
+    """Markers that are followed by more of the same message: the end of reasoning (Harmony closes its
+    analysis channel with ``<|end|>`` and carries on) and every tool-call marker (GigaChat opens a call
+    with ``<|message_sep|>...function call``).  The end of content is not one: the message ends there."""
+    out = {
+        m.value.strip()
+        for m in spec.marker_fields()
+        if m.path.startswith("tools.") or m.path in _INNER_NON_TOOL_MARKERS
+    }
+    out.discard("")
+    return out
+
+
+# The non-tool markers after which the message goes on (the content's end is where it stops).
+_INNER_NON_TOOL_MARKERS = frozenset({"reasoning.start", "reasoning.end", "content.start"})
+
+
+def next_turn_marker(generation_prefix: str) -> tuple[str, str]:
+    """The marker every turn starts with, read off the generation prompt (``<|START_OF_TURN_TOKEN|>`` of
+    ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``), with the assistant header itself.  A template that
+    writes no end-of-turn marker after a message (Command R+ after tool calls) still starts the next turn
+    with it; a model never writes another role's header, so the output ends there."""
+    from workbench.analysis.diff import segmentize
+
+    header = generation_prefix.strip()
+    segments = segmentize(header)
+    if not segments or not segments[0].is_marker:
+        return "", ""
+    return segments[0].text, header
+
+
+def cut_at_turn_end(
+    whole: str,
+    ends: Sequence[str],
+    inner: set[str] | frozenset[str] = frozenset(),
+    next_turn: tuple[str, str] = ("", ""),
+) -> str:
+    """Cut the history render where the model stops: at the first end-of-turn marker that does not start
+    one of the format's in-message markers (``inner``), or at the start of another role's turn.  Serving
+    stacks do not pass the stop token to the parser, and whatever the template writes after it (the next
+    turn, or a part of the message it moved behind the end of turn) is not something one generation
+    produces."""
+    best = len(whole)
+    found = False
+    for marker in ends:
+        at = whole.find(marker)
+        while 0 <= at < best:
+            rest = whole[at:]
+            if not any(m != marker and rest.startswith(m) for m in inner) and marker not in inner:
+                best, found = at, True
+                break
+            at = whole.find(marker, at + 1)
+    turn, header = next_turn
+    if turn and turn not in inner:
+        at = whole.find(turn)
+        while 0 <= at < best:
+            if not whole.startswith(header, at):
+                best, found = at, True
+                break
+            at = whole.find(turn, at + 1)
+    return whole[:best] if found else whole.rstrip()
+
+
+def _opened_by_output(spec: FormatSpec, output: str) -> bool:
+    """When the prompt is not a prefix of the history render, the output starts at the common prefix; it is
+    inside reasoning only if it closes a block it never opened (``reasoning</think>answer``)."""
+    start, end = spec.reasoning.start, spec.reasoning.end
+    if not end or end not in output:
+        return False
+    head = output[: output.find(end)]
+    trigger = spec.tools.trigger.strip()
+    if trigger and trigger in head:
+        return False  # the end marker sits after a tool call began (inside its arguments)
+    return not (start and start in head)
+
+
+def _missing_trace(case: Case, output: str, whole: str) -> str:
+    """Why the case is unsupported, judged from the render alone ("" when every part left a trace)."""
+
+    def why(text: str, missing: str) -> str:
+        return f"{missing} (it comes after the end-of-turn marker)" if text in whole else missing
+
+    if case.content and case.content.strip() not in output:
+        return why(case.content.strip(), "the template drops this message's content")
+    if case.reasoning and _first_line(case.reasoning) not in output:
+        return why(_first_line(case.reasoning), "the template drops reasoning from the assistant turn")
+    names = [c.name for c in case.calls]
+    if names and names[0] not in output:
+        return why(names[0], "the template does not render tool calls")
+    if len(names) > 1 and names[1] not in output:
+        return why(names[1], "the template renders only one call per message")
+    if "call_ids" in case.features and not all(c.id in output for c in case.calls):
+        return "the template does not write call ids"
+    return ""
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0]

@@ -1,0 +1,154 @@
+"""Validation results: one :class:`CaseResult` per case and the :class:`ValidationReport` they make.
+
+The report's dict form is what exported specs store in ``provenance.validation``; it must round-trip.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.validate.cases import FEATURES
+
+PASS, FAIL, UNSUPPORTED, ERROR = "pass", "fail", "unsupported", "error"
+
+
+@dataclass(frozen=True)
+class RenderedCase:
+    """A case rendered through a template and cut down to what the model would have generated.
+
+    ``generation_prefix`` is the text between the end of the user turn and the start of ``output`` (the
+    generation prompt, e.g. ``<|im_start|>assistant\\n``): enough context for parsers that need the prompt
+    (transformers' ``parse_response``) without storing the whole prompt.  ``thinking_opened`` says whether
+    the output starts inside an open reasoning block.
+    """
+
+    output: str
+    generation_prefix: str
+    thinking_opened: bool
+    compare_ids: bool
+    prompt: str = ""
+    unsupported: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The outcome of one case.  ``status`` is pass, fail, unsupported (with the reason) or error."""
+
+    id: str
+    features: tuple[str, ...]
+    description: str
+    status: str
+    reason: str = ""
+    output: str = ""
+    generation_prefix: str = ""
+    thinking_opened: bool = False
+    compare_ids: bool = False
+    expected: dict[str, Any] = field(default_factory=dict)
+    parsed: dict[str, Any] | None = None
+    mismatches: tuple[str, ...] = ()
+    prompt: str = ""  # the full prompt; kept in memory for exporters, not written to reports
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "features": list(self.features),
+            "description": self.description,
+            "status": self.status,
+            "reason": self.reason,
+            "output": self.output,
+            "generation_prefix": self.generation_prefix,
+            "thinking_opened": self.thinking_opened,
+            "compare_ids": self.compare_ids,
+            "expected": self.expected,
+            "parsed": self.parsed,
+            "mismatches": list(self.mismatches),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+        return cls(
+            id=str(data["id"]),
+            features=tuple(data.get("features", ())),
+            description=str(data.get("description", "")),
+            status=str(data["status"]),
+            reason=str(data.get("reason", "")),
+            output=str(data.get("output", "")),
+            generation_prefix=str(data.get("generation_prefix", "")),
+            thinking_opened=bool(data.get("thinking_opened", False)),
+            compare_ids=bool(data.get("compare_ids", False)),
+            expected=dict(data.get("expected") or {}),
+            parsed=data.get("parsed"),
+            mismatches=tuple(data.get("mismatches", ())),
+        )
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Per-case and per-feature results.  ``validated`` is True only when every supported case passes."""
+
+    template_name: str
+    template_sha256: str
+    cases: tuple[CaseResult, ...]
+    notes: tuple[str, ...] = ()
+    source: str = "template"  # "template" (rendered now) or "recorded" (cases re-run from a report)
+
+    @property
+    def applicable(self) -> tuple[CaseResult, ...]:
+        return tuple(c for c in self.cases if c.status != UNSUPPORTED)
+
+    @property
+    def validated(self) -> bool:
+        applicable = self.applicable
+        return bool(applicable) and all(c.status == PASS for c in applicable)
+
+    def features(self) -> dict[str, dict[str, Any]]:
+        """Each feature's status: pass, fail (any case failed) or unsupported (no case applied), with why."""
+        out: dict[str, dict[str, Any]] = {}
+        for name in FEATURES:
+            cases = [c for c in self.cases if name in c.features]
+            if not cases:
+                continue
+            failed = [c for c in cases if c.status in (FAIL, ERROR)]
+            applicable = [c for c in cases if c.status != UNSUPPORTED]
+            if failed:
+                status, reason = FAIL, "; ".join(f"{c.id}: {c.reason}" for c in failed)
+            elif not applicable:
+                status, reason = UNSUPPORTED, "; ".join(dict.fromkeys(c.reason for c in cases))
+            else:
+                status, reason = PASS, ""
+            out[name] = {"status": status, "reason": reason, "cases": [c.id for c in cases]}
+        return out
+
+    def summary(self) -> str:
+        applicable = self.applicable
+        passed = sum(c.status == PASS for c in applicable)
+        unsupported = [n for n, f in self.features().items() if f["status"] == UNSUPPORTED]
+        text = f"{passed}/{len(applicable)} applicable cases pass"
+        if unsupported:
+            text += f"; unsupported by the template: {', '.join(unsupported)}"
+        return ("validated: " if self.validated else "NOT validated: ") + text
+
+    def to_dict(self) -> dict[str, Any]:
+        """Deterministic JSON form (no timings, no prompts), as stored in ``provenance.validation``."""
+        return {
+            "validated": self.validated,
+            "summary": self.summary(),
+            "source": self.source,
+            "template_name": self.template_name,
+            "template_sha256": self.template_sha256,
+            "notes": list(self.notes),
+            "features": self.features(),
+            "cases": [c.to_dict() for c in self.cases],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ValidationReport:
+        return cls(
+            template_name=str(data.get("template_name", "")),
+            template_sha256=str(data.get("template_sha256", "")),
+            cases=tuple(CaseResult.from_dict(c) for c in data.get("cases", ())),
+            notes=tuple(data.get("notes", ())),
+            source=str(data.get("source", "template")),
+        )

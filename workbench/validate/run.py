@@ -1,0 +1,137 @@
+"""The entry points: validate a spec against its template, or re-check the cases a spec recorded."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from workbench.spec import FormatSpec
+from workbench.template.source import TemplateSource
+from workbench.validate.cases import Case, build_cases
+from workbench.validate.compare import ParseFn, check_output, parse_output
+from workbench.validate.render import CaseRenderer, find_turn_end, render_case
+from workbench.validate.report import UNSUPPORTED, CaseResult, ValidationReport
+
+
+def validate(
+    source: TemplateSource,
+    spec: FormatSpec | None = None,
+    *,
+    time_limit: float = 2.0,
+    parse: ParseFn = parse_output,
+) -> ValidationReport:
+    """Validate ``spec`` (analysed from ``source`` when not given) against the template's own renders."""
+    if spec is None:
+        from workbench.analysis import analyze
+
+        spec = analyze(source, time_limit=time_limit).spec
+    results: list[CaseResult] = []
+    notes: list[str] = []
+    renderer = CaseRenderer(source, time_limit)
+    turn_end = find_turn_end(renderer, spec)
+    if turn_end:
+        notes.append(
+            f"the spec names no end marker; the template ends a turn with {turn_end!r}, cut like one"
+        )
+    for case in build_cases(spec):
+        rendered = render_case(renderer, spec, case, turn_end=turn_end)
+        base = CaseResult(
+            id=case.id,
+            features=case.features,
+            description=case.description,
+            status=UNSUPPORTED,
+            reason=rendered.unsupported,
+            output=rendered.output,
+            generation_prefix=rendered.generation_prefix,
+            thinking_opened=rendered.thinking_opened,
+            compare_ids=rendered.compare_ids,
+            expected=case.expected(),
+            prompt=rendered.prompt,
+        )
+        if rendered.note and rendered.note not in notes:
+            notes.append(rendered.note)
+        if rendered.unsupported:
+            results.append(base)
+            continue
+        ambiguity = _raw_marker_ambiguity(spec, case, rendered.output)
+        if ambiguity:
+            results.append(replace(base, reason=ambiguity))
+            continue
+        status, reason, parsed, mismatches = check_output(
+            spec,
+            case.id,
+            rendered.output,
+            base.expected,
+            thinking_opened=rendered.thinking_opened,
+            compare_ids=rendered.compare_ids,
+            parse=parse,
+        )
+        results.append(replace(base, status=status, reason=reason, parsed=parsed, mismatches=mismatches))
+    notes = [*renderer.notes, *notes]
+    return ValidationReport(
+        template_name=source.name, template_sha256=source.sha256, cases=tuple(results), notes=tuple(notes)
+    )
+
+
+def _raw_marker_ambiguity(spec: FormatSpec, case: Case, output: str) -> str:
+    """A value holding the format's own marker is ambiguous when the template writes values raw (unescaped):
+    the text alone cannot tell the value's marker from the real one.  Judged from the render: the value
+    appears verbatim but not as a JSON string (quoted), and contains a marker of the spec."""
+    if "marker_text" not in case.features:
+        return ""
+    framing = {m.strip() for m in spec.all_markers() if len(m.strip()) >= 2}
+    for call in case.calls:
+        for value in call.arguments.values():
+            if not isinstance(value, str) or value not in output:
+                continue
+            quoted = json.dumps(value, ensure_ascii=False) in output or json.dumps(value) in output
+            if not quoted and any(m in value for m in framing):
+                return (
+                    "the template writes argument values raw, so a value holding the format's own markers "
+                    "cannot be told apart from them"
+                )
+    return ""
+
+
+def validate_recorded(
+    spec: FormatSpec, report: ValidationReport, *, parse: ParseFn = parse_output
+) -> ValidationReport:
+    """Re-run the cases recorded in ``report`` (e.g. from an exported spec's provenance) without a template.
+
+    The outputs were cut from the template's renders when the report was made; only the parsing side is
+    checked again, so an edited spec or a changed parser is caught even where the template is not at hand.
+    """
+    results: list[CaseResult] = []
+    for case in report.cases:
+        if case.status == UNSUPPORTED:
+            results.append(case)
+            continue
+        status, reason, parsed, mismatches = check_output(
+            spec,
+            case.id,
+            case.output,
+            case.expected,
+            thinking_opened=case.thinking_opened,
+            compare_ids=case.compare_ids,
+            parse=parse,
+        )
+        results.append(replace(case, status=status, reason=reason, parsed=parsed, mismatches=mismatches))
+    notes = (
+        *report.notes,
+        "no template given: the recorded round-trip outputs were parsed again; nothing was re-rendered",
+    )
+    return ValidationReport(
+        template_name=report.template_name,
+        template_sha256=report.template_sha256,
+        cases=tuple(results),
+        notes=tuple(dict.fromkeys(notes)),
+        source="recorded",
+    )
+
+
+def report_from_spec(spec: FormatSpec) -> ValidationReport | None:
+    """The validation report an exported spec carries, if any."""
+    data = spec.provenance.validation
+    if not data or not isinstance(data.get("cases"), list):
+        return None
+    return ValidationReport.from_dict(data)
