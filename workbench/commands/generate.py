@@ -95,6 +95,7 @@ def generate_command(
     from workbench.engine.generate import Generator
     from workbench.engine.model import load_model
     from workbench.engine.sampling import SamplingConfig
+    from workbench.engine.threads import apply_thread_policy
     from workbench.grammar import build_grammar
 
     with input_errors():
@@ -104,6 +105,7 @@ def generate_command(
         spec = resolved.spec
         # The grammar only needs the spec and the tools: check it before a model takes seconds to load.
         build_grammar(spec, tools, tool_choice=tool_choice, parallel=parallel, reasoning=enable_thinking)
+        apply_thread_policy()  # the CLI and the TUI share one policy (workbench.engine.threads)
         loaded = load_model(model, progress=_progress)
         sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
         gen = Generator(

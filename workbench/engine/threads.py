@@ -12,8 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 
+from workbench.errors import WorkbenchError
+
 ENV_VAR = "WORKBENCH_TORCH_THREADS"
 MAX_DEFAULT_THREADS = 4
+
+
+class ThreadPolicyError(WorkbenchError, ValueError):
+    """``WORKBENCH_TORCH_THREADS`` holds something that is not a positive integer."""
 
 
 def usable_cores() -> int:
@@ -28,13 +34,13 @@ def torch_threads(environ: dict[str, str] | None = None) -> int:
     """The intra-op thread count the policy picks (pure: reads the environment, changes nothing).
 
     Raises:
-        ValueError: ``WORKBENCH_TORCH_THREADS`` is set but not a positive integer.
+        ThreadPolicyError: ``WORKBENCH_TORCH_THREADS`` is set but not a positive integer.
     """
     env = os.environ if environ is None else environ
     raw = env.get(ENV_VAR, "").strip()
     if raw:
         if not raw.isdigit() or int(raw) < 1:
-            raise ValueError(f"{ENV_VAR} must be a positive integer, not {raw!r}")
+            raise ThreadPolicyError(f"{ENV_VAR} must be a positive integer, not {raw!r}")
         return int(raw)
     return max(1, min(MAX_DEFAULT_THREADS, usable_cores() // 2))
 
