@@ -294,11 +294,15 @@ def _opened_by_output(spec: FormatSpec, output: str) -> bool:
     return not (start and start in head)
 
 
+#: Said of a part the template renders but the spec's end-of-turn marker cuts off.
+AFTER_TURN_END = "(it comes after the end-of-turn marker)"
+
+
 def _missing_trace(case: Case, output: str, whole: str) -> str:
     """Why the case is unsupported, judged from the render alone ("" when every part left a trace)."""
 
     def why(text: str, missing: str) -> str:
-        return f"{missing} (it comes after the end-of-turn marker)" if text in whole else missing
+        return f"{missing} {AFTER_TURN_END}" if text in whole else missing
 
     if case.content and case.content.strip() not in output:
         return why(case.content.strip(), "the template drops this message's content")

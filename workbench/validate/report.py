@@ -124,8 +124,12 @@ class ValidationReport:
     def summary(self) -> str:
         applicable = self.applicable
         passed = sum(c.status == PASS for c in applicable)
-        unsupported = [n for n, f in self.features().items() if f["status"] == UNSUPPORTED]
+        features = self.features()
+        unsupported = [n for n, f in features.items() if f["status"] == UNSUPPORTED]
+        failed = [n for n, f in features.items() if f["status"] == FAIL]
         text = f"{passed}/{len(applicable)} applicable cases pass"
+        if failed:
+            text += f"; the spec cannot express: {', '.join(failed)}"
         if unsupported:
             text += f"; unsupported by the template: {', '.join(unsupported)}"
         return ("validated: " if self.validated else "NOT validated: ") + text

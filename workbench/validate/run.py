@@ -9,8 +9,8 @@ from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output
-from workbench.validate.render import CaseRenderer, find_turn_end, render_case
-from workbench.validate.report import UNSUPPORTED, CaseResult, ValidationReport
+from workbench.validate.render import AFTER_TURN_END, CaseRenderer, find_turn_end, render_case
+from workbench.validate.report import FAIL, UNSUPPORTED, CaseResult, ValidationReport
 
 
 def validate(
@@ -67,10 +67,39 @@ def validate(
             parse=parse,
         )
         results.append(replace(base, status=status, reason=reason, parsed=parsed, mismatches=mismatches))
+    results = _blame_the_spec_for_early_cuts(results)
     notes = [*renderer.notes, *notes]
     return ValidationReport(
         template_name=source.name, template_sha256=source.sha256, cases=tuple(results), notes=tuple(notes)
     )
+
+
+def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult]:
+    """Cases cut off by the spec's end-of-turn marker fail the *spec* when even plain content is cut off.
+
+    A template may well write something after its turn ends (DeepSeek-R1 puts an assistant's content after
+    its calls' end-of-sentence): that case is unsupported by the template.  But when the plain answer of the
+    content-only case lies beyond the spec's end of turn, the template clearly renders it inside the turn and
+    the spec's markers are what cannot describe it; saying "unsupported by the template" would send the
+    person looking in the wrong place.
+    """
+    by_id = {r.id: r for r in results}
+    content_only = by_id.get("content_only")
+    if content_only is None or content_only.status != UNSUPPORTED:
+        return results
+    if AFTER_TURN_END not in content_only.reason:
+        return results
+    return [
+        replace(
+            r,
+            status=FAIL,
+            reason="the spec cannot express this: the template renders it inside the turn, but the spec's "
+            "end-of-turn marker cuts the output before it",
+        )
+        if r.status == UNSUPPORTED and AFTER_TURN_END in r.reason
+        else r
+        for r in results
+    ]
 
 
 def _raw_marker_ambiguity(spec: FormatSpec, case: Case, output: str) -> str:
