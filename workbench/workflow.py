@@ -81,6 +81,25 @@ def resolve(
     return Resolved(source, analysis.spec, analysis)
 
 
+def spec_warning(resolved: Resolved, *, time_limit: float = 2.0) -> str:
+    """One line when the spec in use cannot express a feature its template renders ("" otherwise).
+
+    With a template at hand its renders are parsed back now (:func:`workbench.selfcheck.check_spec`); a spec
+    from a file alone is judged by the validation report it carries, if any.  Never raises for a self-check
+    that cannot run: the command's own work goes on, so the warning is best effort.
+    """
+    from workbench.selfcheck import check_spec, recorded_verdicts, warning_line
+
+    try:
+        if resolved.source is not None:
+            verdicts = check_spec(resolved.source, resolved.spec, time_limit=time_limit)
+        else:
+            verdicts = recorded_verdicts(resolved.spec)
+    except WorkbenchError:
+        return ""
+    return warning_line(verdicts)
+
+
 def parse_options(
     *,
     engine: str = "workbench",

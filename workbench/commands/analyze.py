@@ -4,9 +4,11 @@ Output contract:
 - default: per template, every probe (its question, then the common prefix / A-only / B-only / common suffix
   of its two renders side by side, and what was read from it), then the markers table, the modes and the
   warnings;
-- ``--json``: ``{"spec": FormatSpec, "probes": [...], "warnings": [...]}`` (plus ``template`` and
-  ``notes``) for one template, a JSON list of those for several.  A template that cannot be analysed is
-  an entry ``{"template": ..., "error": ...}`` in the list.
+- ``--json``: ``{"spec": FormatSpec, "probes": [...], "warnings": [...]}`` (plus ``template``, ``notes`` and
+  ``verdicts``) for one template, a JSON list of those for several. ``verdicts`` is the self-check
+  (:mod:`workbench.selfcheck`): per feature ``works`` / ``not_rendered`` / ``cannot_express`` with the first
+  failing case and its difference; a ``cannot_express`` verdict is also a warning. ``--no-check`` skips it.
+  A template that cannot be analysed is an entry ``{"template": ..., "error": ...}`` in the list.
 
 TEMPLATE is anything ``load_template`` accepts (file, model folder, tokenizer_config.json, .gguf, alias of a
 project template); a folder that is not a model folder stands for the templates (``*.jinja``) inside it.
@@ -26,6 +28,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from workbench.commands._common import INPUT_ERRORS, console, fail, print_json
+from workbench.selfcheck import Verdict
 
 PREFIX_CHARS = 160
 SUFFIX_CHARS = 160
@@ -60,9 +63,14 @@ def analyze_command(
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the analysis as JSON.")] = False,
     time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds allowed per render.")] = 2.0,
+    check: Annotated[
+        bool,
+        typer.Option("--check/--no-check", help="Parse the template's round-trip renders back (self-check)."),
+    ] = True,
 ) -> None:
     """Work out how a template marks reasoning, content and tool calls, by differential rendering."""
     from workbench.analysis import analyze
+    from workbench.selfcheck import check_spec, warning_line
     from workbench.template.source import load_template
 
     refs = expand_refs(templates)
@@ -77,10 +85,18 @@ def analyze_command(
             errors.append(f"{ref}: {exc}")
             results.append({"template": ref, "error": _one_line(str(exc))})
             continue
+        verdicts: tuple[Verdict, ...] = ()
+        if check:
+            try:
+                verdicts = check_spec(analysis.source, analysis.spec, time_limit=time_limit)
+            except INPUT_ERRORS as exc:  # the self-check renders more messages than the probes did
+                analysis.warnings.append(f"self-check could not run: {_one_line(str(exc))}")
+        if warning := warning_line(verdicts):
+            analysis.warnings.append(warning)
         if as_json:
-            results.append(analysis.to_dict())
+            results.append({**analysis.to_dict(), "verdicts": [v.to_dict() for v in verdicts]})
         else:
-            print_analysis(analysis)
+            print_analysis(analysis, verdicts)
     if as_json:
         print_json(results[0] if len(refs) == 1 else results)
     for err in errors:
@@ -112,8 +128,8 @@ def _clip_head(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n] + "…"
 
 
-def print_analysis(analysis: Any) -> None:
-    """The human report of one analysis (probes side by side, then markers, modes and warnings)."""
+def print_analysis(analysis: Any, verdicts: tuple[Verdict, ...] = ()) -> None:
+    """The human report of one analysis (probes side by side, markers, modes, self-check, warnings)."""
     spec = analysis.spec
     console.rule(f"[bold]{escape(analysis.source.name)}[/] [dim]{spec.provenance.template_sha256[:16]}[/]")
     for p in analysis.probes:
@@ -143,6 +159,8 @@ def print_analysis(analysis: Any) -> None:
         if p.outcome:
             console.print(f"  [yellow]→[/] {escape(p.outcome)}")
     _print_markers(spec)
+    if verdicts:
+        _print_verdicts(verdicts)
     for note in analysis.notes:
         console.print(f"[dim]note: {escape(note)}[/]")
     for warning in analysis.warnings:
@@ -181,4 +199,24 @@ def _print_markers(spec: Any) -> None:
     for name, value in rows:
         if value:
             table.add_row(name, _show(value) if isinstance(value, str) else str(value))
+    console.print(table)
+
+
+_VERDICT_STYLES = {"works": "green", "not_rendered": "dim", "cannot_express": "bold red"}
+_VERDICT_WORDS = {
+    "works": "works",
+    "not_rendered": "the template does not render it",
+    "cannot_express": "THE SPEC CANNOT EXPRESS IT",
+}
+
+
+def _print_verdicts(verdicts: tuple[Verdict, ...]) -> None:
+    table = Table(title="self-check: the template's renders parsed back with this spec", title_justify="left")
+    table.add_column("feature", style="bold")
+    table.add_column("verdict")
+    table.add_column("why / first difference", overflow="fold")
+    for v in verdicts:
+        style = _VERDICT_STYLES[v.status]
+        detail = v.reason if v.status == "not_rendered" else f"{v.case}: {v.difference}" if v.case else ""
+        table.add_row(v.feature, f"[{style}]{_VERDICT_WORDS[v.status]}[/]", escape(detail))
     console.print(table)

@@ -33,7 +33,7 @@ import typer
 
 from workbench.chat import load_messages, load_tools
 from workbench.commands._common import SPAN_STYLES, console, input_errors, load_json_file
-from workbench.workflow import record_session, resolve, save_generation_session
+from workbench.workflow import record_session, resolve, save_generation_session, spec_warning
 
 
 def register(app: typer.Typer) -> None:
@@ -103,6 +103,8 @@ def generate_command(
         tools = load_tools(load_json_file(tools_path, "tools")) if tools_path else []
         resolved = resolve(template, spec_path)
         spec = resolved.spec
+        if warning := spec_warning(resolved):
+            print(f"warning: {warning}", file=sys.stderr)
         # The grammar only needs the spec and the tools: check it before a model takes seconds to load.
         build_grammar(spec, tools, tool_choice=tool_choice, parallel=parallel, reasoning=enable_thinking)
         apply_thread_policy()  # the CLI and the TUI share one policy (workbench.engine.threads)

@@ -35,7 +35,7 @@ from workbench.chat import Tool, load_tools
 from workbench.commands._common import SPAN_STYLES, console, fail, input_errors, load_json_file, print_json
 from workbench.events import Event
 from workbench.parsing.options import ENGINES
-from workbench.workflow import parse_options, resolve
+from workbench.workflow import parse_options, resolve, spec_warning
 
 _PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]")
 #: The ``--engine`` choices, straight from the parser's profile list so the two cannot drift apart.
@@ -88,7 +88,10 @@ def parse_command(
     from workbench.parsing.deltas import chunk, finish_reason
 
     with input_errors():
-        spec = resolve(template, spec_path).spec
+        resolved = resolve(template, spec_path)
+        spec = resolved.spec
+        if warning := spec_warning(resolved):
+            print(f"warning: {warning}", file=sys.stderr)
         tools = _load_tools(tools_path)
         text = _read_input(input_path)
     options = parse_options(

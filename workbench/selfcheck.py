@@ -1,0 +1,116 @@
+"""The analysis checks itself: a verdict per feature, from the template's own renders parsed back.
+
+An analysed spec can be silently wrong: the probes only see what they vary, and a format the spec's fields
+cannot describe still yields *a* spec.  So after analysing, the standard round-trip messages (content,
+reasoning, one call, two calls, typed arguments, nested values, escapes) are rendered through the template
+and parsed back with the spec (this is :func:`workbench.validate.validate`), and every feature gets one of
+three verdicts:
+
+- ``works``: every case of the feature parses back to the message that was rendered;
+- ``not_rendered``: the template does not render it (no case applies), with the template's reason;
+- ``cannot_express``: the template renders it but the spec does not read it back, with the first case that
+  fails and its first difference.  This is the verdict a person onboarding a new format must never miss.
+
+``analyze`` prints the verdicts (``--json`` carries them under ``"verdicts"``); ``parse`` and ``generate``
+warn on stderr when the spec they use cannot express a feature its template renders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from workbench.spec import FormatSpec
+    from workbench.template.source import TemplateSource
+    from workbench.validate import ValidationReport
+
+VerdictStatus = Literal["works", "not_rendered", "cannot_express"]
+_FROM_REPORT: dict[str, VerdictStatus] = {
+    "pass": "works",
+    "unsupported": "not_rendered",
+    "fail": "cannot_express",
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One feature's verdict; ``case`` and ``difference`` name the first failing case for cannot_express."""
+
+    feature: str
+    status: VerdictStatus
+    reason: str = ""
+    case: str = ""
+    difference: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "feature": self.feature,
+            "status": self.status,
+            "reason": self.reason,
+            "case": self.case,
+            "difference": self.difference,
+        }
+
+
+def verdicts_from_report(report: ValidationReport) -> tuple[Verdict, ...]:
+    """The verdict of every feature the report's cases cover (pure)."""
+    by_id = {c.id: c for c in report.cases}
+    out: list[Verdict] = []
+    for feature, info in report.features().items():
+        status = _FROM_REPORT.get(info["status"], "cannot_express")
+        if status != "cannot_express":
+            out.append(Verdict(feature, status, info["reason"] if status == "not_rendered" else ""))
+            continue
+        failing = [
+            by_id[i] for i in info["cases"] if i in by_id and by_id[i].status not in ("pass", "unsupported")
+        ]
+        first = failing[0] if failing else None
+        difference = ""
+        if first is not None:
+            difference = first.mismatches[0] if first.mismatches else first.reason
+        out.append(
+            Verdict(
+                feature,
+                "cannot_express",
+                first.reason if first is not None else info["reason"],
+                first.id if first is not None else "",
+                difference,
+            )
+        )
+    return tuple(out)
+
+
+def check_spec(source: TemplateSource, spec: FormatSpec, *, time_limit: float = 2.0) -> tuple[Verdict, ...]:
+    """Render the round-trip messages through ``source`` and parse them back with ``spec`` (renders only)."""
+    from workbench.validate import validate
+
+    return verdicts_from_report(validate(source, spec, time_limit=time_limit))
+
+
+def recorded_verdicts(spec: FormatSpec) -> tuple[Verdict, ...]:
+    """The verdicts of the validation report an exported spec carries (empty when it carries none)."""
+    from workbench.validate import ValidationReport
+
+    data = spec.provenance.validation
+    if not isinstance(data, dict) or "cases" not in data:
+        return ()
+    return verdicts_from_report(ValidationReport.from_dict(data))
+
+
+def cannot_express(verdicts: tuple[Verdict, ...]) -> list[str]:
+    """The features the template renders but the spec cannot read back."""
+    return [v.feature for v in verdicts if v.status == "cannot_express"]
+
+
+def warning_line(verdicts: tuple[Verdict, ...]) -> str:
+    """One line for stderr when the spec fails a feature its template renders ("" when none fails)."""
+    failed = cannot_express(verdicts)
+    if not failed:
+        return ""
+    first = next(v for v in verdicts if v.status == "cannot_express")
+    return (
+        f"the spec cannot express {', '.join(failed)}, which the template renders "
+        f"(first: {first.case or first.feature}: {first.difference or first.reason}); "
+        "see `workbench validate`"
+    )
