@@ -159,13 +159,13 @@ class WorkbenchApp(App[None]):
         except Exception as exc:  # TemplateError, or a bug in the stage: shown in its panel, never raised
             self.post_message(msg.AnalysisFailed(one_line(exc)))
             return
-        self.post_message(msg.AnalysisDone(analysis, template_sha=source.text))
+        self.post_message(msg.AnalysisDone(analysis, template_sha=source.sha256))
 
     def on_analysis_done(self, message: msg.AnalysisDone) -> None:
         ws = self.workspace
         ws.analysis_running = False
         ws.analysis = message.analysis
-        ws.analyzed_text = message.template_sha
+        ws.analysis_sha = message.template_sha
         ws.analysis_error = ""
         ws.spec = message.analysis.spec
         ws.validation = None

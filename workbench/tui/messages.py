@@ -12,6 +12,7 @@ from typing import Any
 
 from textual.message import Message
 
+from workbench.analysis import Analysis
 from workbench.engine.loaded import LoadedModel
 from workbench.session import Session
 from workbench.validate import ValidationReport
@@ -29,8 +30,11 @@ class TemplateRendered(Message):
 
 @dataclass
 class AnalysisDone(Message):
-    analysis: Any
-    template_sha: str = ""
+    """The analysis of one template text; ``template_sha`` is that text's sha256 (64 hex digits), so the
+    app can tell later whether the text being edited is still the analysed one."""
+
+    analysis: Analysis
+    template_sha: str
 
 
 @dataclass
