@@ -3,6 +3,7 @@ default template."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import io
 import json
@@ -14,6 +15,7 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable, Input, Static
+from textual.worker import WorkerFailed
 
 from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
@@ -57,9 +59,20 @@ def demo_done() -> AnalysisDone:
     return AnalysisDone(demo_analysis(), template_sha=DEMO_SHA)
 
 
+async def wait_workers(app: WorkbenchApp) -> None:
+    """Wait until no worker runs.  A worker that fails makes ``wait_for_complete`` raise: the app reports
+    that failure itself (``on_worker_state_changed``), so the wait just goes on with the others."""
+    for _ in range(100):
+        try:
+            await app.workers.wait_for_complete()
+            return
+        except WorkerFailed:
+            await asyncio.sleep(0)
+
+
 async def settle(app: WorkbenchApp, pilot: Any) -> None:
     await pilot.pause()
-    await app.workers.wait_for_complete()
+    await wait_workers(app)
     await pilot.pause()
 
 
@@ -295,7 +308,7 @@ async def test_a_refused_export_says_why_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from workbench.export import ExportError
-    from workbench.tui import app as app_module
+    from workbench.tui.controllers import export as export_flow
 
     calls: list[dict[str, Any]] = []
 
@@ -310,8 +323,8 @@ async def test_a_refused_export_says_why_and_writes_nothing(
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(demo_done())
         await settle(app, pilot)
-        monkeypatch.setattr(app_module, "export", export)
-        monkeypatch.setattr(app_module, "write_export", write_export)
+        monkeypatch.setattr(export_flow, "export", export)
+        monkeypatch.setattr(export_flow, "write_export", write_export)
         app.screen.query_one("#export-path", Input).value = str(tmp_path / "x.json")
         app.set_focus(None)
         await pilot.press("S")
@@ -322,7 +335,7 @@ async def test_a_refused_export_says_why_and_writes_nothing(
 
 
 async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.tui import app as app_module
+    from workbench.tui.controllers import analysis as analysis_flow
 
     class Report:
         notes = ("one note",)
@@ -340,7 +353,7 @@ async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.M
         assert spec is not None and source.text == DEMO_TEMPLATE
         return Report()
 
-    monkeypatch.setattr(app_module, "validate", validate)
+    monkeypatch.setattr(analysis_flow, "validate", validate)
     app = make_app(start_mode="export")
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(demo_done())
@@ -354,12 +367,12 @@ async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.M
 
 async def test_a_failing_validation_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
     from workbench.template.render import TemplateError
-    from workbench.tui import app as app_module
+    from workbench.tui.controllers import analysis as analysis_flow
 
     def validate(source: TemplateSource, spec: FormatSpec | None = None) -> Any:
         raise TemplateError("tool_calls is undefined", line=7, kind="undefined")
 
-    monkeypatch.setattr(app_module, "validate", validate)
+    monkeypatch.setattr(analysis_flow, "validate", validate)
     app = make_app(start_mode="export")
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(demo_done())

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Static
 
 from workbench.analysis import Analysis, ProbeResult
 from workbench.spec import FormatSpec
+from workbench.tui.messages import RequestSpecEdit
 from workbench.tui.palette import ERROR_STYLE, visible
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.modals import EditFieldScreen
@@ -231,6 +232,6 @@ class AnalysisScreen(WorkbenchScreen):
 
         def done(edited: FormatSpec | None) -> None:
             if edited is not None and edited != spec:
-                self.wb.set_spec(edited, note=f"{path} changed; re-validating")
+                self.post_message(RequestSpecEdit(edited, note=f"{path} changed; re-validating"))
 
         self.app.push_screen(EditFieldScreen(spec, path), done)
