@@ -173,3 +173,16 @@ async def test_an_engine_failure_stops_the_run_with_one_notice() -> None:
         await settle(app, pilot)
         assert [n for n in app.notes if "fell over" in n] == ["generation stopped: the model fell over"]
         assert not app.workspace.running and app.is_running
+
+
+async def test_the_model_state_reactive_reaches_the_workspace_and_the_generate_screen() -> None:
+    app = make_app(start_mode="generate")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.model_state == app.workspace.model_state == "skipped"
+        app.post_message(msg.ModelFailed("torch is missing"))
+        await settle(app, pilot)
+        assert app.model_state == app.workspace.model_state == "failed"
+        app.screen.post_message(msg.RequestGenerate("hello"))
+        await settle(app, pilot)
+        assert any(n == "no model: torch is missing" for n in app.notes), app.notes

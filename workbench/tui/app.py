@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message as TextualMessage
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -43,7 +44,7 @@ from workbench.tui.screens.inspector import InspectorScreen
 from workbench.tui.screens.modals import ForceTokenScreen
 from workbench.tui.screens.template import TemplateScreen
 from workbench.tui.steps import Driver, ReplayDriver
-from workbench.tui.workspace import Workspace
+from workbench.tui.workspace import ModelState, Workspace
 
 
 class WorkbenchApp(App[None]):
@@ -74,6 +75,9 @@ class WorkbenchApp(App[None]):
         Binding("ctrl+s", "save_session", "Save session", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
+
+    #: Where the model is; the one writer of ``workspace.model_state`` (screens read the workspace).
+    model_state: reactive[ModelState] = reactive[ModelState]("none", init=False)
 
     def __init__(
         self,
@@ -113,11 +117,11 @@ class WorkbenchApp(App[None]):
         elif self._want_analysis:
             self.action_analyze()
         if self._want_model:
-            self.workspace.model_state = "loading"
+            self.model_state = "loading"
             self._load_model(self._model_ref)
         else:
-            self.workspace.model_state = "skipped"
             self.workspace.model_notice = "no model loaded (started without one)"
+            self.model_state = "skipped"
 
     def changed(self, topic: str) -> None:
         """Record that ``topic`` changed and let the visible screen redraw what depends on it."""
@@ -245,22 +249,25 @@ class WorkbenchApp(App[None]):
     def _load_model(self, ref: str | None) -> None:
         self._start_worker(partial(model_flow.load_model, ref, self.post_message), group="model")
 
+    def watch_model_state(self, state: ModelState) -> None:
+        self.workspace.model_state = state
+        self.changed("model")
+
     def on_model_progress(self, message: msg.ModelProgress) -> None:
         self.workspace.model_notice = message.text
         self.changed("model")
 
     def on_model_ready(self, message: msg.ModelReady) -> None:
         ws = self.workspace
-        ws.model_state, ws.model_name, ws.loaded_model = "ready", message.name, message.loaded
-        ws.model_notice = message.notice
-        self.changed("model")
+        ws.model_name, ws.loaded_model, ws.model_notice = message.name, message.loaded, message.notice
+        self.model_state = "ready"
         if message.notice:
             self.notify(message.notice, title="Model", timeout=8)
 
     def on_model_failed(self, message: msg.ModelFailed) -> None:
-        ws = self.workspace
-        ws.model_state, ws.model_notice = "failed", message.error
-        self.changed("model")
+        self.workspace.model_notice = message.error
+        self.model_state = "failed"
+        self.changed("model")  # the notice changed even when the state did not (a second failure)
         self.notify(message.error, title="Model not loaded", severity="error", timeout=10)
 
     # ------------------------------------------------------------------ sessions

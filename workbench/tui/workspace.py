@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from workbench.analysis import Analysis
 from workbench.chat import Message, Tool, load_messages, load_tools
@@ -60,6 +60,8 @@ DEFAULT_TOOLS: list[dict[str, Any]] = [
 ]
 
 REASONING_EFFORTS = ("", "low", "medium", "high")
+
+ModelState = Literal["none", "loading", "ready", "failed", "skipped"]
 
 
 @dataclass
@@ -110,7 +112,7 @@ class Workspace:
     validation_summary: str = ""
     model_name: str = ""
     model_notice: str = ""
-    model_state: str = "none"  # none | loading | ready | failed | skipped
+    model_state: ModelState = "none"
     loaded_model: LoadedModel | None = None
     driver: Driver | None = None
     running: bool = False
