@@ -1,9 +1,12 @@
-"""The workbench app: owns the workspace and the background jobs; screens only show and ask.
+"""The workbench app: composes the screens and owns the resources (workspace, engine controller, workers).
 
-Threads: template analysis, model loading, validation and every engine control (step, run, rewind, force,
-constraint) run in thread workers.  Workers never touch widgets; they post a message from
-:mod:`workbench.tui.messages`, the handler here updates the workspace and tells the visible screen what
-changed.  Engine controls share one lock, so a step pressed during a run waits instead of racing it.
+Workflows live in :mod:`workbench.tui.controllers`; the app only wires them: screens post intent messages
+(``RequestAnalysis``, ``RequestGenerate``, ``RequestExport``, ...) or trigger app actions, a handler here asks
+the workflow to prepare the job on the UI thread, and the job runs in a thread worker.  Workers never touch
+widgets or workspace fields: they return or post a result message, and the handler writes it into the
+workspace and tells the visible screen what changed.  Workers raise instead of catching; every failure
+reaches :meth:`WorkbenchApp.on_worker_state_changed`, which reports it by worker group
+(:mod:`workbench.tui.failures`).
 """
 
 from __future__ import annotations
