@@ -30,7 +30,8 @@ def test_the_engine_controller_replays_into_the_log_and_posts_only_messages() ->
     steps = demo_steps()[:12]
     log, posted = StepLog(), []
     engine = EngineController(log, posted.append, replay_delay=0.0)
-    engine.control(ReplayDriver(steps, demo_parser), "run")
+    engine.install(ReplayDriver(steps, demo_parser))
+    engine.control("run")
     assert [s.token_text for s in log.all()] == [s.token_text for s in steps]
     assert log.message is not None and log.message.reasoning_content
     kinds = [type(m).__name__ for m in posted]
@@ -44,8 +45,9 @@ def test_the_engine_controller_replays_into_the_log_and_posts_only_messages() ->
 def test_an_engine_refusal_is_raised_for_the_failure_handler_not_posted() -> None:
     posted: list[TextualMessage] = []
     engine = EngineController(StepLog(), posted.append, replay_delay=0.0)
+    engine.install(ReplayDriver(demo_steps()[:3], demo_parser))
     with pytest.raises(ControlRefused, match="recorded constraint"):
-        engine.control(ReplayDriver(demo_steps()[:3], demo_parser), "constraint", False)
+        engine.control("constraint", False)
     assert posted == []
 
 
@@ -55,8 +57,9 @@ def test_an_engine_error_mid_run_becomes_a_stop_notice_naming_the_cause() -> Non
             raise RuntimeError("the model fell over")
 
     engine = EngineController(StepLog(), lambda m: None, replay_delay=0.0)
+    engine.install(Exploding(demo_steps()[:3], demo_parser))
     with pytest.raises(EngineStopped) as caught:
-        engine.control(Exploding(demo_steps()[:3], demo_parser), "run")
+        engine.control("run")
     report = failure_message("engine-control", "engine-control:run", caught.value)
     assert isinstance(report, msg.EngineFailed) and report.severity == "error"
     assert report.notice == "generation stopped: the model fell over"
@@ -168,7 +171,7 @@ async def test_an_engine_failure_stops_the_run_with_one_notice() -> None:
     app = make_app(start_mode="inspector")
     async with app.run_test(size=SIZE) as pilot:
         app.install_replay(demo_steps()[:5], demo_parser, label="demo")
-        app.workspace.driver = Exploding(demo_steps()[:5], demo_parser)
+        app.engine.install(Exploding(demo_steps()[:5], demo_parser))
         await pilot.press("r")
         await settle(app, pilot)
         assert [n for n in app.notes if "fell over" in n] == ["generation stopped: the model fell over"]

@@ -21,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.chat import Message
 from workbench.engine.step import Step
@@ -162,7 +162,8 @@ class WorkbenchApp(App[None]):
 
         def job() -> None:
             result = work()
-            if isinstance(result, TextualMessage):
+            # A worker replaced by a newer one of its group (``exclusive``) has a stale result: drop it.
+            if isinstance(result, TextualMessage) and not get_current_worker().is_cancelled:
                 self.post_message(result)
 
         name = f"{group}:{detail}" if detail else group
@@ -294,6 +295,7 @@ class WorkbenchApp(App[None]):
         parser for the format the steps were recorded in."""
         ws = self.workspace
         ws.driver = ReplayDriver(steps, new_parser, label=label)
+        self.engine.install(ws.driver)
         ws.steps.reset()
         ws.running = False
         ws.constrained = bool(steps and steps[0].constrained)
@@ -347,32 +349,32 @@ class WorkbenchApp(App[None]):
             )
         return driver
 
-    def _control(self, driver: Driver, op: Control, arg: Any = None) -> None:
+    def _control(self, op: Control, arg: Any = None) -> None:
         self._start_worker(
-            partial(self.engine.control, driver, op, arg), group="engine-control", detail=op, exclusive=False
+            partial(self.engine.control, op, arg), group="engine-control", detail=op, exclusive=False
         )
 
     def action_step(self) -> None:
-        if driver := self._require_driver():
+        if self._require_driver():
             self.engine.pause.set()  # a step while running means: stop there
-            self._control(driver, "step")
+            self._control("step")
 
     def action_run(self) -> None:
-        if driver := self._require_driver():
+        if self._require_driver():
             self.engine.pause.clear()
-            self._control(driver, "run")
+            self._control("run")
 
     def action_pause(self) -> None:
         self.engine.pause.set()
 
     def action_rewind(self, k: int = 1) -> None:
-        if driver := self._require_driver():
+        if self._require_driver():
             self.engine.pause.set()
-            self._control(driver, "rewind", k)
+            self._control("rewind", k)
 
     def action_toggle_constraint(self) -> None:
-        if driver := self._require_driver():
-            self._control(driver, "constraint", not self.workspace.constrained)
+        if self._require_driver():
+            self._control("constraint", not self.workspace.constrained)
 
     def action_force(self) -> None:
         driver = self._require_driver()
@@ -390,7 +392,7 @@ class WorkbenchApp(App[None]):
 
         def forced(answer: str | None) -> None:
             if answer:
-                self._control(driver, "force", answer)
+                self._control("force", answer)
 
         self.push_screen(ForceTokenScreen(last), forced)
 

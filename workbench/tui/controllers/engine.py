@@ -7,8 +7,10 @@ log holds every step, so the coalesced ``StepsAdvanced`` message loses nothing. 
 a workspace field; a new driver reaches the workspace in a ``DriverReady`` message.  Failures are raised,
 not reported here: the app handles every worker failure in one place (``workbench.tui.failures``).
 
-One lock serialises the controls, so a step pressed during a run waits instead of racing it; the pause flag
-is the one thing the UI thread sets directly (it is what stops a run).
+One lock serialises the controls, so a step pressed during a run waits instead of racing it.  The
+controller owns the current driver: a control acts on whatever driver is current when it gets the lock, so
+a step pressed while a new generation is still being built steps the new one.  The UI thread sets only the
+pause flag (it is what stops a run) and installs a replay's driver between runs.
 """
 
 from __future__ import annotations
@@ -72,6 +74,11 @@ class EngineController:
         self.replay_delay = replay_delay
         self.lock = threading.Lock()
         self.pause = threading.Event()
+        self.driver: Driver | None = None
+
+    def install(self, driver: Driver) -> None:
+        """Make ``driver`` the one the controls act on (UI thread; a recorded session's replay)."""
+        self.driver = driver
 
     # ------------------------------------------------------------------ jobs (worker threads)
     def generate(self, request: GenerationRequest) -> None:
@@ -82,12 +89,17 @@ class EngineController:
             except Exception as exc:  # GenerationError, GrammarError, TemplateError, ...
                 raise EngineStopped(f"cannot start: {one_line(exc)}", "error") from exc
             driver = GeneratorDriver(generator, request.loaded.tokenizer, label=request.model_name)
+            self.driver = driver
             self.post(msg.DriverReady(driver))
             self._run_locked(driver, MAX_NEW_TOKENS)
 
-    def control(self, driver: Driver, op: Control, arg: Any = None) -> None:
-        """Apply one inspector control to ``driver`` (worker thread); a refusal raises with the reason."""
+    def control(self, op: Control, arg: Any = None) -> None:
+        """Apply one inspector control to the current driver (worker thread); a refusal raises with the
+        reason.  Without a driver there is nothing to do (the app has already said so)."""
         with self.lock:
+            driver = self.driver
+            if driver is None:
+                return
             try:
                 self._control_locked(driver, op, arg)
             except (ControlRefused, EngineStopped):
