@@ -189,3 +189,25 @@ async def test_the_model_state_reactive_reaches_the_workspace_and_the_generate_s
         app.screen.post_message(msg.RequestGenerate("hello"))
         await settle(app, pilot)
         assert any(n == "no model: torch is missing" for n in app.notes), app.notes
+
+
+def test_the_step_log_records_a_step_with_its_message_and_a_rewind_reparses() -> None:
+    from workbench.chat import Message
+
+    log = StepLog()
+    steps = demo_steps()[:3]
+    for i, step in enumerate(steps):
+        assert log.record(step, Message("assistant", content=str(i))) == i + 1
+    assert log.message == Message("assistant", content="2")
+    epoch = log.epoch
+    assert log.truncate(1, Message("assistant", content="0")) == 1
+    assert log.epoch == epoch + 1 and log.message == Message("assistant", content="0")
+    assert log.record(steps[1], None, ("parse hiccup",)) == 2  # no message: the previous one stays
+    assert log.message == Message("assistant", content="0") and log.diagnostics == ("parse hiccup",)
+
+
+def test_an_export_notice_names_the_way_round_a_refusal() -> None:
+    refused = export_flow.export_notice(msg.ExportDone("spec", "", error="NOT validated; pass --force"))
+    assert refused.severity == "error" and refused.text.endswith("(shift+s exports anyway)")
+    wrote = export_flow.export_notice(msg.ExportDone("tests", "out.py", warnings=("2 cases skipped",)))
+    assert wrote == export_flow.Notice("wrote out.py — 2 cases skipped", "Export tests")
