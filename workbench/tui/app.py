@@ -175,6 +175,8 @@ class WorkbenchApp(App[None]):
             return
         worker, error = event.worker, event.worker.error
         self.log.error(f"worker {worker.name} failed: {error!r}")
+        if worker.is_cancelled:  # replaced by a newer job of its group: its failure is as stale as a result
+            return
         message = failure_message(worker.group, worker.name, error)
         if message is not None:
             self.post_message(message)
@@ -405,7 +407,7 @@ class WorkbenchApp(App[None]):
         ws.constrained = message.constrained
         self.changed("engine")
         if message.notice:
-            self.notify(message.notice, severity=message.severity)  # type: ignore[arg-type]
+            self.notify(message.notice, severity=message.severity)
 
     def on_engine_failed(self, message: msg.EngineFailed) -> None:
         self.workspace.running = False

@@ -146,7 +146,7 @@ class EngineStateChanged(Message):
     finished: bool
     constrained: bool
     notice: str = ""
-    severity: str = "information"
+    severity: Severity = "information"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
