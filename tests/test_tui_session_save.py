@@ -7,12 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.test_tui_app import make_app, settle
+from tests.test_tui_app import demo_done, make_app, settle
 from workbench.chat import Message
 from workbench.engine.step import Step
 from workbench.session import load_session, replay_session
-from workbench.tui.demo import DEMO_TEMPLATE, demo_analysis
-from workbench.tui.messages import AnalysisDone
 from workbench.tui.steps import GeneratorDriver
 
 pytestmark = pytest.mark.anyio
@@ -55,7 +53,7 @@ async def test_a_saved_live_session_keeps_the_fed_texts_and_replays(
     monkeypatch.chdir(tmp_path)  # the app saves under ./sessions/, creating it when missing
     app = make_app(start_mode="inspector")
     async with app.run_test(size=(120, 36)) as pilot:
-        app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
+        app.post_message(demo_done())
         await settle(app, pilot)
         ws = app.workspace
         ws.driver = GeneratorDriver(_fake_generator(), None, label="fake")

@@ -1,4 +1,5 @@
-"""Snapshot tests: every screen at a fixed size, with a hand-made analysis and the demo step stream.
+"""Snapshot tests: every screen at a fixed size, with the real analysis of the default template and the
+demo step stream.
 
 Update after an intended visual change with ``pytest tests/test_tui_snapshots.py --snapshot-update`` and
 look at the new SVGs in ``tests/__snapshots__/`` before accepting them.
@@ -10,10 +11,9 @@ from typing import Any
 
 import pytest
 
-from workbench.template.source import TemplateSource
+from tests.test_tui_app import demo_done
 from workbench.tui.app import WorkbenchApp
-from workbench.tui.demo import DEMO_TEMPLATE, demo_analysis, demo_parser, demo_steps
-from workbench.tui.messages import AnalysisDone
+from workbench.tui.demo import demo_parser, demo_source, demo_steps
 
 SIZE = (120, 36)
 # Stop inside the tool call: a constrained step with masked candidates.
@@ -21,14 +21,14 @@ STEPS = 72
 
 
 def make_app(mode: str) -> WorkbenchApp:
-    source = TemplateSource(text=DEMO_TEMPLATE, name="demo", origin="tests", eos_token="<|im_end|>")
+    source = demo_source()
     return WorkbenchApp(source, load_model=False, analyze=False, start_mode=mode, replay_delay=0.0)
 
 
 def prepare(steps: int = STEPS, keys: tuple[str, ...] = ()) -> Any:
     async def run_before(pilot: Any) -> None:
         app: WorkbenchApp = pilot.app
-        app.post_message(AnalysisDone(demo_analysis(), template_sha=DEMO_TEMPLATE))
+        app.post_message(demo_done())
         app.install_replay(demo_steps()[:steps], demo_parser, label="demo replay")
         await pilot.press("r")
         await pilot.pause()

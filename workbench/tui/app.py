@@ -1,40 +1,43 @@
-"""The workbench app: owns the workspace and the background jobs; screens only show and ask.
+"""The workbench app: composes the screens and owns the resources (workspace, engine controller, workers).
 
-Threads: template analysis, model loading, validation and every engine control (step, run, rewind, force,
-constraint) run in thread workers.  Workers never touch widgets; they post a message from
-:mod:`workbench.tui.messages`, the handler here updates the workspace and tells the visible screen what
-changed.  Engine controls share one lock, so a step pressed during a run waits instead of racing it.
+Workflows live in :mod:`workbench.tui.controllers`; the app only wires them: screens post intent messages
+(``RequestAnalysis``, ``RequestGenerate``, ``RequestExport``, ...) or trigger app actions, a handler here asks
+the workflow to prepare the job on the UI thread, and the job runs in a thread worker.  Workers never touch
+widgets or workspace fields: they return or post a result message, and the handler writes it into the
+workspace and tells the visible screen what changed.  Workers raise instead of catching; every failure
+reaches :meth:`WorkbenchApp.on_worker_state_changed`, which reports it by worker group
+(:mod:`workbench.tui.failures`).
 """
 
 from __future__ import annotations
 
-import json
-import threading
-import time
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.message import Message as TextualMessage
+from textual.reactive import reactive
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState, get_current_worker
 
-from workbench.analysis import analyze
-from workbench.chat import Message, Tool
-from workbench.engine import model as engine_model
-from workbench.engine.loaded import LoadedModel
+from workbench.chat import Message
 from workbench.engine.step import Step
-from workbench.engine.tiny import load_tiny
-from workbench.export import export, write_export
 from workbench.parsing import StreamParser
-from workbench.session import ModelRecord, load_session, new_parser, save_session, session_from_generation
-from workbench.spec import FormatSpec
+from workbench.session import new_parser
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.actions import ACTIONS
-from workbench.tui.errors import one_line
+from workbench.tui.controllers import analysis as analysis_flow
+from workbench.tui.controllers import export as export_flow
+from workbench.tui.controllers import generate as generate_flow
+from workbench.tui.controllers import model as model_flow
+from workbench.tui.controllers import sessions as session_flow
+from workbench.tui.controllers.engine import Control, EngineController
+from workbench.tui.errors import Refused, one_line
+from workbench.tui.failures import failure_message
 from workbench.tui.screens.analysis import AnalysisScreen
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.export import ExportScreen
@@ -43,14 +46,8 @@ from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
 from workbench.tui.screens.modals import ForceTokenScreen
 from workbench.tui.screens.template import TemplateScreen
-from workbench.tui.steps import ControlRefused, GeneratorDriver, ReplayDriver
-from workbench.tui.workspace import Workspace
-from workbench.validate import validate
-
-if TYPE_CHECKING:
-    from workbench.engine.generate import Generator
-
-MAX_NEW_TOKENS = 256
+from workbench.tui.steps import Driver, ReplayDriver
+from workbench.tui.workspace import ModelState, Workspace
 
 
 class WorkbenchApp(App[None]):
@@ -82,6 +79,9 @@ class WorkbenchApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
+    #: Where the model is; the one writer of ``workspace.model_state`` (screens read the workspace).
+    model_state: reactive[ModelState] = reactive[ModelState]("none", init=False)
+
     def __init__(
         self,
         source: TemplateSource,
@@ -100,10 +100,17 @@ class WorkbenchApp(App[None]):
         self._want_model = load_model
         self._want_analysis = analyze
         self._start_mode = start_mode
-        self.replay_delay = replay_delay
-        self._engine_lock = threading.Lock()
-        self._pause = threading.Event()
+        self.engine = EngineController(self.workspace.steps, self.post_message, replay_delay=replay_delay)
         self._last_messages: list[Message] = []
+
+    @property
+    def replay_delay(self) -> float:
+        """Seconds between replayed steps (0 replays as fast as the UI takes them)."""
+        return self.engine.replay_delay
+
+    @replay_delay.setter
+    def replay_delay(self, value: float) -> None:
+        self.engine.replay_delay = value
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
@@ -113,11 +120,11 @@ class WorkbenchApp(App[None]):
         elif self._want_analysis:
             self.action_analyze()
         if self._want_model:
-            self.workspace.model_state = "loading"
-            self.load_model_job(self._model_ref)
+            self.model_state = "loading"
+            self._load_model(self._model_ref)
         else:
-            self.workspace.model_state = "skipped"
             self.workspace.model_notice = "no model loaded (started without one)"
+            self.model_state = "skipped"
 
     def changed(self, topic: str) -> None:
         """Record that ``topic`` changed and let the visible screen redraw what depends on it."""
@@ -144,130 +151,113 @@ class WorkbenchApp(App[None]):
         if isinstance(screen, GenerateScreen):
             screen.focus_chat()
 
+    # ------------------------------------------------------------------ workers and their failures
+    def _start_worker(
+        self, work: Callable[[], object], *, group: str, detail: str = "", exclusive: bool = True
+    ) -> None:
+        """Run ``work`` in a thread worker; a result it returns that is a message is posted.
+
+        Workers raise instead of catching: :meth:`on_worker_state_changed` reports every failure.
+        """
+
+        def job() -> None:
+            result = work()
+            # A worker replaced by a newer one of its group (``exclusive``) has a stale result: drop it.
+            if isinstance(result, TextualMessage) and not get_current_worker().is_cancelled:
+                self.post_message(result)
+
+        name = f"{group}:{detail}" if detail else group
+        self.run_worker(job, name=name, group=group, thread=True, exclusive=exclusive, exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place worker failures are handled: the group's own message, or a loud notification."""
+        if event.state != WorkerState.ERROR or event.worker.error is None:
+            return
+        worker, error = event.worker, event.worker.error
+        self.log.error(f"worker {worker.name} failed: {error!r}")
+        if worker.is_cancelled:  # replaced by a newer job of its group: its failure is as stale as a result
+            return
+        message = failure_message(worker.group, worker.name, error)
+        if message is not None:
+            self.post_message(message)
+            return
+        self.notify(one_line(error), title=f"{worker.name} failed", severity="error", timeout=10)
+
+    def _refuse(self, refusal: Refused) -> None:
+        self.notify(refusal.one_line(), title=refusal.title, severity=refusal.severity)
+
     # ------------------------------------------------------------------ analysis
     def action_analyze(self) -> None:
-        ws = self.workspace
-        ws.analysis_running = True
-        ws.analysis_error = ""
-        self.changed("analysis")
-        self.analysis_job(ws.edited_source())
+        self._analyze()
 
-    @work(thread=True, exclusive=True, group="analysis")
-    def analysis_job(self, source: TemplateSource) -> None:
-        try:
-            analysis = analyze(source)
-        except Exception as exc:  # TemplateError, or a bug in the stage: shown in its panel, never raised
-            self.post_message(msg.AnalysisFailed(one_line(exc)))
-            return
-        self.post_message(msg.AnalysisDone(analysis, template_sha=source.text))
+    def on_request_analysis(self, message: msg.RequestAnalysis) -> None:
+        self._analyze()
+
+    def _analyze(self) -> None:
+        source = analysis_flow.prepare_analysis(self.workspace)
+        self.changed("analysis")
+        self._start_worker(partial(analysis_flow.compute_analysis, source), group="analysis")
 
     def on_analysis_done(self, message: msg.AnalysisDone) -> None:
-        ws = self.workspace
-        ws.analysis_running = False
-        ws.analysis = message.analysis
-        ws.analyzed_text = message.template_sha
-        ws.analysis_error = ""
-        ws.spec = message.analysis.spec
-        ws.validation = None
-        ws.validation_summary = ""
+        analysis_flow.accept_analysis(self.workspace, message)
         self.changed("analysis")
         self.changed("spec")
 
     def on_analysis_failed(self, message: msg.AnalysisFailed) -> None:
-        ws = self.workspace
-        ws.analysis_running = False
-        ws.analysis_error = message.error
+        analysis_flow.accept_analysis_failure(self.workspace, message.error)
         self.changed("analysis")
         self.notify(message.error, title="Analysis failed", severity="error")
 
     # ------------------------------------------------------------------ spec edits and validation
-    def set_spec(self, spec: FormatSpec, *, note: str = "") -> None:
+    def on_request_spec_edit(self, message: msg.RequestSpecEdit) -> None:
         """Install an edited spec and re-validate it (the spec is already checked by ``with_edit``)."""
-        self.workspace.spec = spec
-        self.workspace.validation = None
-        self.workspace.validation_summary = "edited: validating…"
+        analysis_flow.accept_spec_edit(self.workspace, message.spec)
         self.changed("spec")
-        if note:
-            self.notify(note, title="Spec edited")
+        if message.note:
+            self.notify(message.note, title="Spec edited")
         self.action_validate(quiet=True)
 
     def action_validate(self, quiet: bool = False) -> None:
-        ws = self.workspace
-        if ws.spec is None:
-            if not quiet:
-                self.notify("no spec yet: analyse the template first", severity="warning")
-            return
-        ws.validation_summary = "validating…"
-        self.changed("validation")
-        self.validation_job(ws.spec, ws.edited_source())
-
-    @work(thread=True, exclusive=True, group="validation")
-    def validation_job(self, spec: FormatSpec, source: TemplateSource) -> None:
         try:
-            report = validate(source, spec)
-        except Exception as exc:  # TemplateError, or a bug in the stage: a notification, never raised
-            self.post_message(msg.ValidationDone(None, "validation failed", error=one_line(exc)))
+            spec, source = analysis_flow.prepare_validation(self.workspace)
+        except Refused as refusal:
+            if not quiet:
+                self._refuse(refusal)
             return
-        self.post_message(msg.ValidationDone(report, report.summary()))
+        self.changed("validation")
+        self._start_worker(partial(analysis_flow.compute_validation, spec, source), group="validation")
+
+    def on_request_validation(self, message: msg.RequestValidation) -> None:
+        self.action_validate(quiet=message.quiet)
 
     def on_validation_done(self, message: msg.ValidationDone) -> None:
-        ws = self.workspace
-        ws.validation = message.report
-        ws.validation_summary = (
-            message.summary if not message.error else f"validation failed: {message.error}"
-        )
+        analysis_flow.accept_validation(self.workspace, message)
         self.changed("validation")
         if message.error:
             self.notify(message.error, title="Validation failed", severity="error")
 
     # ------------------------------------------------------------------ export
-    def start_export(self, target: str, path: str, *, force: bool = False) -> None:
-        """Export the current spec as ``target`` to ``path`` (validated first by the export stage)."""
-        ws = self.workspace
-        if ws.spec is None:
-            self.notify("no spec to export yet", severity="warning")
-            return
+    def on_request_export(self, message: msg.RequestExport) -> None:
+        """Export the current spec (validated first by the export stage)."""
         try:
-            tools = ws.parse_tools()
-        except ValueError as exc:
-            self.notify(str(exc), title="Export", severity="error")
+            job = export_flow.prepare_export(self.workspace, message)
+        except Refused as refusal:
+            self._refuse(refusal)
             return
-        self.notify(f"exporting {target}… (validates first)", title="Export")
-        self.export_job(target, path, ws.spec, ws.edited_source(), tools, force)
-
-    @work(thread=True, exclusive=True, group="export")
-    def export_job(
-        self, target: str, path: str, spec: FormatSpec, source: TemplateSource, tools: list[Tool], force: bool
-    ) -> None:
-        try:
-            result = export(target, template=source, spec=spec, tools=tools, force=force)
-            written = write_export(result, path)
-        except Exception as exc:  # ExportError / Unsupported / SessionError say why; a stage bug is shown too
-            self.post_message(msg.ExportDone(target, path, error=one_line(exc)))
-            return
-        self.post_message(msg.ExportDone(target, str(written), warnings=tuple(result.warnings)))
+        self.notify(f"exporting {job.target}… (validates first)", title="Export")
+        self._start_worker(partial(export_flow.run_export, job), group="export", detail=job.target)
 
     def on_export_done(self, message: msg.ExportDone) -> None:
-        if message.error:
-            hint = " (shift+s exports anyway)" if "--force" in message.error else ""
-            self.notify(
-                message.error + hint, title=f"Export {message.target} refused", severity="error", timeout=10
-            )
-            return
-        extra = "; ".join(message.warnings)
-        self.notify(
-            f"wrote {message.path}" + (f" — {extra}" if extra else ""), title=f"Export {message.target}"
-        )
+        note = export_flow.export_notice(message)
+        self.notify(note.text, title=note.title, severity=note.severity, timeout=note.timeout)
 
     # ------------------------------------------------------------------ model
-    @work(thread=True, exclusive=True, group="model")
-    def load_model_job(self, ref: str | None) -> None:
-        try:
-            name, loaded, notice = _load_model(ref, lambda text: self.post_message(msg.ModelProgress(text)))
-        except Exception as exc:
-            self.post_message(msg.ModelFailed(one_line(exc)))
-            return
-        self.post_message(msg.ModelReady(name, loaded, notice))
+    def _load_model(self, ref: str | None) -> None:
+        self._start_worker(partial(model_flow.load_model, ref, self.post_message), group="model")
+
+    def watch_model_state(self, state: ModelState) -> None:
+        self.workspace.model_state = state
+        self.changed("model")
 
     def on_model_progress(self, message: msg.ModelProgress) -> None:
         self.workspace.model_notice = message.text
@@ -275,47 +265,27 @@ class WorkbenchApp(App[None]):
 
     def on_model_ready(self, message: msg.ModelReady) -> None:
         ws = self.workspace
-        ws.model_state, ws.model_name, ws.loaded_model = "ready", message.name, message.loaded
-        ws.model_notice = message.notice
-        self.changed("model")
+        ws.model_name, ws.loaded_model, ws.model_notice = message.name, message.loaded, message.notice
+        self.model_state = "ready"
         if message.notice:
             self.notify(message.notice, title="Model", timeout=8)
 
     def on_model_failed(self, message: msg.ModelFailed) -> None:
-        ws = self.workspace
-        ws.model_state, ws.model_notice = "failed", message.error
-        self.changed("model")
+        self.workspace.model_notice = message.error
+        self.model_state = "failed"
+        self.changed("model")  # the notice changed even when the state did not (a second failure)
         self.notify(message.error, title="Model not loaded", severity="error", timeout=10)
 
     # ------------------------------------------------------------------ sessions
     def open_session(self, path: str) -> None:
-        self.session_job(path)
-
-    @work(thread=True, exclusive=True, group="session")
-    def session_job(self, path: str) -> None:
-        try:
-            session = load_session(Path(path))
-        except Exception as exc:  # SessionError names the problem; anything else is shown the same way
-            self.post_message(msg.ModelFailed(f"session {path}: {one_line(exc)}"))
-            return
-        self.post_message(msg.SessionLoaded(session, path))
+        self._start_worker(partial(session_flow.read_session, path), group="session", detail=path)
 
     def on_session_loaded(self, message: msg.SessionLoaded) -> None:
-        ws = self.workspace
         session = message.session
         steps = list(session.steps)
-        self.install_replay(
-            steps, lambda: new_parser(session), label=f"session {Path(message.path).name}"
-        )
-        ws.session_path = message.path
-        if session.template.text:
-            ws.template_text = session.template.text
-            self.changed("template")
-        if session.tools:
-            ws.tools_json = json.dumps([t.to_openai() for t in session.tools], indent=2, ensure_ascii=False)
-        ws.spec = session.spec
-        ws.model_name = ws.model_name or f"(recorded with {session.model.name or session.model.ref or '?'})"
-        self.changed("spec")
+        self.install_replay(steps, lambda: new_parser(session), label=f"session {Path(message.path).name}")
+        for topic in sorted(session_flow.accept_session(self.workspace, session, message.path)):
+            self.changed(topic)
         if self._want_analysis:
             self.action_analyze()
         self.notify(f"{len(steps)} recorded steps: space steps, r replays", title="Session opened")
@@ -327,6 +297,7 @@ class WorkbenchApp(App[None]):
         parser for the format the steps were recorded in."""
         ws = self.workspace
         ws.driver = ReplayDriver(steps, new_parser, label=label)
+        self.engine.install(ws.driver)
         ws.steps.reset()
         ws.running = False
         ws.constrained = bool(steps and steps[0].constrained)
@@ -334,176 +305,84 @@ class WorkbenchApp(App[None]):
         self.changed("engine")
 
     def action_save_session(self) -> None:
-        ws = self.workspace
-        if not len(ws.steps) or ws.spec is None:
-            self.notify("nothing to save: no steps yet", severity="warning")
-            return
-        path = Path("sessions") / f"tui-{time.strftime('%Y%m%d-%H%M%S')}.json"
-        settings: dict[str, Any] = {"constrain": ws.constrained, "enable_thinking": ws.kwargs.enable_thinking}
-        prompt = ""
-        if isinstance(ws.driver, GeneratorDriver):
-            settings.update(ws.driver.parse_settings())
-            prompt = ws.driver.prompt
         try:
-            # The steps carry ``Step.text`` (what each fed the parser), which is what the replay feeds.
-            session = session_from_generation(
-                template_text=ws.template_text,
-                template_name=ws.source.name,
-                spec=ws.spec,
-                model=ModelRecord(name=ws.model_name, ref=self._model_ref or ""),
-                messages=list(self._last_messages),
-                tools=ws.parse_tools(),
-                settings=settings,
-                prompt=prompt,
-                steps=list(ws.steps.all()),
-                parsed=ws.steps.message or Message(role="assistant"),
+            session = session_flow.build_session(
+                self.workspace, model_ref=self._model_ref or "", messages=self._last_messages
             )
-            path.parent.mkdir(parents=True, exist_ok=True)
-            saved = save_session(path, session)
-        except Exception as exc:  # SessionError (folder not writable, ...) or bad tools JSON
+        except Refused as refusal:
+            self._refuse(refusal)
+            return
+        except Exception as exc:  # bad tools JSON
+            self.notify(one_line(exc), title="Save session failed", severity="error")
+            return
+        try:
+            saved = session_flow.save_to_sessions(session)
+        except Exception as exc:  # SessionError (folder not writable, ...)
             self.notify(one_line(exc), title="Save session failed", severity="error")
             return
         self.notify(f"saved {saved}", title="Session")
 
     # ------------------------------------------------------------------ generation and engine controls
-    def start_generation(self, text: str, *, tool_choice: str = "auto", constrain: bool = True) -> None:
-        """Begin a new generation for the user message ``text`` (from the Generate screen)."""
+    def on_request_generate(self, message: msg.RequestGenerate) -> None:
+        """Begin a new generation for the user's message (from the Generate screen)."""
         ws = self.workspace
-        if ws.model_state != "ready":
-            reason = {"loading": "the model is still loading", "failed": f"no model: {ws.model_notice}"}.get(
-                ws.model_state, "no model is loaded (start with --model, or open a session to replay)"
-            )
-            self.notify(reason, title="Cannot generate", severity="warning")
-            return
-        if ws.spec is None:
-            self.notify(
-                "no spec yet: the analysis has not finished (or failed)",
-                title="Cannot generate",
-                severity="warning",
-            )
-            return
         try:
-            tools = ws.parse_tools()
-            kwargs = ws.kwargs.to_kwargs()
-        except ValueError as exc:
-            self.notify(str(exc), title="Cannot generate", severity="error")
+            request = generate_flow.prepare_generation(ws, message)
+        except Refused as refusal:
+            self._refuse(refusal)
             return
-        messages = [Message(role="user", content=text)]
-        self._last_messages = messages
-        self._pause.clear()
+        self._last_messages = request.messages
+        self.engine.pause.clear()
         ws.running = True
         ws.steps.reset()
         self.changed("steps")
         self.changed("engine")
-        self.generation_job(messages, tools, tool_choice, constrain, kwargs)
+        self._start_worker(partial(self.engine.generate, request), group="engine")
 
-    @work(thread=True, exclusive=True, group="engine")
-    def generation_job(
-        self,
-        messages: list[Message],
-        tools: list[Tool],
-        tool_choice: str,
-        constrain: bool,
-        kwargs: dict[str, Any],
-    ) -> None:
-        ws = self.workspace
-        with self._engine_lock:
-            try:
-                loaded = ws.loaded_model
-                if loaded is None:
-                    raise ControlRefused("no model is loaded")
-                if ws.spec is None:
-                    raise ControlRefused("no format spec yet: analyse the template first")
-                generator = _make_generator(loaded, ws, messages, tools, tool_choice, constrain, kwargs)
-                ws.driver = GeneratorDriver(generator, loaded.tokenizer, label=ws.model_name)
-            except Exception as exc:  # GenerationError, GrammarError, TemplateError, ...: a notification
-                self._post_engine(running=False, notice=f"cannot start: {one_line(exc)}", severity="error")
-                return
-            self._run_locked(MAX_NEW_TOKENS)
+    def on_driver_ready(self, message: msg.DriverReady) -> None:
+        self.workspace.driver = message.driver
+        self.changed("engine")
 
-    def _post_engine(self, *, running: bool, notice: str = "", severity: str = "information") -> None:
-        drv = self.workspace.driver
-        self.post_message(
-            msg.EngineStateChanged(
-                running=running,
-                finished=bool(drv and drv.finished),
-                constrained=bool(drv.constrained) if drv else True,
-                notice=notice,
-                severity=severity,
-            )
-        )
-
-    def _record(self, step: Step) -> None:
-        """Append a step and the message so far to the log, and tell the UI (worker thread)."""
-        ws = self.workspace
-        drv = ws.driver
-        total = ws.steps.append(step)
-        if drv is not None:
-            try:
-                ws.steps.message = drv.message()
-            except Exception as exc:  # a parse hiccup must not stop the stream
-                ws.steps.diagnostics = (one_line(exc),)
-        self.post_message(msg.StepsAdvanced(total, ws.steps.epoch))
-
-    def _run_locked(self, limit: int) -> None:
-        """Step until finished, paused or ``limit`` steps (caller holds the engine lock)."""
-        ws = self.workspace
-        drv = ws.driver
-        if drv is None:
-            return
-        self._post_engine(running=True)
-        delay = self.replay_delay if isinstance(drv, ReplayDriver) else 0.0
-        notice, severity = "", "information"
-        start = time.perf_counter()
-        try:
-            for i in range(limit):
-                if self._pause.is_set() or drv.finished:
-                    break
-                step = drv.step()
-                if step is None:
-                    break
-                self._record(step)
-                if delay:  # a replay keeps a steady pace: sleep to the schedule, not by a fixed amount
-                    time.sleep(max(0.0, start + (i + 1) * delay - time.perf_counter()))
-        except Exception as exc:
-            notice, severity = f"generation stopped: {one_line(exc)}", "error"
-        self._post_engine(running=False, notice=notice, severity=severity)
-
-    def _require_driver(self) -> bool:
-        if self.workspace.driver is None:
+    def _require_driver(self) -> Driver | None:
+        driver = self.workspace.driver
+        if driver is None:
             self.notify(
                 "nothing to step yet: send a message on Generate (3), or open a session", severity="warning"
             )
-            return False
-        return True
+        return driver
+
+    def _control(self, op: Control, arg: Any = None) -> None:
+        self._start_worker(
+            partial(self.engine.control, op, arg), group="engine-control", detail=op, exclusive=False
+        )
 
     def action_step(self) -> None:
         if self._require_driver():
-            self._pause.set()  # a step while running means: stop there
-            self.engine_job("step")
+            self.engine.pause.set()  # a step while running means: stop there
+            self._control("step")
 
     def action_run(self) -> None:
         if self._require_driver():
-            self._pause.clear()
-            self.engine_job("run")
+            self.engine.pause.clear()
+            self._control("run")
 
     def action_pause(self) -> None:
-        self._pause.set()
+        self.engine.pause.set()
 
     def action_rewind(self, k: int = 1) -> None:
         if self._require_driver():
-            self._pause.set()
-            self.engine_job("rewind", k)
+            self.engine.pause.set()
+            self._control("rewind", k)
 
     def action_toggle_constraint(self) -> None:
         if self._require_driver():
-            self.engine_job("constraint", not self.workspace.constrained)
+            self._control("constraint", not self.workspace.constrained)
 
     def action_force(self) -> None:
-        if not self._require_driver():
+        driver = self._require_driver()
+        if driver is None:
             return
-        drv = self.workspace.driver
-        if drv is not None and not drv.can_force:
+        if not driver.can_force:
             self.notify(
                 "a recorded session cannot be forced: load a model to generate live",
                 title="Force",
@@ -511,50 +390,13 @@ class WorkbenchApp(App[None]):
             )
             return
         last = self.workspace.steps.get(len(self.workspace.steps) - 1)
-        self._pause.set()
-        self.push_screen(ForceTokenScreen(last), self._forced)
+        self.engine.pause.set()
 
-    def _forced(self, answer: str | None) -> None:
-        if answer:
-            self.engine_job("force", answer)
+        def forced(answer: str | None) -> None:
+            if answer:
+                self._control("force", answer)
 
-    @work(thread=True, exclusive=False, group="engine-control")
-    def engine_job(self, op: str, arg: Any = None) -> None:
-        ws = self.workspace
-        with self._engine_lock:
-            drv = ws.driver
-            if drv is None:
-                return
-            try:
-                if op == "step":
-                    step = drv.step()
-                    if step is None:
-                        self._post_engine(running=False, notice="finished: nothing more to step")
-                        return
-                    self._record(step)
-                elif op == "run":
-                    self._run_locked(MAX_NEW_TOKENS if not isinstance(drv, ReplayDriver) else 10**9)
-                    return
-                elif op == "rewind":
-                    total = drv.rewind(int(arg))
-                    ws.steps.truncate(total)
-                    if ws.steps.message is not None:
-                        ws.steps.message = drv.message()
-                    self.post_message(msg.StepsAdvanced(len(ws.steps), ws.steps.epoch))
-                elif op == "constraint":
-                    drv.set_constrained(bool(arg))
-                    self._post_engine(running=False, notice="constraint on" if arg else "constraint off")
-                    return
-                elif op == "force":
-                    token_id = _token_id(drv, str(arg))
-                    self._record(drv.force(token_id))
-            except ControlRefused as exc:
-                self._post_engine(running=False, notice=str(exc), severity="warning")
-                return
-            except Exception as exc:  # ForceRefused and any engine error: say why, keep going
-                self._post_engine(running=False, notice=f"{op}: {one_line(exc)}", severity="warning")
-                return
-            self._post_engine(running=False)
+        self.push_screen(ForceTokenScreen(last), forced)
 
     def on_steps_advanced(self, message: msg.StepsAdvanced) -> None:
         self.changed("steps")
@@ -565,80 +407,9 @@ class WorkbenchApp(App[None]):
         ws.constrained = message.constrained
         self.changed("engine")
         if message.notice:
-            self.notify(message.notice, severity=message.severity)  # type: ignore[arg-type]
+            self.notify(message.notice, severity=message.severity)
 
-
-# ---------------------------------------------------------------------- composing the core stages
-def _token_id(drv: Any, answer: str) -> int:
-    """A token id from what the user typed: a number, or text that is exactly one token."""
-    text = answer.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    token_id = drv.token_id_for(answer)
-    if token_id is None:
-        raise ControlRefused(f"{answer!r} is not a single token of this vocabulary: give a token id")
-    return int(token_id)
-
-
-def _load_model(ref: str | None, progress: engine_model.Progress) -> tuple[str, LoadedModel, str]:
-    """(name, loaded model, notice): the model asked for, else the default when cached, else a tiny one.
-
-    The TUI never starts the default model's 93 MB download by itself: without ``--model`` it uses the
-    default only when it is already cached, and says so when it falls back to the tiny random model.
-    """
-    _leave_a_core_for_the_ui()
-    if ref:
-        loaded = engine_model.load_model(ref, progress=progress)
-        return str(loaded.name), loaded, ""
-    if engine_model.default_model_cached():
-        loaded = engine_model.load_model(None, progress=progress)
-        return str(loaded.name), loaded, ""
-    progress("default model not cached: building a tiny local model")
-    loaded = load_tiny()
-    return (
-        str(loaded.name),
-        loaded,
-        "The default SmolLM2 model is not cached, so a tiny random model is loaded (its output is "
-        "noise). Fetch the default once with `workbench generate`, or pass --model.",
-    )
-
-
-def _leave_a_core_for_the_ui() -> None:
-    """Run torch on one thread: with two cores, a second torch thread spinning against the UI thread made
-    every step several times slower (measured: 1.5 s instead of 0.25 s per SmolLM2 step)."""
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover - torch is a dependency
-        pass
-
-
-def _make_generator(
-    loaded: LoadedModel,
-    ws: Workspace,
-    messages: list[Message],
-    tools: list[Tool],
-    tool_choice: str,
-    constrain: bool,
-    kwargs: dict[str, Any],
-) -> Generator:
-    """A generator for the current spec and (edited) template.
-
-    The engine module is imported here, not at the top: it pulls in the grammar stack, which a TUI that
-    never generates (a replay, a template being edited) need not pay for at start-up.
-    """
-    from workbench.engine.generate import Generator
-
-    assert ws.spec is not None  # checked by the caller
-    return Generator(
-        loaded,
-        ws.spec,
-        messages=messages,
-        tools=tools,
-        tool_choice=tool_choice,
-        constrain=constrain,
-        template=ws.edited_source(),
-        reasoning=bool(kwargs.get("enable_thinking", True)),
-        max_new_tokens=MAX_NEW_TOKENS,
-    )
+    def on_engine_failed(self, message: msg.EngineFailed) -> None:
+        self.workspace.running = False
+        self.changed("engine")
+        self.notify(message.notice, severity=message.severity)

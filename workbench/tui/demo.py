@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
 
-from workbench.analysis.diff import DiffSplit, diff_split
+from workbench.analysis import Analysis, analyze
 from workbench.engine.step import Candidate, Step
 from workbench.events import Event
 from workbench.grammar.reference_specs import QWEN3_LIKE
 from workbench.parsing import StreamParser
-from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
+from workbench.template.source import DEFAULT_TEMPLATE, TemplateSource, load_template
 
 VOCAB = 151_936
 STRIP = 64
@@ -131,86 +130,21 @@ def _step(
     )
 
 
-DEMO_TEMPLATE = (
-    "{%- for m in messages %}<|im_start|>{{ m.role }}\n"
-    "{%- if m.reasoning_content %}<think>\n{{ m.reasoning_content }}\n</think>\n\n{% endif %}"
-    "{{ m.content or '' }}"
-    '{%- for c in m.tool_calls or [] %}<tool_call>\n{"name": "{{ c.function.name }}", "arguments": '
-    "{{ c.function.arguments | tojson }}}\n</tool_call>{% endfor %}<|im_end|>\n"
-    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}"
-)
+def demo_source() -> TemplateSource:
+    """The project's embedded default template (``templates/chatml-think-tools.jinja``), which the demo
+    stream's Qwen3-like format matches: tests, snapshots and benchmarks show the same template the app
+    opens by default."""
+    return load_template(DEFAULT_TEMPLATE)
 
 
-@dataclass(frozen=True)
-class DemoProbe:
-    """A probe result of the documented shape (``workbench.analysis.ProbeResult``), made by hand."""
-
-    id: str
-    question: str
-    variant_a: str
-    variant_b: str
-    render_a: str | None
-    render_b: str | None
-    diff: DiffSplit | None
-    outcome: str
-    error: str | None = None
+#: The demo template's text (tests compare against it).
+DEMO_TEMPLATE = demo_source().text
 
 
-@dataclass(frozen=True)
-class DemoAnalysis:
-    spec: FormatSpec
-    probes: list[DemoProbe]
-    warnings: list[str]
+def demo_analysis() -> Analysis:
+    """The real analysis of :func:`demo_source`: what the Analysis screen shows for the default template.
 
-
-def demo_analysis() -> DemoAnalysis:
-    """An analysis-shaped result for :data:`DEMO_TEMPLATE`, independent of the analyzer's evolution."""
-    spec = FormatSpec(
-        reasoning=ReasoningSpec(mode="tag_based", start="<think>\n", end="\n</think>\n\n"),
-        tools=ToolsSpec(
-            format="tag_with_json",
-            call_start="<tool_call>\n",
-            call_end="\n</tool_call>",
-            name_field="name",
-            args_field="arguments",
-            parallel=True,
-        ),
-        end_markers=("<|im_end|>",),
-    )
-    head = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"
-    probes = [
-        DemoProbe(
-            "R1",
-            "Does reasoning show up in the render?",
-            "without reasoning",
-            "with reasoning",
-            head + "Hi<|im_end|>\n",
-            head + "<think>\nHmm\n</think>\n\nHi<|im_end|>\n",
-            diff_split(head + "Hi<|im_end|>\n", head + "<think>\nHmm\n</think>\n\nHi<|im_end|>\n"),
-            "reasoning wrapped in <think> … </think>",
-        ),
-        DemoProbe(
-            "T1",
-            "How is one tool call written?",
-            "content only",
-            "one tool call",
-            head + "Hi<|im_end|>\n",
-            head + '<tool_call>\n{"name": "foofoo", "arguments": {}}\n</tool_call><|im_end|>\n',
-            diff_split(
-                head + "Hi<|im_end|>\n",
-                head + '<tool_call>\n{"name": "foofoo", "arguments": {}}\n</tool_call><|im_end|>\n',
-            ),
-            "tag_with_json: <tool_call> … </tool_call>",
-        ),
-        DemoProbe(
-            "C1",
-            "Is content wrapped?",
-            "content A",
-            "content B",
-            head + "A<|im_end|>\n",
-            head + "B<|im_end|>\n",
-            diff_split(head + "A<|im_end|>\n", head + "B<|im_end|>\n"),
-            "plain",
-        ),
-    ]
-    return DemoAnalysis(spec, probes, ["demo: this analysis was written by hand for tests and screenshots"])
+    It runs the analyzer (a few dozen milliseconds) rather than describing an analysis by hand, so tests
+    and snapshots exercise the screen with the analyzer's own ``Analysis`` and ``ProbeResult`` objects.
+    """
+    return analyze(demo_source())

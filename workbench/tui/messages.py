@@ -1,20 +1,71 @@
-"""Messages that carry results from worker threads to the UI.
+"""The app's messages: intents that screens post, and results that workers post.
 
-Workers never touch widgets: they post one of these to the app, which updates the workspace and tells the
-visible screen.  ``StepsAdvanced`` arrives at model speed and is coalesced (``can_replace``): the step log,
-not the message, holds the steps, so a replaced message loses nothing.
+Intents (``Request*``) say what the user asked for; the app hands them to a workflow in
+:mod:`workbench.tui.controllers`.  Results carry what a worker computed: workers never touch widgets or
+workspace fields, they post one of these and the app updates the workspace and tells the visible screen.
+``StepsAdvanced`` arrives at model speed and is coalesced (``can_replace``): the step log, not the message,
+holds the steps, so a replaced message loses nothing.  Worker failures are not messages of their own: the
+app turns them into the matching result in one place (:mod:`workbench.tui.failures`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from textual.message import Message
 
+from workbench.analysis import Analysis
 from workbench.engine.loaded import LoadedModel
 from workbench.session import Session
+from workbench.spec import FormatSpec
+from workbench.tui.errors import Severity
+from workbench.tui.steps import Driver
 from workbench.validate import ValidationReport
+
+ToolChoice = Literal["auto", "required", "none"]
+
+
+# ---------------------------------------------------------------------- intents (screens -> app)
+@dataclass
+class RequestAnalysis(Message):
+    """Analyse the template text being edited (replaces the analysis when it succeeds)."""
+
+
+@dataclass
+class RequestValidation(Message):
+    """Validate the current spec against the edited template; ``quiet`` skips the "no spec" warning."""
+
+    quiet: bool = False
+
+
+@dataclass
+class RequestSpecEdit(Message):
+    """Install a spec the user edited (already checked by ``FormatSpec.with_edit``) and re-validate."""
+
+    spec: FormatSpec
+    note: str = ""
+
+
+@dataclass
+class RequestGenerate(Message):
+    """Start a new generation for the user message ``text``."""
+
+    text: str
+    tool_choice: ToolChoice = "auto"
+    constrain: bool = True
+
+
+@dataclass
+class RequestExport(Message):
+    """Export the current spec as ``target`` to ``path`` (``force`` exports an unvalidated spec)."""
+
+    target: str
+    path: str
+    force: bool = False
+
+
+# ---------------------------------------------------------------------- results (workers -> app)
 
 
 @dataclass
@@ -29,8 +80,11 @@ class TemplateRendered(Message):
 
 @dataclass
 class AnalysisDone(Message):
-    analysis: Any
-    template_sha: str = ""
+    """The analysis of one template text; ``template_sha`` is that text's sha256 (64 hex digits), so the
+    app can tell later whether the text being edited is still the analysed one."""
+
+    analysis: Analysis
+    template_sha: str
 
 
 @dataclass
@@ -92,8 +146,23 @@ class EngineStateChanged(Message):
     finished: bool
     constrained: bool
     notice: str = ""
-    severity: str = "information"
+    severity: Severity = "information"
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DriverReady(Message):
+    """A generation started: ``driver`` is what the inspector's controls act on from now on."""
+
+    driver: Driver
+
+
+@dataclass
+class EngineFailed(Message):
+    """An engine job stopped early or a control was refused; ``notice`` says why."""
+
+    notice: str
+    severity: Severity = "warning"
 
 
 @dataclass

@@ -62,13 +62,26 @@ class StepLog:
             self._times.append(time.perf_counter())
             return len(self._steps)
 
-    def truncate(self, n: int) -> int:
-        """Keep the first ``n`` steps (a rewind); returns the new total."""
+    def record(self, step: Step, message: Message | None, diagnostics: tuple[str, ...] = ()) -> int:
+        """Append a step with the parsed message so far (``None`` keeps the previous one); the total."""
+        with self._lock:
+            self._steps.append(step)
+            self._times.append(time.perf_counter())
+            if message is not None:
+                self.message = message
+            if diagnostics:
+                self.diagnostics = diagnostics
+            return len(self._steps)
+
+    def truncate(self, n: int, message: Message | None = None) -> int:
+        """Keep the first ``n`` steps (a rewind), with the message re-parsed for them; the new total."""
         with self._lock:
             if n < len(self._steps):
                 del self._steps[n:]
                 del self._times[n:]
                 self._epoch += 1
+            if message is not None and self.message is not None:
+                self.message = message
             return len(self._steps)
 
     def reset(self, steps: Sequence[Step] = ()) -> None:

@@ -9,11 +9,13 @@ what changed.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from workbench.analysis import Analysis
 from workbench.chat import Message, Tool, load_messages, load_tools
 from workbench.engine.loaded import LoadedModel
 from workbench.spec import FormatSpec
@@ -59,6 +61,8 @@ DEFAULT_TOOLS: list[dict[str, Any]] = [
 
 REASONING_EFFORTS = ("", "low", "medium", "high")
 
+ModelState = Literal["none", "loading", "ready", "failed", "skipped"]
+
 
 @dataclass
 class RenderKwargs:
@@ -99,16 +103,16 @@ class Workspace:
     )
     tools_json: str = field(default_factory=lambda: json.dumps(DEFAULT_TOOLS, indent=2))
     kwargs: RenderKwargs = field(default_factory=RenderKwargs)
-    analysis: Any = None
+    analysis: Analysis | None = None
     analysis_error: str = ""
     analysis_running: bool = False
-    analyzed_text: str = ""
+    analysis_sha: str = ""  # sha256 of the template text the analysis was computed on
     spec: FormatSpec | None = None
     validation: ValidationReport | None = None
     validation_summary: str = ""
     model_name: str = ""
     model_notice: str = ""
-    model_state: str = "none"  # none | loading | ready | failed | skipped
+    model_state: ModelState = "none"
     loaded_model: LoadedModel | None = None
     driver: Driver | None = None
     running: bool = False
@@ -130,9 +134,14 @@ class Workspace:
         return bool(self.spec is not None and self.spec.provenance.edited)
 
     @property
+    def template_sha(self) -> str:
+        """sha256 of the template text being edited (the same digest as ``TemplateSource.sha256``)."""
+        return hashlib.sha256(self.template_text.encode("utf-8")).hexdigest()
+
+    @property
     def template_dirty(self) -> bool:
         """The template text differs from what the current analysis was computed on."""
-        return self.analysis is not None and self.analyzed_text != self.template_text
+        return self.analysis is not None and self.analysis_sha != self.template_sha
 
     def edited_source(self) -> TemplateSource:
         """The loaded source with the (possibly edited) text in place of the original.

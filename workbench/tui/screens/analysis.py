@@ -18,7 +18,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
+from workbench.analysis import Analysis, ProbeResult
 from workbench.spec import FormatSpec
+from workbench.tui.messages import RequestSpecEdit
 from workbench.tui.palette import ERROR_STYLE, visible
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.modals import EditFieldScreen
@@ -53,20 +55,16 @@ def spec_rows(spec: FormatSpec, original: FormatSpec | None) -> list[tuple[str, 
     return rows
 
 
-def establishing_probes(analysis: Any, family: str) -> list[str]:
+def establishing_probes(analysis: Analysis, family: str) -> list[str]:
     """Ids of the probes of one family whose two renders differed: the evidence a mode rests on."""
-    out = []
-    for p in getattr(analysis, "probes", ()):
-        diff = getattr(p, "diff", None)
-        needed = not str(getattr(p, "outcome", "")).startswith("not needed")
-        if str(p.id).startswith(family) and diff is not None and not diff.identical and needed:
-            out.append(str(p.id))
-    return out
-
-
-def _variant_label(variant: Any) -> str:
-    """A probe variant's description (variants are named objects in the probe table, or plain strings)."""
-    return str(getattr(variant, "description", "") or getattr(variant, "name", "") or variant)
+    return [
+        p.id
+        for p in analysis.probes
+        if p.id.startswith(family)
+        and p.diff is not None
+        and not p.diff.identical
+        and not p.outcome.startswith("not needed")
+    ]
 
 
 class AnalysisScreen(WorkbenchScreen):
@@ -151,12 +149,12 @@ class AnalysisScreen(WorkbenchScreen):
     def _fill_probes(self) -> None:
         table = self.query_one("#probes", DataTable)
         table.clear()
-        for p in getattr(self.ws.analysis, "probes", ()):
-            outcome = Text(str(p.outcome or ""), overflow="ellipsis", no_wrap=True)
-            if getattr(p, "error", None):
+        for p in self._probes():
+            outcome = Text(p.outcome, overflow="ellipsis", no_wrap=True)
+            if p.error:
                 outcome = Text(f"error: {p.error}", style=ERROR_STYLE)
-            question = Text(str(p.question), overflow="ellipsis", no_wrap=True)
-            table.add_row(str(p.id), outcome, question)
+            question = Text(p.question, overflow="ellipsis", no_wrap=True)
+            table.add_row(p.id, outcome, question)
         if table.row_count:
             table.move_cursor(row=0)
             self._show_probe(0)
@@ -167,7 +165,7 @@ class AnalysisScreen(WorkbenchScreen):
         table.clear()
         if ws.spec is None:
             return
-        original = getattr(ws.analysis, "spec", None)
+        original = ws.analysis.spec if ws.analysis is not None else None
         for path, shown, edited in spec_rows(ws.spec, original):
             part = path.split(".")[0]
             family = dict(PARTS)[part]
@@ -181,7 +179,7 @@ class AnalysisScreen(WorkbenchScreen):
             table.add_row(label, value, origin, key=path)
 
     def _fill_warnings(self) -> None:
-        warnings = list(getattr(self.ws.analysis, "warnings", ()) or ())
+        warnings = self.ws.analysis.warnings if self.ws.analysis is not None else []
         box = self.query_one("#warnings", Static)
         if not warnings:
             box.update(Text("no warnings", style="#8a8f98"))
@@ -189,24 +187,25 @@ class AnalysisScreen(WorkbenchScreen):
         out = Text()
         for w in warnings:
             out.append("⚠ ", style="#e0af68")
-            out.append(str(w) + "\n")
+            out.append(w + "\n")
         box.update(out)
 
+    def _probes(self) -> list[ProbeResult]:
+        return self.ws.analysis.probes if self.ws.analysis is not None else []
+
     def _show_probe(self, row: int) -> None:
-        probes = list(getattr(self.ws.analysis, "probes", ()))
+        probes = self._probes()
         if not 0 <= row < len(probes):
             return
         p = probes[row]
         pane = self.query_one("#diff", DiffPane)
-        diff = getattr(p, "diff", None)
-        a_title, b_title = (
-            _variant_label(getattr(p, "variant_a", "")),
-            _variant_label(getattr(p, "variant_b", "")),
-        )
+        diff = p.diff
+        # The titles are the variants' descriptions from the probe table.
+        a_title, b_title = p.variant_a.description, p.variant_b.description
         if diff is not None:
             pane.show(diff.prefix, diff.left, diff.right, diff.suffix, title_a=a_title, title_b=b_title)
         else:
-            reason = getattr(p, "error", None) or "no diff for this probe"
+            reason = p.error or "no diff for this probe"
             pane.show_text(p.render_a or f"(no render: {reason})", p.render_b or f"(no render: {reason})")
 
     @on(DataTable.RowHighlighted, "#probes")
@@ -233,6 +232,6 @@ class AnalysisScreen(WorkbenchScreen):
 
         def done(edited: FormatSpec | None) -> None:
             if edited is not None and edited != spec:
-                self.wb.set_spec(edited, note=f"{path} changed; re-validating")
+                self.post_message(RequestSpecEdit(edited, note=f"{path} changed; re-validating"))
 
         self.app.push_screen(EditFieldScreen(spec, path), done)

@@ -18,6 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, RadioButton, RadioSet, Static
 
+from workbench.tui.messages import RequestExport
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.widgets.notice import Notice
 from workbench.validate import ValidationReport
@@ -127,7 +128,7 @@ class ExportScreen(WorkbenchScreen):
             return
         target = self._target()
         path = self.query_one("#export-path", Input).value.strip() or self._default_path(target)
-        self.wb.start_export(target, path, force=force)
+        self.post_message(RequestExport(target, path, force=force))
 
     def action_focus_path(self) -> None:
         self.query_one("#export-path", Input).focus()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, get_args
 
 from rich.syntax import Syntax
 from textual import on
@@ -17,12 +17,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Checkbox, Input, Select, Static
 
+from workbench.tui.messages import RequestGenerate, ToolChoice
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.status import engine_status
 from workbench.tui.widgets.notice import Notice
 from workbench.tui.widgets.spans import SpanLegend, SpanStream
 
-TOOL_CHOICES = ("auto", "required", "none")
+TOOL_CHOICES: tuple[ToolChoice, ...] = get_args(ToolChoice)
 
 
 class GenerateScreen(WorkbenchScreen):
@@ -75,8 +76,12 @@ class GenerateScreen(WorkbenchScreen):
         if not text:
             return
         choice = self.query_one("#tool-choice", Select).value
+        tool_choice: ToolChoice = "auto"
+        for known in TOOL_CHOICES:  # narrow the Select's value to the closed set
+            if known == choice:
+                tool_choice = known
         constrain = self.query_one("#constrain", Checkbox).value
-        self.wb.start_generation(text, tool_choice=str(choice), constrain=bool(constrain))
+        self.post_message(RequestGenerate(text, tool_choice=tool_choice, constrain=bool(constrain)))
         self.set_focus(None)
 
     def sync(self, topics: set[str]) -> None:

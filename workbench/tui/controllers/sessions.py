@@ -1,0 +1,68 @@
+"""Opening a recorded session (worker thread) and saving the current steps as one (UI thread)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from workbench.chat import Message
+from workbench.session import ModelRecord, Session, load_session, save_session, session_from_generation
+from workbench.tui import messages as msg
+from workbench.tui.errors import Refused
+from workbench.tui.steps import GeneratorDriver
+from workbench.tui.workspace import Workspace
+
+
+def read_session(path: str) -> msg.SessionLoaded:
+    """Load a session file (worker thread); a ``SessionError`` propagates to the app's failure handler."""
+    return msg.SessionLoaded(load_session(Path(path)), path)
+
+
+def accept_session(ws: Workspace, session: Session, path: str) -> set[str]:
+    """Take the session's template, tools, spec and model name; the topics that changed.
+
+    The steps themselves are installed as a replay by the app (they become the inspector's driver).
+    """
+    changed = {"spec"}
+    ws.session_path = path
+    if session.template.text:
+        ws.template_text = session.template.text
+        changed.add("template")
+    if session.tools:
+        ws.tools_json = json.dumps([t.to_openai() for t in session.tools], indent=2, ensure_ascii=False)
+    ws.spec = session.spec
+    ws.model_name = ws.model_name or f"(recorded with {session.model.name or session.model.ref or '?'})"
+    return changed
+
+
+def build_session(ws: Workspace, *, model_ref: str, messages: list[Message]) -> Session:
+    """The current steps as a session; refused when there is nothing to save (UI thread, no writes)."""
+    if not len(ws.steps) or ws.spec is None:
+        raise Refused("nothing to save: no steps yet")
+    settings: dict[str, Any] = {"constrain": ws.constrained, "enable_thinking": ws.kwargs.enable_thinking}
+    prompt = ""
+    if isinstance(ws.driver, GeneratorDriver):
+        settings.update(ws.driver.parse_settings())
+        prompt = ws.driver.prompt
+    # The steps carry ``Step.text`` (what each fed the parser), which is what the replay feeds.
+    return session_from_generation(
+        template_text=ws.template_text,
+        template_name=ws.source.name,
+        spec=ws.spec,
+        model=ModelRecord(name=ws.model_name, ref=model_ref),
+        messages=list(messages),
+        tools=ws.parse_tools(),
+        settings=settings,
+        prompt=prompt,
+        steps=list(ws.steps.all()),
+        parsed=ws.steps.message or Message(role="assistant"),
+    )
+
+
+def save_to_sessions(session: Session, folder: Path = Path("sessions")) -> Path:
+    """Write ``session`` under ``folder`` with a time-stamped name; the path written."""
+    path = folder / f"tui-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save_session(path, session)
