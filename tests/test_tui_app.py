@@ -339,6 +339,7 @@ async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.M
 
     class Report:
         notes = ("one note",)
+        cases = ()
 
         def summary(self) -> str:
             return "validated: 5/5 applicable cases pass"
@@ -383,6 +384,21 @@ async def test_a_failing_validation_is_reported_not_raised(monkeypatch: pytest.M
         assert "tool_calls is undefined" in app.workspace.validation_summary
         assert any("tool_calls is undefined" in n for n in app.notes)
         assert "validation failed" in text_of(app.screen.query_one("#report", Static))
+
+
+async def test_a_spec_that_misreads_its_template_is_a_warning() -> None:
+    """The analysis of typed-attr-args reads string arguments only: after the automatic validation the
+    person is told which features the spec cannot express, not left with a silent wrong spec."""
+    from tests.conftest import PROJECT_TEMPLATES
+    from workbench.template.source import load_template
+
+    source = load_template(PROJECT_TEMPLATES / "new-formats" / "typed-attr-args.jinja")
+    app = RecordingApp(source, replay_delay=0.0, load_model=False, analyze=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await settle(app, pilot)
+        assert "the spec cannot express: scalars, nested" in app.workspace.validation_summary
+        assert any("the spec cannot express scalars, nested" in n for n in app.notes)
 
 
 # ---------------------------------------------------------------------------------------------- app-wide

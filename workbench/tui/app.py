@@ -202,6 +202,9 @@ class WorkbenchApp(App[None]):
         analysis_flow.accept_analysis(self.workspace, message)
         self.changed("analysis")
         self.changed("spec")
+        # The analysis checks itself: the template's round-trip renders parsed back with the new spec, so a
+        # feature the spec cannot express is a warning now, not a surprise at export.
+        self.action_validate(quiet=True)
 
     def on_analysis_failed(self, message: msg.AnalysisFailed) -> None:
         analysis_flow.accept_analysis_failure(self.workspace, message.error)
@@ -235,6 +238,8 @@ class WorkbenchApp(App[None]):
         self.changed("validation")
         if message.error:
             self.notify(message.error, title="Validation failed", severity="error")
+        elif message.report is not None and (warning := analysis_flow.spec_warning(message.report)):
+            self.notify(warning, title="The spec misreads the template", severity="warning")
 
     # ------------------------------------------------------------------ export
     def on_request_export(self, message: msg.RequestExport) -> None:

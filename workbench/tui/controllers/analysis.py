@@ -8,7 +8,7 @@ from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.errors import Refused
 from workbench.tui.workspace import Workspace
-from workbench.validate import validate
+from workbench.validate import ValidationReport, validate
 
 
 # ---------------------------------------------------------------------- analysis
@@ -61,6 +61,13 @@ def compute_validation(spec: FormatSpec, source: TemplateSource) -> msg.Validati
     """Validate ``spec`` against ``source`` (worker thread); failures propagate to the app's handler."""
     report = validate(source, spec)
     return msg.ValidationDone(report, report.summary())
+
+
+def spec_warning(report: ValidationReport) -> str:
+    """The self-check's one-line warning for a report ("" when the spec reads every rendered feature)."""
+    from workbench.selfcheck import verdicts_from_report, warning_line
+
+    return warning_line(verdicts_from_report(report))
 
 
 def accept_validation(ws: Workspace, done: msg.ValidationDone) -> None:

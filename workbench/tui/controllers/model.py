@@ -42,11 +42,9 @@ def choose_and_load(ref: str | None, progress: engine_model.Progress) -> tuple[s
 
 
 def leave_a_core_for_the_ui() -> None:
-    """Run torch on one thread: with two cores, a second torch thread spinning against the UI thread made
-    every step several times slower (measured: 1.5 s instead of 0.25 s per SmolLM2 step)."""
-    try:
-        import torch
+    """The shared torch thread policy (:mod:`workbench.engine.threads`): on two cores one torch thread, the
+    other core left to the UI thread (a second torch thread spinning against it made every SmolLM2 step
+    several times slower: 1.5 s instead of 0.25 s)."""
+    from workbench.engine.threads import apply_thread_policy
 
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover - torch is a dependency
-        pass
+    apply_thread_policy()
