@@ -105,6 +105,35 @@ async def test_template_preview_renders_and_a_syntax_error_names_its_line() -> N
         assert "<|im_start|>user" in text_of(preview)  # the last good preview stays visible
 
 
+async def test_preview_passes_tool_call_arguments_as_written() -> None:
+    """transformers hands a template the arguments object it was given; xml-tagged-args iterates it (and
+    refuses a JSON string), so the preview must render what `workbench render` renders, not a string."""
+    from workbench.template.render import render
+    from workbench.template.source import load_template
+
+    source = load_template("xml-tagged-args")
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
+        },
+    ]
+    app = RecordingApp(source, replay_delay=0.0, load_model=False, analyze=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#messages").text = json.dumps(messages)  # type: ignore[attr-defined]
+        await pilot.pause(0.4)
+        await settle(app, pilot)
+        assert app.screen.query_one("#render-error", Notice).has_class("-hidden")
+        ws = app.workspace
+        tools = json.loads(ws.tools_json) if ws.tools_json.strip() else None
+        kwargs = {**ws.kwargs.to_kwargs(), **source.render_kwargs()}
+        expected = render(source.text, messages, tools=tools, **kwargs)
+        assert "<parameter=city>\nParis\n</parameter>" in expected
+        assert text_of(app.screen.query_one("#preview", Static)).rstrip("\n") == expected.rstrip("\n")
+
+
 async def test_template_kwargs_and_bad_messages_json_update_the_preview_or_explain() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -162,6 +162,24 @@ class Workspace:
             raise ValueError(f"messages JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
         return load_messages(data)
 
+    def render_inputs(self) -> tuple[list[Any], list[Any] | None]:
+        """The conversation and tools exactly as written, for the template preview.
+
+        transformers passes the JSON it is given: tool-call ``arguments`` written as an object reach the
+        template as a mapping (a template may iterate them), so the preview must not round-trip them through
+        :class:`Message` (which keeps arguments as JSON text).  The data is checked with the same loaders
+        first, so a malformed message is still one readable error.
+        """
+        self.parse_messages()
+        tools = self.parse_tools()
+        data = json.loads(self.messages_json)
+        messages = data["messages"] if isinstance(data, dict) else data
+        raw_tools: list[Any] | None = None
+        if tools:
+            tdata = json.loads(self.tools_json)
+            raw_tools = tdata["tools"] if isinstance(tdata, dict) else tdata
+        return list(messages), raw_tools
+
     def parse_tools(self) -> list[Tool]:
         text = self.tools_json.strip()
         if not text:

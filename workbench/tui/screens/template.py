@@ -155,8 +155,7 @@ class TemplateScreen(WorkbenchScreen):
         ws = self.ws
         self._render_rev += 1
         try:
-            messages = ws.parse_messages()
-            tools = ws.parse_tools()
+            messages, tools = ws.render_inputs()
             kwargs = ws.kwargs.to_kwargs()
         except ValueError as exc:  # ChatDataError is a ValueError too
             self.post_message(TemplateRendered("", error=one_line(exc), revision=self._render_rev))
