@@ -38,6 +38,7 @@ from workbench.chat import ChatDataError, Message, Tool
 from workbench.engine.step import Candidate, Step
 from workbench.errors import WorkbenchError
 from workbench.events import Event
+from workbench.inputs import InputError, loads_failure, read_input_bytes
 from workbench.spec import FormatSpec, SpecError
 
 SESSION_FORMAT = "workbench-session"
@@ -276,13 +277,9 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     """
     p = Path(path)
     try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise SessionError(f"session file not found: {p}") from None
-    except IsADirectoryError:
-        raise SessionError(f"{p} is a folder, not a session file") from None
-    except OSError as exc:
-        raise SessionError(f"cannot read session file {p}: {exc.strerror or exc}") from None
+        raw = read_input_bytes(p, "session")
+    except InputError as exc:
+        raise SessionError(str(exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -297,6 +294,8 @@ def load_session(path: str | os.PathLike[str]) -> Session:
         raise SessionError(
             f"session file {p} is {what}: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except (RecursionError, ValueError) as exc:
+        raise SessionError(f"session file {p} cannot be read: {loads_failure(exc)}") from None
     try:
         return session_from_dict(data)
     except SessionError as exc:

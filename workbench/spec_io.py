@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workbench.inputs import InputError, loads_failure, read_input_bytes
 from workbench.spec import FormatSpec, SpecError
 
 
@@ -23,13 +24,13 @@ def load_spec(path: str | Path) -> FormatSpec:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"spec file not found: {p}") from None
+        raw = read_input_bytes(p, "spec")
+    except InputError as exc:
+        raise SpecError(str(exc)) from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise SpecError(f"{p} is not a spec file (not UTF-8 text)") from None
-    except OSError as exc:
-        raise SpecError(f"cannot read spec file {p}: {exc.strerror or exc}") from None
     if not text.strip():
         raise SpecError(f"spec file {p} is empty")
     try:
@@ -39,6 +40,8 @@ def load_spec(path: str | Path) -> FormatSpec:
         raise SpecError(
             f"spec file {p} is {what}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         ) from None
+    except (RecursionError, ValueError) as exc:
+        raise SpecError(f"spec file {p} cannot be read: {loads_failure(exc)}") from None
     try:
         return spec_from_data(data)
     except SpecError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +20,9 @@ import typer
 from rich.console import Console
 
 from workbench.errors import WorkbenchError
+from workbench.inputs import InputError, loads_bounded, read_input_text
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -73,17 +77,19 @@ def guard_command(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def load_json_file(path: str | Path, what: str) -> Any:
     """Read a JSON file (``-`` = stdin); errors name the file and what it should have held."""
+    name = f"{what} on stdin" if str(path) == "-" else f"{what} file {path}"
     try:
-        text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        fail(f"{what} file not found: {path}")
-    except OSError as exc:
-        fail(f"cannot read {what} file {path}: {exc.strerror}")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        fail(f"{what} file {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+        return loads_bounded(read_input_text(path, what), name)
+    except InputError as exc:
+        fail(str(exc))
+
+
+def strict_json(data: Any, *, indent: int | None = 2) -> str:
+    """JSON every consumer accepts: no NaN/Infinity, and lone surrogates (which a model's text may hold and
+    UTF-8 cannot encode) written as ``\\uXXXX`` escapes instead of crashing the write."""
+    text = json.dumps(data, ensure_ascii=False, indent=indent, allow_nan=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(strict_json(data) + "\n")

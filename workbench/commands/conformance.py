@@ -18,7 +18,6 @@ Exit codes: 0 the cases ran (failures included); 1 bad input (no case files, unr
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import Enum
 from pathlib import Path
@@ -30,7 +29,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from workbench.commands._common import console, fail
+from workbench.commands._common import console, fail, strict_json
 from workbench.parsing.options import ENGINES
 
 EXIT_BELOW_THRESHOLD = 3
@@ -97,7 +96,7 @@ def conformance(
         for case in cases:
             result = runner.run_case(case)
             results.append(result)
-            sys.stdout.write(json.dumps(result.to_dict(verbose=verbose), ensure_ascii=False) + "\n")
+            sys.stdout.write(strict_json(result.to_dict(verbose=verbose), indent=None) + "\n")
             sys.stdout.flush()
     else:
         err = Console(stderr=True)

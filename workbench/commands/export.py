@@ -15,14 +15,13 @@ Exit codes: 0 written; 1 bad input, not validated, or the consumer disagreed (no
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from workbench.commands._common import fail, input_errors, load_json_file, print_json
+from workbench.commands._common import fail, input_errors, load_json_file, print_json, strict_json
 from workbench.workflow import load_inputs
 
 
@@ -85,7 +84,7 @@ def export_command(
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if as_json and str(written) == "-":  # stdout holds the export itself
-        print(json.dumps({"path": "-", **result.to_dict()}, ensure_ascii=False), file=sys.stderr)
+        print(strict_json({"path": "-", **result.to_dict()}, indent=None), file=sys.stderr)
     elif as_json:
         print_json({"path": str(written), **result.to_dict()})
     elif str(written) != "-":

@@ -24,15 +24,15 @@ model folder without tokenizer, an offline hub id, unreadable files), 2 usage.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from workbench.chat import load_messages, load_tools
-from workbench.commands._common import SPAN_STYLES, console, input_errors, load_json_file
+from workbench.commands._common import SPAN_STYLES, console, input_errors, load_json_file, strict_json
 from workbench.workflow import record_session, resolve, save_generation_session, spec_warning
 
 
@@ -150,7 +150,7 @@ def _run(gen: Any, as_json: bool) -> None:
     while not gen.finished:
         step = gen.step()
         if as_json:
-            sys.stdout.write(json.dumps(step.to_dict(), ensure_ascii=False) + "\n")
+            sys.stdout.write(strict_json(step.to_dict(), indent=None) + "\n")
             sys.stdout.flush()
         else:
             text = Text()
@@ -160,15 +160,14 @@ def _run(gen: Any, as_json: bool) -> None:
     result = gen.message()
     contract = result.to_contract()
     if as_json:
-        sys.stdout.write(json.dumps(contract, ensure_ascii=False) + "\n")
+        sys.stdout.write(strict_json(contract, indent=None) + "\n")
         return
     console.print()
     for call in contract["tool_calls"]:
-        console.print(
-            f"[bold cyan]tool call[/] {call['name']} {json.dumps(call['arguments'], ensure_ascii=False)}"
-        )
+        arguments = strict_json(call["arguments"], indent=None)
+        console.print(f"[bold cyan]tool call[/] {escape(call['name'])} {escape(arguments)}")
     for diag in contract["diagnostics"]:
-        console.print(f"[yellow]diagnostic[/] {diag['code']}: {diag['message']}")
+        console.print(f"[yellow]diagnostic[/] {escape(diag['code'])}: {escape(diag['message'])}")
     constrained = sum(1 for s in gen.steps if s.constrained)
     ms = sum(sum(s.timings_ms.values()) for s in gen.steps) / max(1, len(gen.steps))
     print(

@@ -21,7 +21,6 @@ error), 2 usage (neither or both of --template / --spec, an unknown --engine).
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from enum import Enum
@@ -32,8 +31,16 @@ import typer
 from rich.text import Text
 
 from workbench.chat import Tool, load_tools
-from workbench.commands._common import SPAN_STYLES, console, fail, input_errors, load_json_file, print_json
+from workbench.commands._common import (
+    SPAN_STYLES,
+    console,
+    input_errors,
+    load_json_file,
+    print_json,
+    strict_json,
+)
 from workbench.events import Event
+from workbench.inputs import read_input_text
 from workbench.parsing.options import ENGINES
 from workbench.workflow import parse_options, resolve, spec_warning
 
@@ -143,13 +150,8 @@ def _load_tools(path: Path | None) -> list[Tool] | None:
 
 
 def _read_input(ref: str) -> str:
-    if ref == "-":
-        return sys.stdin.read()
-    path = Path(ref)
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        fail(f"input file not found: {ref}")
+    """The model output to parse: a regular file or stdin, strict UTF-8, size-capped (workbench.inputs)."""
+    return read_input_text(ref, "input")
 
 
 def _coloured(events: list[Event]) -> Text:
@@ -187,4 +189,4 @@ def _print_summary(result: Any) -> None:
 
 
 def _print_line(data: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    sys.stdout.write(strict_json(data, indent=None) + "\n")

@@ -30,8 +30,26 @@ def register(app: typer.Typer) -> None:
     app.command("render")(render_command)
 
 
+#: Names ``render`` passes itself: a ``--kw`` of the same name would collide with them (``messages`` and
+#: ``tools`` come from their files, the others from their own options).
+RESERVED_KW = frozenset(
+    {
+        "messages",
+        "tools",
+        "documents",
+        "add_generation_prompt",
+        "continue_final_message",
+        "time_limit",
+        "source",
+    }
+)
+
+
 def parse_kw(items: list[str] | None) -> dict[str, Any]:
-    """``key=value`` pairs; a value is JSON when it parses (``true``, ``3``, ``{"a": 1}``), else a string."""
+    """``key=value`` pairs; a value is JSON when it parses (``true``, ``3``, ``{"a": 1}``), else a string.
+
+    A key the command sets itself (:data:`RESERVED_KW`) is a usage error naming the option to use instead.
+    """
     out: dict[str, Any] = {}
     for item in items or ():
         key, sep, raw = item.partition("=")
@@ -40,9 +58,15 @@ def parse_kw(items: list[str] | None) -> dict[str, Any]:
             raise typer.BadParameter(
                 f"expected key=value with a name as key, got {item!r}", param_hint="--kw"
             )
+        if key in RESERVED_KW:
+            raise typer.BadParameter(
+                f"{key!r} is set by the command itself (use --messages, --tools, "
+                "--add-generation-prompt or --time-limit), not by --kw",
+                param_hint="--kw",
+            )
         try:
             out[key] = json.loads(raw)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON (or JSON too deep / a huge integer): a string
             out[key] = raw
     return out
 

@@ -12,14 +12,14 @@ newer-version session) or a replay that differs from the recording; 2 usage.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.text import Text
 
-from workbench.commands._common import SPAN_STYLES, console, fail, print_json
+from workbench.commands._common import SPAN_STYLES, console, fail, print_json, strict_json
 
 
 def register(app: typer.Typer) -> None:
@@ -43,8 +43,9 @@ def replay_command(
     if as_json:
         print_json({"session": str(session), **result.to_dict()})
     else:
-        header = f"[bold]{session.name}[/]  template {recorded.template.name or '?'}"
-        model = recorded.model.name or recorded.model.ref or "?"
+        # Everything recorded in a session is untrusted text: printed escaped, never as markup.
+        header = f"[bold]{escape(session.name)}[/]  template {escape(recorded.template.name or '?')}"
+        model = escape(recorded.model.name or recorded.model.ref or "?")
         console.print(f"{header}  model {model}  {len(recorded.steps)} steps")
         text = Text()
         for item in result.steps:
@@ -52,9 +53,10 @@ def replay_command(
                 text.append(event.text, style=SPAN_STYLES.get(event.kind, ""))
         console.print(text)
         console.print("[bold]message[/]")
-        console.print(json.dumps(result.parsed, ensure_ascii=False, indent=2), markup=False)
+        console.print(strict_json(result.parsed), markup=False)
         for diag in result.diagnostics:
-            console.print(f"[yellow]diagnostic[/] {diag.get('code')}: {diag.get('message')}", markup=True)
+            code, message = escape(str(diag.get("code"))), escape(str(diag.get("message")))
+            console.print(f"[yellow]diagnostic[/] {code}: {message}")
     if not result.matches:
         fail(f"replay differs from the recorded message: {result.mismatches[0]}")
     if not as_json:

@@ -70,7 +70,7 @@ def _print_report(report: ValidationReport) -> None:
     for case in report.cases:
         style = STATUS_STYLE.get(case.status, "")
         reason = f"  [dim]{escape(case.reason)}[/]" if case.reason else ""
-        console.print(f"  [{style}]{case.status:<11}[/] {case.id}{reason}")
+        console.print(f"  [{style}]{case.status:<11}[/] {escape(case.id)}{reason}")
     console.print("[bold]features[/]")
     for feature, info in report.features().items():
         style = STATUS_STYLE.get(info["status"], "")
