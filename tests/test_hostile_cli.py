@@ -102,3 +102,32 @@ def test_markup_in_a_session_is_printed_as_text(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     assert "MarkupError" not in result.stderr + result.stdout
     assert "[/] [bold]x[/bold] [/]" in result.stdout
+
+
+def test_export_refuses_to_replace_a_read_only_file(tmp_path: Path) -> None:
+    target = tmp_path / "spec.json"
+    target.write_text("precious")
+    target.chmod(0o444)
+    result = runner.invoke(
+        app, ["export", "chatml-think-tools", "--target", "spec", "-o", str(target), "--force"]
+    )
+    assert result.exit_code == 1
+    assert "read-only" in _one_error_line(result.stderr)
+    assert target.read_text() == "precious"
+
+
+def test_a_temp_file_left_by_a_killed_writer_is_cleaned_up(tmp_path: Path) -> None:
+    import time
+
+    from workbench.session import STALE_TEMP_SECONDS, write_atomic
+
+    target = tmp_path / "out.json"
+    stale = tmp_path / ".out.json.abc123.tmp"
+    stale.write_text("half")
+    old = time.time() - STALE_TEMP_SECONDS - 5
+    os.utime(stale, (old, old))
+    fresh = tmp_path / ".out.json.def456.tmp"  # a writer still at work: never touched
+    fresh.write_text("in progress")
+    write_atomic(target, "{}")
+    assert target.read_text() == "{}"
+    assert not stale.exists() and fresh.exists()

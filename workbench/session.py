@@ -23,11 +23,13 @@ session's spec, step by step, and compares the resulting message with the record
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import math
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -187,6 +189,11 @@ def write_atomic(target: Path, text: str) -> None:
         return
     if not folder.is_dir():
         raise SessionError(f"cannot write {target}: folder {folder} does not exist")
+    if target.is_file() and not target.stat().st_mode & 0o222:
+        # Judged by the mode bits, not os.access: root may write anything, but a file someone made
+        # read-only says "do not replace me", and a rename would silently ignore that.
+        raise SessionError(f"cannot write {target}: the file is read-only (make it writable to replace it)")
+    _remove_stale_temps(folder, target.name)
     fd, tmp_name = None, None
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
@@ -206,6 +213,21 @@ def write_atomic(target: Path, text: str) -> None:
             os.close(fd)
         if tmp_name is not None and os.path.exists(tmp_name):
             os.unlink(tmp_name)
+
+
+#: A temporary file of an atomic write older than this was left by a writer that was killed mid-write.
+STALE_TEMP_SECONDS = 60.0
+
+
+def _remove_stale_temps(folder: Path, name: str) -> None:
+    """Delete temporary files a killed writer of the same target left behind (best effort)."""
+    now = time.time()
+    for leftover in folder.glob(f".{glob.escape(name)}.*.tmp"):
+        try:
+            if now - leftover.stat().st_mtime > STALE_TEMP_SECONDS:
+                leftover.unlink()
+        except OSError:
+            continue
 
 
 def _file_mode(target: Path) -> int:
