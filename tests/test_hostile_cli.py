@@ -131,3 +131,31 @@ def test_a_temp_file_left_by_a_killed_writer_is_cleaned_up(tmp_path: Path) -> No
     write_atomic(target, "{}")
     assert target.read_text() == "{}"
     assert not stale.exists() and fresh.exists()
+
+
+def _session_with(tmp_path: Path, change: object) -> Path:
+    source = Path(__file__).resolve().parents[1] / "sessions"
+    data = json.loads(next(iter(sorted(source.glob("*.json")))).read_text())
+    change(data)  # type: ignore[operator]
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda d: d["steps"][0].__setitem__("finished", "yes"), "steps[0].finished"),
+        (lambda d: d["steps"][0].__setitem__("jump_forward", 5), "steps[0].jump_forward"),
+        (lambda d: d["steps"][0].__setitem__("timings_ms", {"forward": "slow"}), "steps[0].timings_ms"),
+        (lambda d: d.__setitem__("version", -1), "impossible"),
+        (lambda d: d["spec"].__setitem__("version", 0), "spec.version"),
+        (lambda d: d.__setitem__("tools", [{"function": {"name": "f", "parameters": "x"}}]), "tools[0]"),
+    ],
+)
+def test_a_session_field_of_the_wrong_type_is_refused_and_named(
+    tmp_path: Path, change: object, field: str
+) -> None:
+    result = runner.invoke(app, ["replay", str(_session_with(tmp_path, change))])
+    assert result.exit_code == 1
+    assert field in _one_error_line(result.stderr)

@@ -331,6 +331,8 @@ def session_from_dict(data: Any) -> Session:
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise SessionError("session version is missing or not an integer")
+    if version < 1:
+        raise SessionError(f"session version {version} is impossible (versions start at 1)")
     if version > SESSION_VERSION:
         raise SessionError(
             f"session version {version} was written by a newer workbench "
@@ -346,8 +348,10 @@ def session_from_dict(data: Any) -> Session:
         model = data.get("model") or {}
         _expect(model, dict, "model")
         spec = FormatSpec.from_dict(data.get("spec"))
-        messages = tuple(Message.from_openai(m) for m in _expect(data.get("messages", []), list, "messages"))
-        tools = tuple(Tool.from_openai(t) for t in _expect(data.get("tools", []), list, "tools"))
+        raw_messages = _expect(data.get("messages", []), list, "messages")
+        messages = tuple(Message.from_openai(m, f"messages[{i}]") for i, m in enumerate(raw_messages))
+        raw_tools = _expect(data.get("tools", []), list, "tools")
+        tools = tuple(Tool.from_openai(t, f"tools[{i}]") for i, t in enumerate(raw_tools))
         raw_steps = _expect(data.get("steps", []), list, "steps")
         steps = tuple(_step_from_dict(s, i) for i, s in enumerate(raw_steps))
         return Session(
@@ -381,7 +385,12 @@ def _expect(value: Any, kind: type, where: str) -> Any:
     return value
 
 
-_KIND_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer"}
+def _expect_number(value: Any, where: str) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise SessionError(f"{where}: expected numbers")
+
+
+_KIND_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "true or false"}
 
 _STEP_FIELDS = frozenset(Step.__dataclass_fields__)
 
@@ -397,6 +406,16 @@ def _step_from_dict(raw: Any, index: int) -> Step:
         if name in raw:
             _expect(raw[name], int, f"{where}.{name}")
     _expect(raw.get("token_text", ""), str, f"{where}.token_text")
+    for name in ("forced", "constrained", "finished"):
+        if name in raw:
+            _expect(raw[name], bool, f"{where}.{name}")
+    for name in ("region", "jump_forward", "note", "phase"):
+        if name in raw:
+            _expect(raw[name], str, f"{where}.{name}")
+    for value in _expect(raw.get("mask_strip", []), list, f"{where}.mask_strip"):
+        _expect_number(value, f"{where}.mask_strip")
+    for value in _expect(raw.get("timings_ms", {}), dict, f"{where}.timings_ms").values():
+        _expect_number(value, f"{where}.timings_ms")
     if raw.get("text") is not None:
         _expect(raw["text"], str, f"{where}.text")
     try:
@@ -406,7 +425,7 @@ def _step_from_dict(raw: Any, index: int) -> Step:
                 text=str(c["text"]),
                 logit=float("-inf") if c.get("logit") is None else float(c["logit"]),
                 prob=float(c["prob"]),
-                allowed=bool(c["allowed"]),
+                allowed=_expect(c["allowed"], bool, f"{where}.candidates.allowed"),
             )
             for c in _expect(raw.get("candidates", []), list, f"{where}.candidates")
         )

@@ -315,7 +315,11 @@ class FormatSpec:
         if not isinstance(data, dict):
             raise SpecError("spec: expected a JSON object")
         version = data.get("version", SPEC_VERSION)
-        if not isinstance(version, int) or version > SPEC_VERSION:
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise SpecError(f"spec.version: expected an integer, got {version!r}")
+        if version < 1:
+            raise SpecError(f"spec.version: {version} is impossible (versions start at 1)")
+        if version > SPEC_VERSION:
             raise SpecError(
                 f"spec: version {version!r} is newer than this workbench understands ({SPEC_VERSION})"
             )
