@@ -76,3 +76,13 @@ def test_a_character_split_across_tokens_comes_out_once_whole() -> None:
     text.rewind(1)
     assert text.text == "a"
     assert text.feed(euro[1:] + b"!") == "€!"
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"temperature": float("nan")}, {"temperature": float("inf")}, {"top_p": 0.0}, {"top_k": -1}]
+)
+def test_sampling_settings_that_cannot_be_used_are_refused(kwargs: dict[str, float]) -> None:
+    from workbench.engine.sampling import SamplingConfig, SamplingError
+
+    with pytest.raises(SamplingError):
+        SamplingConfig(**kwargs)  # type: ignore[arg-type]

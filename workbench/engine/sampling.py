@@ -7,10 +7,17 @@ on how many draws happened before it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from workbench.errors import WorkbenchError
+
+
+class SamplingError(WorkbenchError, ValueError):
+    """A sampling setting that cannot be used (NaN, infinite, out of range)."""
 
 
 @dataclass(frozen=True)
@@ -21,6 +28,16 @@ class SamplingConfig:
     top_k: int = 0
     top_p: float = 1.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        # NaN compares false with everything, so an unchecked NaN temperature would silently sample from
+        # NaN probabilities; every command and the TUI build their config here, so one check serves all.
+        if not math.isfinite(self.temperature):
+            raise SamplingError(f"temperature must be a finite number, not {self.temperature}")
+        if not (math.isfinite(self.top_p) and 0.0 < self.top_p <= 1.0):
+            raise SamplingError(f"top_p must be in (0, 1], not {self.top_p}")
+        if self.top_k < 0:
+            raise SamplingError(f"top_k must be 0 (off) or positive, not {self.top_k}")
 
     @property
     def greedy(self) -> bool:
