@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from workbench.engine.bitmask import allowed_ids, is_allowed, summarize, unpack
