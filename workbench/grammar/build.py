@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbench.chat import Tool
 from workbench.grammar.elements import (
+    Element,
     GrammarError,
+    any_text,
     check_structural_tag,
     const,
     one_of,
+    optional,
+    regex,
+    repeat,
     seq,
     structural_tag,
+    tag,
 )
-from workbench.grammar.formats import FORMATS
-from workbench.grammar.formats.harmony import REASONING_END, REASONING_START
 from workbench.grammar.plan import TOOL_CHOICES, GrammarPlan, ReasoningGate
+from workbench.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar
 from workbench.spec import FormatSpec
 
 
@@ -40,6 +46,18 @@ def normalize_tool_choice(choice: Any, tools: Sequence[Tool]) -> str:
     return choice
 
 
+def _grammar_class(format_name: str) -> type[ToolGrammar] | None:
+    """The grammar of the format family registered as ``format_name`` (None: no tool calls, or unknown).
+
+    The registry is read when a grammar is built, not at import: the families import this package's
+    machinery, so importing the registry here at load time would be circular.
+    """
+    from workbench.formats import family
+
+    fam = family(format_name)
+    return fam.grammar if fam is not None else None
+
+
 def reasoning_gate(
     spec: FormatSpec, *, reasoning: bool, thinking_opened: bool | None
 ) -> ReasoningGate | None:
@@ -47,8 +65,10 @@ def reasoning_gate(
     if not reasoning:
         return None
     start, end = spec.reasoning.start.strip(), spec.reasoning.end.strip()
-    if spec.reasoning.mode == "none" and spec.tools.format == "harmony":
-        start, end = REASONING_START, REASONING_END  # the analysis channel is part of the Harmony format
+    grammar_cls = _grammar_class(spec.tools.format)
+    implicit = grammar_cls.implicit_reasoning if grammar_cls is not None else None
+    if spec.reasoning.mode == "none" and implicit is not None:
+        start, end = implicit  # e.g. Harmony: the analysis channel is part of the format
     elif spec.reasoning.mode == "none" or not end:
         return None
     if thinking_opened is None:
@@ -96,7 +116,8 @@ def build_grammar(
     if forced and choice == "required" and not tools:
         raise GrammarError("tool_choice=required needs at least one tool")
 
-    if fmt_name == "none" or fmt_name not in FORMATS:
+    grammar_cls = _grammar_class(fmt_name)
+    if grammar_cls is None:
         if forced:
             why = (
                 "the template has no tool calls"
@@ -117,9 +138,7 @@ def build_grammar(
             notes=tuple(notes),
         )
 
-    fmt = FORMATS[fmt_name](
-        spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix
-    )
+    fmt = grammar_cls(spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix)
     selected = [t for t in tools if t.name == choice] if forced and choice != "required" else tools
     allow_parallel = parallel and spec.tools.parallel and choice in ("auto", "required")
     if parallel and not spec.tools.parallel and len(selected) > 0 and choice in ("auto", "required"):
@@ -169,3 +188,52 @@ def build_grammar(
         markers=tuple(dict.fromkeys(markers)),
         notes=tuple(notes),
     )
+
+
+def build_output_grammar(
+    spec: FormatSpec, tools: Sequence[Tool], *, any_whitespace: bool = True
+) -> dict[str, Any]:
+    """The whole assistant output as ONE xgrammar structural tag, for consumers without our matcher (pure).
+
+    The same pieces as :func:`build_grammar` under ``tool_choice=auto``, in one document instead of phases:
+    reasoning is free up to its end marker, text is free until the format's trigger, and from the trigger
+    on only the format's tool section (the family's :class:`ToolGrammar`) is possible.  Without parallel
+    calls one section at most, then only whitespace.  ``any_whitespace`` (on by default here, as
+    xgrammar's own ``json_schema`` elements do) lets JSON arguments use any whitespace, since a consumer's
+    template may print JSON with other separators than ``json.dumps``.  The grammar is in reading mode
+    (``lenient``): values may take every spelling the parser reads, not only the canonical one.
+
+    Raises:
+        GrammarError: no tools, no tool-call format, or a format without a grammar.
+    """
+    tools = list(tools)
+    if not tools:
+        raise GrammarError("the structural tag needs at least one tool")
+    grammar_cls = _grammar_class(spec.tools.format)
+    if grammar_cls is None:
+        why = "the spec has no tool calls" if spec.tools.format == "none" else "no grammar for this format"
+        raise GrammarError(f"{why} (format {spec.tools.format!r})")
+    fmt = grammar_cls(
+        spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix, lenient=True
+    )
+    parallel = spec.tools.parallel
+    gate = reasoning_gate(spec, reasoning=True, thinking_opened=None)
+    answer = fmt.free_answer(tools, parallel=parallel)
+    if answer is None:
+        section = fmt.section(tools, parallel=parallel)
+        free = fmt.plain_answer()
+        if parallel:
+            answer = seq(repeat(seq(free, section), 0, MAX_PARALLEL_CALLS), free)
+        else:
+            answer = seq(free, optional(seq(section, _TRAILING_WS)))
+    parts = []
+    if gate is not None:
+        parts.append(optional(tag("" if gate.starts_inside else gate.start, any_text(), gate.end)))
+    document = structural_tag(seq(*parts, answer))
+    check_structural_tag(document)
+    loaded: dict[str, Any] = json.loads(document)
+    return loaded
+
+
+# After the only call of a format without parallel calls: the newlines templates put before the turn's end.
+_TRAILING_WS: Element = regex(r"[ \t\n]*")

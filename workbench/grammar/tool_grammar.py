@@ -1,15 +1,16 @@
-"""The small base every tool-call format builds on: one call per tool, assembled into a tool section.
+"""The small base every tool-call grammar builds on: one call per tool, assembled into a tool section.
 
-A format only says how *one call* of *one tool* looks (:meth:`ToolFormat.call_body`); the base wraps it in the
-per-call markers, joins calls for parallel calling, and wraps the lot in the section markers, all read from
-the :class:`~workbench.spec.ToolsSpec`.  Adding a format is one new file and one line in
-``formats/__init__.py``.
+A format only says how *one call* of *one tool* looks (:meth:`ToolGrammar.call_body`); the base wraps it
+in the per-call markers, joins calls for parallel calling, and wraps the lot in the section markers, all
+read from the :class:`~workbench.spec.ToolsSpec`.  Each format family subclasses it in
+``workbench/formats/<name>/grammar.py``; the builder finds it in the registry
+(:data:`workbench.formats.FORMATS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from workbench.chat import Tool
 from workbench.grammar.elements import (
@@ -17,27 +18,42 @@ from workbench.grammar.elements import (
     GrammarError,
     any_text,
     const,
+    ebnf,
     one_of,
     optional,
+    regex,
     repeat,
     seq,
 )
 from workbench.spec import ToolsSpec
 
+_WS: Element = regex(r"[ \t\n]*")
+
 # A random or confused model can keep adding calls forever; real turns rarely hold more than a handful.
 MAX_PARALLEL_CALLS = 8
 
 
-class ToolFormat:
+class ToolGrammar:
     """Build the grammar of a tool section for one :class:`ToolsSpec`."""
 
     name: ClassVar[str] = ""
+    #: A reasoning region the format itself defines, used when the spec records none (Harmony's analysis
+    #: channel): ``(start, end)``.
+    implicit_reasoning: ClassVar[tuple[str, str] | None] = None
 
     def __init__(
-        self, tools_spec: ToolsSpec, *, any_whitespace: bool = False, output_prefix: str = ""
+        self,
+        tools_spec: ToolsSpec,
+        *,
+        any_whitespace: bool = False,
+        output_prefix: str = "",
+        lenient: bool = False,
     ) -> None:
         self.t = tools_spec
         self.any_whitespace = any_whitespace
+        # Reading mode: also accept every spelling of a value the parser reads (the exported structural tag
+        # proves itself on what templates write); generation keeps to the canonical spelling.
+        self.lenient = lenient
         # Output-format text the generation prompt already wrote (``PromptSpec.output_prefix``): a grammar
         # starts after it, so a format whose markers it begins must not make the model write them again.
         self.output_prefix = output_prefix
@@ -83,6 +99,31 @@ class ToolFormat:
             return optional(const("\n"))
         return const("")
 
+    def function_name(self, tool: Tool) -> Element:
+        """The name as a call writes it: with a ``function_namespace`` (Kimi-K2) the namespace, the name and
+        the call's ``:index`` (``functions.get_weather:0``), as the sample writer writes it."""
+        ns = self.t.function_namespace
+        if not ns:
+            return const(tool.name)
+        return seq(const(ns + tool.name), optional(regex(r":[0-9]+")))
+
+    def value_alternatives(self, schema: Any) -> list[Element]:
+        """Reading mode only: the other spellings of a JSON value the parser reads (``True``, ``None``,
+        Python literals for nested values: :data:`~workbench.formats.values.PYTHON_LITERAL_EBNF`)."""
+        from workbench.formats.values import PYTHON_LITERAL_EBNF, schema_types
+
+        if not self.lenient:
+            return []
+        types = schema_types(schema)
+        out: list[Element] = []
+        if "null" in types:
+            out.append(const("None"))
+        if "boolean" in types:
+            out += [const("True"), const("False")]
+        if not types or types & {"object", "array"}:
+            out.append(ebnf(PYTHON_LITERAL_EBNF))
+        return out
+
     # ----------------------------------------------------------------------------- assembly
     def call(self, tool: Tool) -> Element:
         return seq(const(self.t.call_start), self.call_body(tool), const(self.t.call_end))
@@ -103,11 +144,15 @@ class ToolFormat:
         more = repeat(seq(self.separator(), any_call), 0, MAX_PARALLEL_CALLS - 1)
         if t.array_wrapped:
             calls = seq(any_call, more) if parallel else any_call
+            if self.lenient:  # templates indent the array (Command R: ``[\n    {...}\n]``)
+                calls = seq(_WS, calls, _WS)
             return seq(const(t.section_start), const("["), calls, const("]"), const(t.section_end))
         repeats_section = not (t.call_start or t.call_end) and bool(t.section_start or t.section_end)
         if parallel and repeats_section:
             # Qwen-style: each call sits in its own <tool_call>...</tool_call>, so the section repeats.
-            one = seq(const(t.section_start), any_call, const(t.section_end))
+            # Reading mode also takes several calls in one section (MiniMax-M2 writes them so).
+            inside = seq(any_call, more) if self.lenient else any_call
+            one = seq(const(t.section_start), inside, const(t.section_end))
             return seq(one, repeat(seq(self.separator(), one), 0, MAX_PARALLEL_CALLS - 1))
         calls = seq(any_call, more) if parallel else any_call
         return seq(const(t.section_start), calls, const(t.section_end))

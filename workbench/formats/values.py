@@ -1,4 +1,4 @@
-"""Typing argument values that arrive as raw text (tagged arguments, Python-literal calls).
+"""The one value encoding: how an argument value is written as text, and how it is read back.
 
 Tagged formats (``<parameter=city>\\nParis\\n</parameter>``) write string values unquoted and everything
 else as JSON, so the value's type comes from the tool's JSON schema: a ``string`` parameter keeps its raw
@@ -15,8 +15,11 @@ from __future__ import annotations
 import ast
 import json
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.chat import Tool
 
 _PY_WORDS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
 
@@ -187,3 +190,73 @@ def python_literal(text: str) -> Any:
 def dumps(value: Any) -> str:
     """JSON text with the separators OpenAI-style servers use (``", "`` and ``": "``), non-ASCII kept."""
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+# --------------------------------------------------------------------------------------------- writing
+# The one rule for "how is a value written" in formats that write argument values as text between markers
+# (tagged arguments) and in Python-literal calls.  The parser (:func:`convert_tagged`), the grammar
+# (``formats/tag_with_tagged/grammar.py``), the sample writers and the exports all use these functions.
+
+
+def written_raw(schema: Any, *, untyped: str = "string") -> bool:
+    """True when a string value for ``schema`` is written as raw text between the markers, not as JSON.
+
+    Templates write ``value if value is string else value|tojson``: a string is raw wherever the schema
+    allows a string (``{"type": "string"}``, ``{"type": ["string", "null"]}``, a string ``enum``), and,
+    under the ``untyped="string"`` policy (:class:`~workbench.parsing.options.ParseOptions`
+    ``untyped_values``, the default), where the schema says nothing about the type.  Every other value is
+    written as JSON, and :func:`convert_tagged` reads both back, trying the schema's non-string types first.
+    """
+    types = schema_types(schema)
+    if not types:
+        return untyped == "string"
+    return "string" in types
+
+
+def write_value(value: Any, schema: Any = None, *, untyped: str = "string") -> str:
+    """The text of a tagged argument value (the inverse of :func:`convert_tagged`).
+
+    A string is written as is where the schema allows a string (see :func:`written_raw`); anything else
+    as JSON.  Without a schema a string is written raw (the template's own rule).
+    """
+    if isinstance(value, str) and written_raw(schema, untyped=untyped):
+        return value
+    return dumps(value)
+
+
+def write_python(value: Any) -> str:
+    """A keyword value of a pythonic call (``f(a=True, b="x", c=[1, 2])``); :func:`python_literal` reads it.
+
+    Booleans and null take their Python spelling (``True``, ``False``, ``None``); strings, numbers, arrays
+    and objects are written as JSON writes them (a JSON string or number is a valid Python literal, and
+    nested values keep JSON syntax, which every pythonic parser accepts).  The grammar allows exactly this.
+    """
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return dumps(value)
+
+
+def parameter_schema(tools: Sequence[Tool] | None, name: str, key: str) -> Any:
+    """The schema of parameter ``key`` of tool ``name`` among ``tools``; None when it is not known."""
+    for tool in tools or ():
+        if tool.name == name and isinstance(tool.parameters, Mapping):
+            props = tool.parameters.get("properties")
+            if isinstance(props, Mapping):
+                return props.get(key)
+    return None
+
+
+#: Every Python or JSON literal a model may write for a value (xgrammar EBNF, ``root`` rule): what
+#: :func:`python_literal` reads.  Grammars in *reading* mode (``ToolGrammar(lenient=True)``: the exported
+#: structural tag, which must accept what templates write) allow it beside the schema's canonical spelling,
+#: since templates print nested values with Python's spellings (``{'a': None}``).
+PYTHON_LITERAL_EBNF = r"""root ::= value
+value ::= "None" | "True" | "False" | "null" | "true" | "false" | number | string | list | dict
+list ::= "[" ws (value (ws "," ws value)* (ws ",")?)? ws "]"
+dict ::= "{" ws (value ws ":" ws value (ws "," ws value ws ":" ws value)* (ws ",")?)? ws "}"
+string ::= "\"" ([^"\\\n] | "\\" [^\n])* "\"" | "'" ([^'\\\n] | "\\" [^\n])* "'"
+number ::= "-"? [0-9]+ ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
+ws ::= [ \t\n]*
+"""

@@ -11,14 +11,14 @@ from typing import Any
 
 from workbench.chat import Tool
 from workbench.grammar.elements import Element, ebnf, json_schema_ebnf, seq
-from workbench.grammar.formats.base import ToolFormat
+from workbench.grammar.tool_grammar import ToolGrammar
 
 # Call ids the model writes itself (Mistral: nine alphanumerics).  Any id matching this is a valid id for
 # every template seen so far, and a fixed length keeps a random model from writing ids forever.
 GENERATED_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": "^[A-Za-z0-9]{9}$"}
 
 
-class JsonNative(ToolFormat):
+class JsonNativeGrammar(ToolGrammar):
     name = "json_native"
 
     def call_schema(self, tool: Tool) -> dict[str, Any]:
@@ -29,10 +29,18 @@ class JsonNative(ToolFormat):
         fields[t.args_field or "arguments"] = tool.parameters
         if t.id_field:
             fields[t.id_field] = GENERATED_ID_SCHEMA
+        required = list(fields)
+        if self.lenient and t.gen_id_field and t.gen_id_field not in fields:
+            # Reading mode: a template may write the id a server generated (Command R's ``tool_call_id``).
+            fields[t.gen_id_field] = {"type": "string"}
         order = [f for f in t.parameter_order if f in fields] + [
             f for f in fields if f not in t.parameter_order
         ]
-        inner = {"type": "object", "properties": {f: fields[f] for f in order}, "required": order}
+        inner = {
+            "type": "object",
+            "properties": {f: fields[f] for f in order},
+            "required": [f for f in order if f in required],
+        }
         if not t.function_field:
             return inner
         return {

@@ -5,9 +5,10 @@ the spec's own markers rather than from one of xgrammar's fixed XML styles (``qw
 ``glm_xml``): those styles hard-code their markers and allow unbounded whitespace between parameters, while
 an analysed template brings its exact markers, newlines included, and the parser reads exactly those.
 
-Values follow the convention of the parsers (llama.cpp's, and ours): a string parameter is written raw, up to
-the value end marker; any other type is written as JSON.  Parameters come in the schema's order, required
-ones always, optional ones at will.
+Values follow the one value encoding (:mod:`workbench.formats.values`, shared with the parser, the samples
+and the exports): a string is written raw, up to the value end marker, wherever the schema allows a string
+(or says nothing about the type); any other value is written as JSON.  Parameters come in the schema's
+order, required ones always, optional ones at will.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from typing import Any
 
 from workbench.chat import Tool
+from workbench.formats.values import is_plain_string, write_value, written_raw
 from workbench.grammar.elements import (
     Element,
     GrammarError,
@@ -25,34 +27,24 @@ from workbench.grammar.elements import (
     ebnf,
     json_schema_ebnf,
     one_of,
+    regex,
     seq,
     tag,
 )
-from workbench.grammar.formats.base import ToolFormat, ordered_parameters
+from workbench.grammar.tool_grammar import ToolGrammar, ordered_parameters
 
 
-def is_raw_string(schema: Any) -> bool:
-    """True when the parser will read this parameter's value as raw text (not JSON)."""
-    if not isinstance(schema, dict):
-        return False
-    if schema.get("type") == "string":
-        return True
-    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
-    return (
-        "type" not in schema
-        and isinstance(values, list)
-        and bool(values)
-        and all(isinstance(v, str) for v in values)
-    )
-
-
-class TagWithTagged(ToolFormat):
+class TagWithTaggedGrammar(ToolGrammar):
     name = "tag_with_tagged"
 
     def call_body(self, tool: Tool) -> Element:
         t = self.t
         return seq(
-            const(t.name_prefix + tool.name + t.name_suffix), self.arguments(tool), const(t.func_close)
+            const(t.name_prefix),
+            self.function_name(tool),
+            const(t.name_suffix),
+            self.arguments(tool),
+            const(t.func_close),
         )
 
     # ----------------------------------------------------------------------------- arguments
@@ -75,18 +67,29 @@ class TagWithTagged(ToolFormat):
         begin = t.arg_name_prefix + key + t.arg_name_suffix + t.arg_value_prefix
         end = t.arg_value_suffix
         what = f"tool {tool_name!r} parameter {key!r}"
-        if not is_raw_string(schema):
+
+        def json_value() -> Element:
             value = ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
-            return seq(const(begin), value, const(end))
+            return seq(const(begin), one_of(value, *self.value_alternatives(schema)), const(end))
+
+        if not written_raw(schema):
+            return json_value()
+        if not isinstance(schema, dict):
+            schema = {}
         values = schema.get("enum", [schema["const"]] if "const" in schema else None)
-        if values:
-            return seq(const(begin), one_of(*(const(str(v)) for v in values)), const(end))
+        if isinstance(values, list) and values:
+            return seq(const(begin), one_of(*(const(write_value(v, schema)) for v in values)), const(end))
         if not end.strip():
+            if not is_plain_string(schema):
+                return json_value()  # no marker ends raw text: the value must end itself
             raise GrammarError(f"{what}: a raw string value needs an end marker, and the spec has none")
+        if not is_plain_string(schema):
+            # Strings raw, other types as JSON (or their Python spellings): raw text holds them all.
+            return tag(begin, any_text(), end)
         pattern = schema.get("pattern")
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
         if isinstance(pattern, str):
-            return seq(const(begin), {"type": "regex", "pattern": _strip_anchors(pattern)}, const(end))
+            return seq(const(begin), regex(_strip_anchors(pattern)), const(end))
         if low > 0 or high is not None:
             # A length bound counts characters, and any_text works on bytes (a random model can write
             # invalid UTF-8 there, which decodes to more characters than written): spell the characters out
@@ -95,7 +98,7 @@ class TagWithTagged(ToolFormat):
             first = _class_escape(end.strip()[0])
             bound = "" if high is None else str(int(high))
             chars = f"[^{first}\\uD800-\\uDFFF]{{{low},{bound}}}"
-            return seq(const(begin), {"type": "regex", "pattern": chars}, const(end))
+            return seq(const(begin), regex(chars), const(end))
         return tag(begin, any_text(), end)
 
 
