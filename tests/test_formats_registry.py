@@ -145,12 +145,6 @@ def test_the_toy_format_exports_as_a_proven_structural_tag() -> None:
     assert load_grammar_tokenizer() is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="spec.TOOL_FORMATS and spec.schema.json still list the formats by hand (workbench/spec.py and the "
-    "schema are outside the formats branch): they must read the registry before a registered format's "
-    "spec can be exported or loaded",
-)
 def test_the_toy_spec_exports_as_json() -> None:
     source = TemplateSource(TOY_TEMPLATE, "toy", "test")
     result = export("spec", template=source, spec=TOY_SPEC)

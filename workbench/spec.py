@@ -75,8 +75,26 @@ def _described(default: Any, description: str) -> Any:
     return field(default=default, metadata={"description": description})
 
 
-def _enums_of(cls: type) -> dict[str, tuple[str, ...]]:
+def _static_enums_of(cls: type) -> dict[str, tuple[str, ...]]:
+    """The allowed values of every enum field as declared (built-in names only)."""
     return {f.name: f.metadata["values"] for f in fields(cls) if "values" in f.metadata}
+
+
+def _enums_of(cls: type) -> dict[str, tuple[str, ...]]:
+    """The allowed values of every enum field, read now: ``tools.format`` also takes registered families."""
+    out = _static_enums_of(cls)
+    if cls is ToolsSpec:
+        out["format"] = tool_format_names()
+    return out
+
+
+def tool_format_names() -> tuple[str, ...]:
+    """Every accepted ``tools.format``: ``"none"``, the built-in names, then any family registered at run
+    time with :func:`workbench.formats.register` (the registry is the one list of formats; the ``Literal``
+    only types the built-in ones)."""
+    from workbench.formats import FORMATS
+
+    return (*TOOL_FORMATS, *sorted(name for name in FORMATS if name not in TOOL_FORMATS))
 
 
 def _is_marker(f: Field[Any]) -> bool:
@@ -173,9 +191,9 @@ class ToolsSpec:
 
 
 # Derived once from the field metadata: the one list of closed sets ``_from_dict`` checks.
-ReasoningSpec._enums = _enums_of(ReasoningSpec)
-ContentSpec._enums = _enums_of(ContentSpec)
-ToolsSpec._enums = _enums_of(ToolsSpec)
+ReasoningSpec._enums = _static_enums_of(ReasoningSpec)
+ContentSpec._enums = _static_enums_of(ContentSpec)
+ToolsSpec._enums = _static_enums_of(ToolsSpec)
 
 
 @dataclass(frozen=True)
