@@ -72,7 +72,8 @@ def reasoning_gate(
     elif spec.reasoning.mode == "none" or not end:
         return None
     if thinking_opened is None:
-        thinking_opened = spec.prompt.thinking_opened or spec.reasoning.mode == "forced_open" or not start
+        thinking_opened = spec.output_starts_in_reasoning()
+    # A reasoning block with no start marker of its own can only be entered by starting inside it.
     return ReasoningGate(start=start, end=end, starts_inside=bool(thinking_opened) or not start)
 
 

@@ -27,7 +27,7 @@ __all__ = [
 
 def reasoning_opened(spec: FormatSpec) -> bool:
     """Whether the prompt of ``spec`` leaves the output inside reasoning (thinking enabled)."""
-    return spec.reasoning.mode in ("forced_open", "delimiter") or spec.prompt.thinking_opened
+    return spec.output_starts_in_reasoning()
 
 
 def write_reasoning(spec: FormatSpec, text: str) -> str:

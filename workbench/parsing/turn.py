@@ -53,8 +53,7 @@ def reasoning_setup(spec: FormatSpec, options: ParseOptions) -> tuple[bool, bool
         return False, False
     if options.thinking_opened is not None:
         return True, options.thinking_opened
-    opened = mode in ("forced_open", "delimiter") or spec.prompt.thinking_opened
-    return True, bool(opened and options.enable_thinking)
+    return True, spec.output_starts_in_reasoning(enable_thinking=options.enable_thinking)
 
 
 class TurnMachine(Machine):
