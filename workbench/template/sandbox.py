@@ -318,6 +318,7 @@ def _guard_filters(env: jinja2.Environment) -> None:
             "center", _width(_arg(a, k, 2, "width")), limits.MAX_STRING_ITEMS, "characters"
         ),
     )
+    env.filters["join"] = _checked_result(env.filters["join"], "join")
     _with_check(env, "indent", _check_indent)
     _with_check(env, "wordwrap", _check_wordwrap)
     _with_check(
@@ -335,6 +336,21 @@ def _guard_filters(env: jinja2.Environment) -> None:
         return lipsum(n, html, min, max)
 
     env.globals["lipsum"] = guarded_lipsum
+
+
+def _checked_result(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """Refuse a string result over the limit (``[s, s]|join`` doubling in a loop stops there)."""
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        if isinstance(result, str) and len(result) > limits.MAX_STRING_ITEMS:
+            raise _LimitExceeded(
+                f"'{name}' result too large ({len(result):,} characters; limit {limits.MAX_STRING_ITEMS:,})"
+            )
+        return result
+
+    return checked
 
 
 def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str) -> Any:

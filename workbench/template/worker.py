@@ -171,10 +171,10 @@ class RenderPool:
             sid = worker.known[source]
             worker.known.move_to_end(source)
             args = {"time_limit": left, "context": context, "now": now}
-            status, payload = self._call(worker, ("render", sid, None, args), left, "render")
+            status, payload = self._call(worker, ("render", sid, None, args), left, time_limit)
             if status == b"U":  # the worker forgot the source: send it again
-                args["time_limit"] = max(left - (time.monotonic() - started), 0.001)
-                status, payload = self._call(worker, ("render", sid, source, args), left, "render")
+                args["time_limit"] = max(time_limit - (time.monotonic() - started), 0.001)
+                status, payload = self._call(worker, ("render", sid, source, args), left, time_limit)
             return self._result(worker, status, payload)
 
     def cancel(self) -> int:
@@ -201,7 +201,7 @@ class RenderPool:
         if sid is None:
             sid = next(self._ids)
         status, payload = self._call(
-            worker, ("compile", sid, source, {"time_limit": time_limit}), time_limit, "compile"
+            worker, ("compile", sid, source, {"time_limit": time_limit}), time_limit, time_limit, "compile"
         )
         self._result(worker, status, payload)
         worker.known[source] = sid
@@ -209,10 +209,11 @@ class RenderPool:
             worker.known.popitem(last=False)
 
     def _call(
-        self, worker: _Worker, request: tuple[Any, ...], time_limit: float, what: str
+        self, worker: _Worker, request: tuple[Any, ...], wait: float, time_limit: float, what: str = "render"
     ) -> tuple[bytes, bytes]:
+        """One request; ``wait`` is what is left of ``time_limit`` (the caller's, named in errors)."""
         body = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-        deadline = time.monotonic() + time_limit + limits.KILL_GRACE
+        deadline = time.monotonic() + wait + limits.KILL_GRACE
         try:
             return worker.exchange(body, deadline)
         except TimeoutError:
