@@ -30,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,36 @@ MAX_WORKERS = 4
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
+def _start(command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start a worker from the main thread or from one long-lived thread, never from a passing one.
+
+    The worker asks Linux to kill it when its parent dies, and Linux means the parent *thread*: a worker
+    started from a short-lived thread (a TUI task) would die with that thread.
+    """
+
+    def popen() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+        )
+
+    if threading.current_thread() is threading.main_thread():
+        return popen()
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-render-spawner")
+    return _spawner.submit(popen).result()
+
+
+_spawner: ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
 class _WorkerDied(Exception):
     """The worker closed its pipe or was killed before replying."""
 
@@ -64,14 +95,14 @@ class _Worker:
     def __init__(self, memory_limit: int) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "workbench.template.worker_main", str(memory_limit)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            close_fds=True,
-        )
+        command = [
+            sys.executable,
+            "-m",
+            "workbench.template.worker_main",
+            str(memory_limit),
+            str(os.getpid()),
+        ]
+        self.proc = _start(command, env)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._out = self.proc.stdin.fileno()
         self._in = self.proc.stdout.fileno()

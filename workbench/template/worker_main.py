@@ -1,4 +1,4 @@
-"""Entry point of the render worker process: ``python -m workbench.template.worker_main MEMORY_BYTES``.
+"""Entry point of the render worker: ``python -m workbench.template.worker_main MEMORY_BYTES PARENT_PID``.
 
 Kept minimal on purpose: it imports only the sandbox (jinja2 and this package), never torch or the TUI,
 so a fresh interpreter is ready in a fraction of a second and can be started safely from a process that
@@ -115,8 +115,27 @@ def _serve(requests: int, replies: int) -> None:
             _reply(replies, b"E", _error(exc))
 
 
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``), even mid-render.
+
+    The parent starts workers from its main thread or from one long-lived thread, because the signal
+    follows the thread that started the process.  Elsewhere the closed pipe and the CPU limit remain.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if parent and os.getppid() != parent:  # the parent died before the request above took effect
+        os._exit(0)
+
+
 def main() -> None:
     memory = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    _die_with_parent(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
     if memory > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     # Ctrl+C in the terminal reaches the whole process group; the parent decides what to cancel.
