@@ -177,3 +177,38 @@ def test_guards_do_not_touch_ordinary_values() -> None:
     ]
     source = "{{ " + " ~ '|' ~ ".join(f"({p})" for p in parts) + " }}"
     assert render(source, MESSAGES) == "1,2,3|00042|a   b|  x  |   7|ababab|ab|ayya|a b\nc|  x|3"
+
+
+def test_render_many_equals_render_call_by_call() -> None:
+    source = (
+        "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+        "{% if add_generation_prompt %}<assistant>{% endif %}{% if flag %}!{% endif %}"
+        "{% if messages[0].content == 'boom' %}{{ raise_exception('no') }}{% endif %}"
+    )
+    calls: list[dict[str, object]] = [
+        {"messages": MESSAGES},
+        {"messages": MESSAGES, "add_generation_prompt": True, "flag": True},
+        {"messages": [{"role": "user", "content": "boom"}]},
+        {"messages": []},
+        {"messages": [*MESSAGES, {"role": "assistant", "content": "Hel"}], "continue_final_message": True},
+    ]
+    expected: list[str | type[TemplateError]] = []
+    for call in calls:
+        try:
+            expected.append(render(source, **call))  # type: ignore[arg-type]
+        except TemplateError as exc:
+            expected.append(str(exc))  # type: ignore[arg-type]
+    got = [r if isinstance(r, str) else str(r) for r in wb_render.render_many(source, calls)]
+    assert got == expected
+    assert got[4].endswith("<assistant>Hel")
+
+
+def test_render_many_survives_a_bomb_in_the_batch() -> None:
+    bomb = SLOW_C["sort_long_common_prefix"]
+    source = "{% if flag %}" + bomb.replace("{{", "{{ ").replace("}}", " }}") + "{% else %}ok{% endif %}"
+    calls = [{"messages": MESSAGES}, {"messages": MESSAGES, "flag": True}, {"messages": MESSAGES}]
+    started = time.monotonic()
+    results = wb_render.render_many(source, calls, time_limit=0.5)
+    assert results[0] == results[2] == "ok"
+    assert isinstance(results[1], RenderTimeout)
+    assert time.monotonic() - started < 3 * 0.5 + 0.5 + 2 * SLACK

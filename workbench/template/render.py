@@ -84,6 +84,7 @@ __all__ = [
     "normalize_messages",
     "normalize_tools",
     "render",
+    "render_many",
     "use_worker",
 ]
 
@@ -246,6 +247,66 @@ def render(
     if continued is not None:
         text = _cut_at_tag(text, continued)
     return text
+
+
+def render_many(
+    source: str, calls: Sequence[Mapping[str, Any]], *, time_limit: float = DEFAULT_TIME_LIMIT
+) -> list[str | TemplateError]:
+    """Render several calls of one template, in one worker round trip: the analyzer's fast path.
+
+    Each call is a mapping of :func:`render`'s keyword arguments (``messages``, ``tools``,
+    ``add_generation_prompt``, ``continue_final_message``, template kwargs, ...), rendered under its own
+    ``time_limit``.  Returns, per call, the text or the :class:`TemplateError` that :func:`render` would
+    raise; the outputs are exactly :func:`render`'s.  A source that does not compile raises.
+    """
+    limit = check_time_limit(time_limit)
+    check_source_size(source)
+    results: list[str | TemplateError | None] = [None] * len(calls)
+    contexts: list[dict[str, Any]] = []
+    slots: list[tuple[int, str | None]] = []
+    for index, call in enumerate(calls):
+        kw = dict(call)
+        try:
+            context, continued = _prepare(
+                kw.pop("messages", ()),
+                source,
+                kw.pop("tools", None),
+                kw.pop("documents", None),
+                bool(kw.pop("add_generation_prompt", False)),
+                kw.pop("continue_final_message", False),
+                kw,
+            )
+        except TemplateError as exc:
+            results[index] = exc
+            continue
+        contexts.append(context)
+        slots.append((index, continued))
+    if not contexts:
+        compile_template(source, time_limit=limit)
+        return [r for r in results if r is not None]
+    now = _frozen_now()
+    if _use_worker:
+        outcomes = worker.get_pool().render_batch(source, contexts, limit, now)
+    else:
+        compiled = compile_in_process(source)
+        outcomes = [_inline(compiled, context, limit, now) for context in contexts]
+    for (index, continued), outcome in zip(slots, outcomes, strict=True):
+        if isinstance(outcome, str) and continued is not None:
+            try:
+                outcome = _cut_at_tag(outcome, continued)
+            except TemplateError as exc:
+                outcome = exc
+        results[index] = outcome
+    return [r for r in results if r is not None]
+
+
+def _inline(
+    compiled: CompiledTemplate, context: dict[str, Any], limit: float, now: datetime | None
+) -> str | TemplateError:
+    try:
+        return render_in_process(compiled, context, limit, now)
+    except TemplateError as exc:
+        return exc
 
 
 def _prepare(

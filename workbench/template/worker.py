@@ -208,6 +208,45 @@ class RenderPool:
                 status, payload = self._call(worker, ("render", sid, source, args), left, time_limit)
             return self._result(worker, status, payload)
 
+    def render_batch(
+        self, source: str, contexts: list[dict[str, Any]], time_limit: float, now: datetime | None
+    ) -> list[str | TemplateError]:
+        """Render several contexts of one template in one round trip, each under ``time_limit``.
+
+        A compile failure raises; a render failure is returned in its slot.  When a call kills the worker
+        (a C-level bomb, the memory cap), the batch is redone one call at a time so every other call still
+        gets its own result.
+        """
+        with self._worker() as worker:
+            if source not in worker.known:
+                self._compile_on(worker, source, time_limit)
+            sid = worker.known[source]
+            worker.known.move_to_end(source)
+            args = {"time_limit": time_limit, "calls": contexts, "now": now}
+            wait = time_limit * len(contexts)
+            try:
+                status, payload = self._call(worker, ("batch", sid, source, args), wait, wait)
+            except (RenderTimeout, RenderMemoryLimit):
+                status, payload = b"", b""
+        if status != b"B":
+            if status:
+                self._result(worker, status, payload)  # raises the worker's error
+            return [self._one(source, context, time_limit, now) for context in contexts]
+        try:
+            items = json.loads(payload)
+        except ValueError:
+            worker.kill()
+            raise TemplateError("the render worker sent a malformed reply", kind="render") from None
+        return [str(item["text"]) if "text" in item else from_wire(item["error"]) for item in items]
+
+    def _one(
+        self, source: str, context: dict[str, Any], time_limit: float, now: datetime | None
+    ) -> str | TemplateError:
+        try:
+            return self.render(source, context, time_limit, now)
+        except TemplateError as exc:
+            return exc
+
     def cancel(self) -> int:
         """Kill every busy worker; their callers get :class:`RenderCancelled`.  Returns how many."""
         with self._lock:

@@ -21,6 +21,7 @@ import signal
 import struct
 import sys
 import time
+from typing import Any
 
 _HEADER = struct.Struct(">Q")
 # Compiled sources remembered by id; twice the parent's table, so every id the parent believes known is here.
@@ -76,6 +77,20 @@ def _arm_cpu_watchdog(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
+def _batch(sandbox: Any, compiled: Any, args: dict[str, Any]) -> bytes:
+    """Render every context of a batch, each under the per-call limit; one JSON list of outcomes."""
+    from workbench.template.errors import TemplateError
+
+    out: list[dict[str, Any]] = []
+    for context in args["calls"]:
+        try:
+            text = sandbox.render_in_process(compiled, context, float(args["time_limit"]), args.get("now"))
+            out.append({"text": text})
+        except TemplateError as exc:
+            out.append({"error": exc.to_wire()})
+    return json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
 def _serve(requests: int, replies: int) -> None:
     from workbench.template import limits, sandbox
     from workbench.template.errors import RenderTimeout
@@ -92,7 +107,7 @@ def _serve(requests: int, replies: int) -> None:
         try:
             op, sid, text, args = pickle.loads(body)
             time_limit = float(args["time_limit"])
-            _arm_cpu_watchdog(time_limit + limits.KILL_GRACE + 2.0)
+            _arm_cpu_watchdog(time_limit * len(args.get("calls", (0,))) + limits.KILL_GRACE + 2.0)
             if text is not None:
                 sources[sid] = text
             source = sources.get(sid)
@@ -105,6 +120,9 @@ def _serve(requests: int, replies: int) -> None:
             compiled = sandbox.compile_in_process(source)
             if op == "compile":
                 _reply(replies, b"T", b"")
+                continue
+            if op == "batch":
+                _reply(replies, b"B", _batch(sandbox, compiled, args))
                 continue
             left = time_limit - (time.monotonic() - started)
             if left <= 0:
