@@ -125,11 +125,9 @@ def _loop_guard(context: Any, items: Any) -> Any:
 
 
 def _size_guard(value: Any) -> Any:
-    """Refuse a ``~`` concatenation result that outgrew the string limit (stops doubling in a loop)."""
-    if type(value) is str and len(value) > limits.MAX_STRING_ITEMS:
-        raise _LimitExceeded(
-            f"'~' result too large ({len(value):,} characters; limit {limits.MAX_STRING_ITEMS:,})"
-        )
+    """Refuse a ``~`` result or a ``{% set %}`` value that outgrew the size limit (stops doubling)."""
+    if type(value) in (str, list, tuple) and len(value) > limits.MAX_STRING_ITEMS:
+        raise _LimitExceeded(f"value too large ({len(value):,} items; limit {limits.MAX_STRING_ITEMS:,})")
     return value
 
 
@@ -238,24 +236,6 @@ def _check_replace(text: Any, old: Any, new: Any, count: Any) -> None:
     if isinstance(count, int) and count >= 0:
         hits = min(hits, count)
     _refuse_size("replace", len(text) + hits * (len(new) - len(old)), limits.MAX_STRING_ITEMS, "characters")
-
-
-class _GuardedStrMethod:
-    """A bound ``str`` method whose arguments are size-checked first (attributes are private to templates)."""
-
-    __slots__ = ("_method", "_name", "_text")
-
-    def __init__(self, text: str, name: str, method: Callable[..., Any]) -> None:
-        self._text = text
-        self._name = name
-        self._method = method
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        _check_str_method(self._name, self._text, args, kwargs)
-        result = self._method(*args, **kwargs)
-        if type(result) is str and len(result) > limits.MAX_STRING_ITEMS:
-            raise _LimitExceeded(f"str.{self._name} result too large ({len(result):,} characters)")
-        return result
 
 
 _GUARDED_STR_METHODS = frozenset(
@@ -412,25 +392,37 @@ class _GenerationTag(Extension):
 
 
 class _GuardedEnvironment(ImmutableSandboxedEnvironment):
-    """The transformers sandbox plus size limits on ``*``, ``**``, ``+``, ``%``, formats and str methods."""
+    """The transformers sandbox plus size limits on ``*``, ``**``, ``%`` and the risky ``str`` methods.
 
-    intercepted_binops = frozenset({"*", "**", "+", "%"})
+    ``+`` is not intercepted: it is the most common operator in templates and a hook on it cost ~15 % of
+    render time; a ``+`` doubling is stopped where its result is stored (``{% set %}``, see
+    :func:`guard_template`) and, in any case, by the worker's memory cap.
+    """
+
+    intercepted_binops = frozenset({"*", "**", "%"})
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         _check_binop_size(operator, left, right)
-        return super().call_binop(context, operator, left, right)
+        return self.binop_table[operator](left, right)
 
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        value = super().getattr(obj, attribute)
-        if type(obj) is str and attribute in _GUARDED_STR_METHODS and callable(value):
-            return _GuardedStrMethod(obj, attribute, value)
-        return value
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        """The sandbox's call, plus a size check of the ``str`` methods that can build a huge string.
 
-    def getitem(self, obj: Any, argument: Any) -> Any:
-        value = super().getitem(obj, argument)
-        if type(obj) is str and argument in _GUARDED_STR_METHODS and callable(value):
-            return _GuardedStrMethod(obj, argument, value)
-        return value
+        Checked per call rather than per attribute access (calls are far rarer), and written out instead
+        of calling ``super().call`` so a call costs no extra stack frame: deep macro recursion must reach
+        its deadline before Python's recursion limit, as it does without the guard.
+        """
+        if not __self.is_safe_callable(__obj):
+            raise jinja2.exceptions.SecurityError(f"{__obj!r} is not safely callable")
+        target = getattr(__obj, "__wrapped__", __obj)  # str.format comes wrapped by the sandbox
+        text = getattr(target, "__self__", None)
+        if type(text) is str and getattr(target, "__name__", None) in _GUARDED_STR_METHODS:
+            _check_str_method(target.__name__, text, args, kwargs)
+            result = __context.call(__obj, *args, **kwargs)
+            if type(result) is str and len(result) > limits.MAX_STRING_ITEMS:
+                raise _LimitExceeded(f"str.{target.__name__} result too large ({len(result):,} characters)")
+            return result
+        return __context.call(__obj, *args, **kwargs)
 
 
 def _raise_exception(message: str) -> None:
@@ -498,11 +490,36 @@ def make_environment() -> ImmutableSandboxedEnvironment:
 
 
 class _WrapConcat(NodeTransformer):
-    """Route every ``~`` result through the size guard (a doubling loop stops at the string limit)."""
+    """Route every ``~`` result and every ``{% set %}`` value through the size guard.
+
+    A doubling (``s ~ s``, ``s + s``, ``[s, s]|join``, ``{% set s %}{{ s }}{{ s }}{% endset %}``) must store
+    its result to double again, so it stops at the string limit after a few steps.
+    """
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
         self.generic_visit(node)
-        return nodes.Filter(node, _SIZE_GUARD, [], [], None, None, lineno=node.lineno)
+        return _size_checked(node)
+
+    def visit_Assign(self, node: nodes.Assign) -> nodes.Node:
+        self.generic_visit(node)
+        node.node = _size_checked(node.node)
+        return node
+
+    def visit_AssignBlock(self, node: nodes.AssignBlock) -> nodes.Node:
+        self.generic_visit(node)
+        guard = nodes.Filter(None, _SIZE_GUARD, [], [], None, None, lineno=node.lineno)
+        if node.filter is None:
+            node.filter = guard
+        else:  # the block's own filter first, then the guard
+            inner: nodes.Filter = node.filter
+            while isinstance(inner.node, nodes.Filter):
+                inner = inner.node
+            inner.node = guard
+        return node
+
+
+def _size_checked(node: nodes.Node) -> nodes.Expr:
+    return nodes.Filter(node, _SIZE_GUARD, [], [], None, None, lineno=node.lineno)
 
 
 def guard_template(ast: nodes.Template) -> nodes.Template:

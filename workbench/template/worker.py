@@ -52,6 +52,8 @@ _KNOWN_SOURCES = 128
 MAX_REPLY_BYTES = 256 << 20
 # Most workers alive at once (callers beyond that wait for one to be free).
 MAX_WORKERS = 4
+# Longest wait for a new worker's interpreter and imports (~0.2 s; more on a loaded machine).
+STARTUP_TIMEOUT = 60.0
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
@@ -114,6 +116,7 @@ class _Worker:
         self.known: collections.OrderedDict[str, int] = collections.OrderedDict()
         self.cancelled = False
         self.dead = False
+        self.ready = False
 
     def kill(self) -> None:
         self.dead = True
@@ -126,12 +129,24 @@ class _Worker:
                 if stream is not None:
                     stream.close()
 
+    def wait_ready(self) -> None:
+        """Wait for the worker's imports (not counted in any template's time limit)."""
+        if self.ready:
+            return
+        status, _ = self._reply(time.monotonic() + STARTUP_TIMEOUT)
+        if status != b"R":
+            raise _WorkerDied
+        self.ready = True
+
     def exchange(self, request: bytes, deadline: float) -> tuple[bytes, bytes]:
         """Send one request and wait for its reply until ``deadline`` (``TimeoutError`` after it).
 
         The fast path is one write, one poll and one read: replies of a few KB arrive in one chunk.
         """
         self._send(_HEADER.pack(len(request)) + request, deadline)
+        return self._reply(deadline)
+
+    def _reply(self, deadline: float) -> tuple[bytes, bytes]:
         buffer = self._receive(bytearray(), _HEADER.size, deadline)
         size = _HEADER.unpack_from(buffer)[0]
         if size > MAX_REPLY_BYTES or size < 1:
@@ -192,8 +207,8 @@ class RenderPool:
 
     def render(self, source: str, context: dict[str, Any], time_limit: float, now: datetime | None) -> str:
         """Compile (once per worker) and render ``source`` with ``context``; the deadline covers both."""
-        started = time.monotonic()
         with self._worker() as worker:
+            started = time.monotonic()
             if source not in worker.known:
                 self._compile_on(worker, source, time_limit)
             left = time_limit - (time.monotonic() - started)
@@ -329,6 +344,16 @@ class RenderPool:
     def _worker(self) -> Any:
         worker = self._acquire()
         try:
+            try:
+                worker.wait_ready()
+            except (_WorkerDied, TimeoutError, RenderMemoryLimit):
+                worker.kill()
+                if worker.cancelled:
+                    raise RenderCancelled("render cancelled", kind="cancelled") from None
+                raise TemplateError(
+                    f"the render worker did not start ({sys.executable} -m workbench.template.worker_main)",
+                    kind="render",
+                ) from None
             yield worker
         finally:
             self._release(worker)

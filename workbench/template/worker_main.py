@@ -95,6 +95,8 @@ def _serve(requests: int, replies: int) -> None:
     from workbench.template import limits, sandbox
     from workbench.template.errors import RenderTimeout
 
+    _reply(replies, b"R", b"")  # imports done: the caller starts its clocks from here
+
     sources: collections.OrderedDict[int, str] = collections.OrderedDict()
     while True:
         header = _read_exact(requests, _HEADER.size)
