@@ -410,6 +410,19 @@ def configure(memory_limit: int) -> RenderPool:
     return _pool
 
 
+def _forget_after_fork() -> None:
+    """A forked child must not share its parent's workers (their pipes); it starts its own on demand."""
+    global _pool, _spawner, _pool_lock, _spawner_lock
+    _pool = None
+    _spawner = None
+    _pool_lock = threading.Lock()  # another thread may have held them at the fork
+    _spawner_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 @atexit.register
 def _shutdown_at_exit() -> None:
     if _pool is not None:
