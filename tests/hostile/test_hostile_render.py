@@ -221,3 +221,18 @@ def test_render_many_survives_a_bomb_in_the_batch() -> None:
     assert results[0] == results[2] == "ok"
     assert isinstance(results[1], RenderTimeout)
     assert time.monotonic() - started < 3 * 0.5 + 0.5 + 2 * SLACK
+
+
+def test_analyze_finishes_on_a_template_with_a_bomb_in_its_tools_loop() -> None:
+    """``analyze`` hung on a tools loop calling ``lipsum``; a C-level bomb there costs two time limits."""
+    from workbench.analysis import analyze
+
+    chat = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+    for bomb in (
+        "{% for t in tools %}{{ lipsum(1000000) }}{% endfor %}",
+        "{% if tools %}" + SLOW_C["sort_long_common_prefix"] + "{% endif %}",
+    ):
+        started = time.monotonic()
+        analysis = analyze(chat + bomb, time_limit=0.5)
+        assert any("too large" in w or "timed out" in w for w in analysis.warnings)
+        assert time.monotonic() - started < 2 * (0.5 + 0.5) + 2 * SLACK
