@@ -91,12 +91,11 @@ __all__ = [
 # The clock ``strftime_now`` reads.  Tests freeze it by replacing this name (as transformers' own module
 # is patched); a replaced clock is read here and handed to the renderer, in-process or in the worker.
 _REAL_DATETIME = datetime
-_use_worker = os.environ.get("WORKBENCH_RENDER_WORKER", "1").strip().lower() not in {
-    "0",
-    "no",
-    "false",
-    "off",
-}
+# The worker needs POSIX (rlimits, poll on pipes); elsewhere renders stay in-process with the guards only.
+_OFF = {"0", "no", "false", "off"}
+_use_worker = (
+    os.name == "posix" and os.environ.get("WORKBENCH_RENDER_WORKER", "1").strip().lower() not in _OFF
+)
 
 
 def _frozen_now() -> datetime | None:
