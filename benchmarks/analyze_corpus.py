@@ -9,7 +9,11 @@ compile, the number of renders, and the corpus totals.  Two reference points:
 * llama.cpp's in-process ``analyze_template()`` time from summary.json, when present (another machine run,
   another language: a reference, not a same-run baseline).
 
-Usage: ``python benchmarks/analyze_corpus.py [FOLDER_OR_TEMPLATE...] [--runs N]``
+Renders go to the render worker process (the default: bounded in time and memory, one pipe round trip
+per render) unless ``--inline`` is given (``WORKBENCH_RENDER_WORKER=0``); the summary prints the worker's
+start-up time, the round-trip cost, and what one batched call (``render_many``) costs for the same renders.
+
+Usage: ``python benchmarks/analyze_corpus.py [FOLDER_OR_TEMPLATE...] [--runs N] [--inline]``
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ sys.path.insert(0, str(REPO))
 
 from workbench.analysis import analyze  # noqa: E402
 from workbench.analysis.probes import USER_TEXT  # noqa: E402
-from workbench.template.render import render  # noqa: E402
+from workbench.template import render as render_module  # noqa: E402
+from workbench.template import worker  # noqa: E402
+from workbench.template.render import render, render_many  # noqa: E402
 from workbench.template.source import TemplateSource, load_template  # noqa: E402
 
 SHARED = REPO.parent / "shared"
@@ -61,6 +67,35 @@ def _render_baseline(src: TemplateSource, renders: int) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def _batch_baseline(src: TemplateSource, renders: int) -> float:
+    """Milliseconds to render the same ``renders`` calls in one ``render_many`` batch."""
+    call = {"messages": [{"role": "user", "content": USER_TEXT}], "add_generation_prompt": True}
+    call.update(src.render_kwargs())
+    start = time.perf_counter()
+    with contextlib.suppress(Exception):
+        render_many(src.text, [call] * renders)
+    return (time.perf_counter() - start) * 1000
+
+
+def _worker_costs() -> tuple[float, float, float]:
+    """Worker start-up (ms), and microseconds per trivial render in the worker and in-process."""
+    msgs = [{"role": "user", "content": "x"}]
+    start = time.perf_counter()
+    worker.get_pool().shutdown()
+    render("{{ 1 }}", msgs)
+    startup = (time.perf_counter() - start) * 1000
+    per = []
+    for mode in (True, False):
+        render_module.use_worker(mode)
+        render("{{ 2 }}", msgs)
+        start = time.perf_counter()
+        for _ in range(500):
+            render("{{ 2 }}", msgs)
+        per.append((time.perf_counter() - start) / 500 * 1e6)
+    render_module.use_worker(True)
+    return startup, per[0], per[1]
+
+
 def _llamacpp_ms() -> dict[str, float]:
     if not SUMMARY.is_file():
         return {}
@@ -76,7 +111,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("refs", nargs="*", help="templates or folders (default: the shared corpus)")
     parser.add_argument("--runs", type=int, default=7, help="warm analyses per template")
+    parser.add_argument("--inline", action="store_true", help="render in-process (no worker process)")
     args = parser.parse_args()
+    costs = _worker_costs()
+    render_module.use_worker(not args.inline)
+    batched: list[float] = []
     llama = _llamacpp_ms()
     rows = []
     for path in _paths(args.refs):
@@ -90,6 +129,7 @@ def main() -> None:
             analyze(src)
             warm.append((time.perf_counter() - t0) * 1000)
         base = _render_baseline(src, analysis.render_count)
+        batched.append(_batch_baseline(src, analysis.render_count))
         rows.append(
             (
                 src.name,
@@ -122,6 +162,14 @@ def main() -> None:
     print(f"cold analysis (includes the Jinja compile): median {statistics.median(colds):.1f} ms")
     print(f"corpus total: warm {sum(meds):.0f} ms, cold {sum(colds):.0f} ms")
     print(f"renders per template: median {statistics.median(r[4] for r in rows):.0f}")
+    print(
+        f"renders: {'in-process (--inline)' if args.inline else 'render worker process'}; worker start-up "
+        f"{costs[0]:.0f} ms; trivial render {costs[1]:.0f} us in the worker vs {costs[2]:.0f} us in-process"
+    )
+    print(
+        f"render-only per template: median {statistics.median(r[5] for r in rows):.1f} ms one by one, "
+        f"{statistics.median(batched):.1f} ms as one render_many batch"
+    )
     refs = [(r[1], r[6]) for r in rows if r[6]]
     if refs:
         ratio = statistics.median(ours / theirs for ours, theirs in refs)

@@ -524,3 +524,22 @@ def test_deadline_guards_are_invisible_to_templates(name: str) -> None:
     theirs = _tokenizer(source, {}).apply_chat_template(conv, tokenize=False)
     assert render(source, conv) == theirs
     assert theirs  # every construct renders something
+
+
+@pytest.mark.parametrize("path", _all_templates())
+def test_worker_and_in_process_renders_are_identical(path: Path) -> None:
+    """Renders go to the render worker by default; the in-process path must give the same bytes."""
+    subject = Subject.load(path)
+    outcomes = []
+    for in_worker in (True, False):
+        previous = wb_render.use_worker(in_worker)
+        try:
+            outcomes.append(
+                [
+                    subject.ours(CONVERSATIONS[name], tools=TOOLS, add_generation_prompt=True)
+                    for name in ("plain", "tool_results")
+                ]
+            )
+        finally:
+            wb_render.use_worker(previous)
+    assert outcomes[0] == outcomes[1]

@@ -27,6 +27,9 @@ from urllib.parse import urlparse
 
 from workbench.errors import WorkbenchError
 from workbench.spec import FormatSpec
+from workbench.template.errors import TemplateError
+from workbench.template.gguf_meta import GGUFFormatError, read_metadata
+from workbench.template.limits import MAX_SOURCE_BYTES, check_source_size
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # The project's own templates live at the repository root (``templates/``); the package is installed
@@ -51,7 +54,10 @@ _GGUF_TOKEN_IDS = {
     "pad_token": "tokenizer.ggml.padding_token_id",
     "mask_token": "tokenizer.ggml.mask_token_id",
 }
+_GGUF_ID_KEYS = frozenset(_GGUF_TOKEN_IDS.values())
 HUB_TIMEOUT = float(os.environ.get("WORKBENCH_HUB_TIMEOUT", "3"))
+# A tokenizer_config.json may hold a large added-token table besides its templates.
+MAX_CONFIG_BYTES = 64 << 20
 _PASS_LOCAL = "pass a local .jinja file, tokenizer_config.json, model folder or .gguf instead"
 
 
@@ -139,7 +145,16 @@ def load_template(ref: str | os.PathLike[str], *, template_name: str | None = No
     )
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, limit: int = MAX_SOURCE_BYTES) -> str:
+    """The file's text, refused unread when larger than ``limit`` bytes (a template file: 1 MiB)."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+    if size > limit:
+        raise SourceError(
+            f"{path} is too large ({size:,} bytes; limit {limit:,}): chat templates are under 100 KB"
+        )
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -157,7 +172,16 @@ def _single(
         )
     if not text.strip():
         raise SourceError(f"{origin}: the chat template is empty")
+    _check_size(text, origin)
     return TemplateSource(text=text, name=name, origin=str(origin), **extra)
+
+
+def _check_size(text: str, origin: Path | str) -> None:
+    """Refuse a template over the size limit when it is loaded, before anything compiles it."""
+    try:
+        check_source_size(text)
+    except TemplateError as exc:
+        raise SourceError(f"{origin}: {exc}") from None
 
 
 def _from_jinja(path: Path, template_name: str | None) -> TemplateSource:
@@ -185,7 +209,7 @@ def _config_tokens(data: dict[str, Any]) -> dict[str, str]:
 
 def _read_config(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(_read_text(path))
+        data = json.loads(_read_text(path, MAX_CONFIG_BYTES))
     except json.JSONDecodeError as exc:
         raise SourceError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
     if not isinstance(data, dict):
@@ -251,6 +275,8 @@ def _pick(
         raise SourceError(f"{origin}: no template named {choice!r} (has: {', '.join(named)})")
     if not named[choice].strip():
         raise SourceError(f"{origin}: the chat template {choice!r} is empty")
+    for text in named.values():
+        _check_size(text, origin)
     return TemplateSource(
         text=named[choice],
         name=name,
@@ -288,26 +314,17 @@ def _from_folder(folder: Path, template_name: str | None) -> TemplateSource:
 def _from_gguf(path: Path, template_name: str | None) -> TemplateSource:
     """Read ``tokenizer.chat_template`` (and named ``tokenizer.chat_template.NAME``) from GGUF metadata.
 
-    ``GGUFReader`` memory-maps the file and parses the header and metadata only; tensor data is never
-    touched, so a multi-gigabyte model costs nothing here.
+    :func:`read_metadata` memory-maps the file and parses the header and metadata only, refusing any
+    declared length larger than the file (``gguf.GGUFReader`` would allocate whatever a hostile header
+    declares); tensor data is never touched, so a multi-gigabyte model costs nothing here.
     """
     try:
-        from gguf import GGUFReader
-    except ImportError:  # pragma: no cover - gguf is a dependency
-        raise SourceError("reading GGUF files needs the 'gguf' package") from None
-    try:
-        reader = GGUFReader(str(path), "r")
-    except Exception as exc:
+        fields = read_metadata(path, _wanted_gguf_key, max_string=MAX_SOURCE_BYTES)
+    except (GGUFFormatError, OSError) as exc:
         raise SourceError(f"{path} is not a readable GGUF file ({type(exc).__name__}: {exc})") from None
 
     def value(key: str) -> Any:
-        f = reader.fields.get(key)
-        if f is None:
-            return None
-        try:
-            return f.contents()
-        except Exception:
-            return None
+        return fields.get(key)
 
     named: dict[str, str] = {}
     default = value("tokenizer.chat_template")
@@ -338,6 +355,11 @@ def _from_gguf(path: Path, template_name: str | None) -> TemplateSource:
     if list(named) == ["default"]:
         return _single(named["default"], path, path.stem, template_name, **kw)
     return _pick(named, path, path.stem, template_name, kw)
+
+
+def _wanted_gguf_key(key: str) -> bool:
+    """The GGUF metadata keys a template source needs (templates, vocabulary, special-token ids)."""
+    return key.startswith("tokenizer.chat_template") or key == "tokenizer.ggml.tokens" or key in _GGUF_ID_KEYS
 
 
 def _hub_offline() -> bool:

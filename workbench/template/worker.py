@@ -1,0 +1,429 @@
+"""Render worker processes: the guarantee behind the time limit and the memory cap.
+
+In-process checks cannot stop one C call (``sorted`` of ten million items, ``'%0999999999d' % 1``) or
+bound memory, so templates are compiled and rendered in separate worker processes:
+
+* each worker runs ``python -m workbench.template.worker_main`` (a fresh interpreter, safe to start from
+  a process that imported torch or runs threads) under ``RLIMIT_AS`` = the memory cap;
+* the caller waits for a reply until its deadline (time limit + ``KILL_GRACE``), then kills the worker
+  and starts a fresh one, so C-level work inside filters is bounded too;
+* workers stay alive between renders and keep compiled templates, so a render costs one pipe round trip;
+* a worker dies with its parent: it exits when its request pipe closes, and the kernel ends it
+  (``RLIMIT_CPU``, re-armed per request) if a render outlives its deadline by two seconds of CPU time with
+  nobody left to kill it;
+* :func:`RenderPool.cancel` kills busy workers so a caller (the TUI on quit) never waits for a render.
+
+Replies are text or JSON, never pickle: the worker runs untrusted templates.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import contextlib
+import itertools
+import json
+import os
+import pickle
+import select
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from workbench.template import limits
+from workbench.template.errors import (
+    CompileTimeout,
+    RenderCancelled,
+    RenderMemoryLimit,
+    RenderTimeout,
+    TemplateError,
+    from_wire,
+)
+from workbench.template.worker_main import _HEADER
+
+# Source ids the caller remembers per worker (the worker remembers twice as many).
+_KNOWN_SOURCES = 128
+# Largest reply accepted from a worker (UTF-8 bytes of one render).
+MAX_REPLY_BYTES = 256 << 20
+# Most workers alive at once (callers beyond that wait for one to be free).
+MAX_WORKERS = 4
+# Longest wait for a new worker's interpreter and imports (~0.2 s; more on a loaded machine).
+STARTUP_TIMEOUT = 60.0
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def _start(command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start a worker from the main thread or from one long-lived thread, never from a passing one.
+
+    The worker asks Linux to kill it when its parent dies, and Linux means the parent *thread*: a worker
+    started from a short-lived thread (a TUI task) would die with that thread.
+    """
+
+    def popen() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+        )
+
+    if threading.current_thread() is threading.main_thread():
+        return popen()
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-render-spawner")
+    return _spawner.submit(popen).result()
+
+
+_spawner: ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
+class _WorkerDied(Exception):
+    """The worker closed its pipe or was killed before replying."""
+
+
+class _Worker:
+    """One worker process and the sources it has compiled (by id)."""
+
+    def __init__(self, memory_limit: int) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
+        command = [
+            sys.executable,
+            "-m",
+            "workbench.template.worker_main",
+            str(memory_limit),
+            str(os.getpid()),
+        ]
+        self.proc = _start(command, env)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._out = self.proc.stdin.fileno()
+        self._in = self.proc.stdout.fileno()
+        os.set_blocking(self._out, False)
+        self._readable = select.poll()
+        self._readable.register(self._in, select.POLLIN | select.POLLHUP | select.POLLERR)
+        self._writable = select.poll()
+        self._writable.register(self._out, select.POLLOUT | select.POLLHUP | select.POLLERR)
+        self.known: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self.cancelled = False
+        self.dead = False
+        self.ready = False
+
+    def kill(self) -> None:
+        self.dead = True
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+        with contextlib.suppress(Exception):
+            self.proc.wait(timeout=5)
+        for stream in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+
+    def wait_ready(self) -> None:
+        """Wait for the worker's imports (not counted in any template's time limit)."""
+        if self.ready:
+            return
+        status, _ = self._reply(time.monotonic() + STARTUP_TIMEOUT)
+        if status != b"R":
+            raise _WorkerDied
+        self.ready = True
+
+    def exchange(self, request: bytes, deadline: float) -> tuple[bytes, bytes]:
+        """Send one request and wait for its reply until ``deadline`` (``TimeoutError`` after it).
+
+        The fast path is one write, one poll and one read: replies of a few KB arrive in one chunk.
+        """
+        self._send(_HEADER.pack(len(request)) + request, deadline)
+        return self._reply(deadline)
+
+    def _reply(self, deadline: float) -> tuple[bytes, bytes]:
+        buffer = self._receive(bytearray(), _HEADER.size, deadline)
+        size = _HEADER.unpack_from(buffer)[0]
+        if size > MAX_REPLY_BYTES or size < 1:
+            raise RenderMemoryLimit(
+                f"render output too large ({size:,} bytes; limit {MAX_REPLY_BYTES:,})", kind="limit"
+            )
+        buffer = self._receive(buffer, _HEADER.size + size, deadline)
+        return bytes(buffer[_HEADER.size : _HEADER.size + 1]), bytes(buffer[_HEADER.size + 1 :])
+
+    def _send(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._out, view) :]
+            except BlockingIOError:
+                self._wait(self._writable, deadline)
+            except OSError:
+                raise _WorkerDied from None
+
+    def _receive(self, buffer: bytearray, size: int, deadline: float) -> bytearray:
+        while len(buffer) < size:
+            self._wait(self._readable, deadline)
+            try:
+                chunk = os.read(self._in, max(size - len(buffer), 1 << 16))
+            except OSError:
+                raise _WorkerDied from None
+            if not chunk:
+                raise _WorkerDied
+            buffer += chunk
+        return buffer
+
+    def _wait(self, poller: select.poll, deadline: float) -> None:
+        """Block until the pipe is ready or the deadline passes; short steps so a kill is noticed."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if poller.poll(min(left, 0.25) * 1000):
+                return
+
+
+class RenderPool:
+    """The worker processes of this process, started on demand, killed on overrun, cancel and exit."""
+
+    def __init__(self, memory_limit: int = limits.DEFAULT_MEMORY_LIMIT) -> None:
+        self.memory_limit = memory_limit
+        self._lock = threading.Condition()
+        self._idle: list[_Worker] = []
+        self._busy: set[_Worker] = set()
+        self._ids = itertools.count(1)
+        self.started = 0  # workers started so far (for tests and benchmarks)
+
+    # ---------------------------------------------------------------------------------------- public
+    def compile(self, source: str, time_limit: float) -> None:
+        """Compile ``source`` in a worker (bounded by ``time_limit``); raises its :class:`TemplateError`."""
+        with self._worker() as worker:
+            self._compile_on(worker, source, time_limit)
+
+    def render(self, source: str, context: dict[str, Any], time_limit: float, now: datetime | None) -> str:
+        """Compile (once per worker) and render ``source`` with ``context``; the deadline covers both."""
+        with self._worker() as worker:
+            started = time.monotonic()
+            if source not in worker.known:
+                self._compile_on(worker, source, time_limit)
+            left = time_limit - (time.monotonic() - started)
+            if left <= 0:
+                raise RenderTimeout("render timed out while compiling the template", kind="timeout")
+            sid = worker.known[source]
+            worker.known.move_to_end(source)
+            args = {"time_limit": left, "context": context, "now": now}
+            status, payload = self._call(worker, ("render", sid, None, args), left, time_limit)
+            if status == b"U":  # the worker forgot the source: send it again
+                args["time_limit"] = max(time_limit - (time.monotonic() - started), 0.001)
+                status, payload = self._call(worker, ("render", sid, source, args), left, time_limit)
+            return self._result(worker, status, payload)
+
+    def render_batch(
+        self, source: str, contexts: list[dict[str, Any]], time_limit: float, now: datetime | None
+    ) -> list[str | TemplateError]:
+        """Render several contexts of one template in one round trip, each under ``time_limit``.
+
+        A compile failure raises; a render failure is returned in its slot.  When a call kills the worker
+        (a C-level bomb, the memory cap), the batch is redone one call at a time so every other call still
+        gets its own result.
+        """
+        with self._worker() as worker:
+            if source not in worker.known:
+                self._compile_on(worker, source, time_limit)
+            sid = worker.known[source]
+            worker.known.move_to_end(source)
+            args = {"time_limit": time_limit, "calls": contexts, "now": now}
+            wait = time_limit * len(contexts)
+            try:
+                status, payload = self._call(worker, ("batch", sid, source, args), wait, wait)
+            except (RenderTimeout, RenderMemoryLimit):
+                status, payload = b"", b""
+        if status != b"B":
+            if status:
+                self._result(worker, status, payload)  # raises the worker's error
+            return [self._one(source, context, time_limit, now) for context in contexts]
+        try:
+            items = json.loads(payload)
+        except ValueError:
+            worker.kill()
+            raise TemplateError("the render worker sent a malformed reply", kind="render") from None
+        return [str(item["text"]) if "text" in item else from_wire(item["error"]) for item in items]
+
+    def _one(
+        self, source: str, context: dict[str, Any], time_limit: float, now: datetime | None
+    ) -> str | TemplateError:
+        try:
+            return self.render(source, context, time_limit, now)
+        except TemplateError as exc:
+            return exc
+
+    def cancel(self) -> int:
+        """Kill every busy worker; their callers get :class:`RenderCancelled`.  Returns how many."""
+        with self._lock:
+            busy = list(self._busy)
+        for worker in busy:
+            worker.cancelled = True
+            worker.kill()
+        return len(busy)
+
+    def shutdown(self) -> None:
+        """Kill every worker (idle and busy); the pool starts new ones if used again."""
+        with self._lock:
+            workers = self._idle + list(self._busy)
+            self._idle = []
+        for worker in workers:
+            worker.cancelled = True
+            worker.kill()
+
+    # ------------------------------------------------------------------------------------- internals
+    def _compile_on(self, worker: _Worker, source: str, time_limit: float) -> None:
+        sid = worker.known.get(source)
+        if sid is None:
+            sid = next(self._ids)
+        status, payload = self._call(
+            worker, ("compile", sid, source, {"time_limit": time_limit}), time_limit, time_limit, "compile"
+        )
+        self._result(worker, status, payload)
+        worker.known[source] = sid
+        while len(worker.known) > _KNOWN_SOURCES:
+            worker.known.popitem(last=False)
+
+    def _call(
+        self, worker: _Worker, request: tuple[Any, ...], wait: float, time_limit: float, what: str = "render"
+    ) -> tuple[bytes, bytes]:
+        """One request; ``wait`` is what is left of ``time_limit`` (the caller's, named in errors)."""
+        body = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        deadline = time.monotonic() + wait + limits.KILL_GRACE
+        try:
+            return worker.exchange(body, deadline)
+        except TimeoutError:
+            worker.kill()
+            if what == "compile":
+                raise CompileTimeout(
+                    f"template compile timed out after {time_limit:g} s (too large or too complex)",
+                    kind="timeout",
+                ) from None
+            raise RenderTimeout(
+                f"render timed out after {time_limit:g} s (the render worker was stopped)", kind="timeout"
+            ) from None
+        except _WorkerDied:
+            worker.kill()
+            if worker.cancelled:
+                raise RenderCancelled("render cancelled", kind="cancelled") from None
+            code = worker.proc.returncode
+            raise RenderMemoryLimit(
+                f"the render worker died (exit status {code}) during the {what}: the template probably "
+                f"exhausted its memory limit ({self.memory_limit >> 20} MiB)",
+                kind="limit",
+            ) from None
+        except RenderMemoryLimit:
+            worker.kill()
+            raise
+
+    def _result(self, worker: _Worker, status: bytes, payload: bytes) -> str:
+        if status == b"T":
+            return payload.decode("utf-8", "surrogatepass")
+        if status == b"E":
+            try:
+                exc = from_wire(json.loads(payload))
+            except (ValueError, TypeError):
+                worker.kill()
+                exc = TemplateError("the render worker sent a malformed reply", kind="render")
+            if isinstance(exc, RenderMemoryLimit):
+                worker.kill()  # a worker that hit its cap may be fragmented: start a clean one
+            raise exc
+        worker.kill()
+        raise TemplateError("the render worker sent a malformed reply", kind="render")
+
+    @contextlib.contextmanager
+    def _worker(self) -> Any:
+        worker = self._acquire()
+        try:
+            try:
+                worker.wait_ready()
+            except (_WorkerDied, TimeoutError, RenderMemoryLimit):
+                worker.kill()
+                if worker.cancelled:
+                    raise RenderCancelled("render cancelled", kind="cancelled") from None
+                raise TemplateError(
+                    f"the render worker did not start ({sys.executable} -m workbench.template.worker_main)",
+                    kind="render",
+                ) from None
+            yield worker
+        finally:
+            self._release(worker)
+
+    def _acquire(self) -> _Worker:
+        with self._lock:
+            while True:
+                while self._idle:
+                    worker = self._idle.pop()
+                    if not worker.dead and worker.proc.poll() is None:
+                        self._busy.add(worker)
+                        return worker
+                    worker.kill()
+                if len(self._busy) < MAX_WORKERS:
+                    worker = _Worker(self.memory_limit)
+                    self.started += 1
+                    self._busy.add(worker)
+                    return worker
+                self._lock.wait()
+
+    def _release(self, worker: _Worker) -> None:
+        with self._lock:
+            self._busy.discard(worker)
+            if worker.dead:
+                # Start the replacement now: its interpreter boots while the caller handles the error.
+                if not self._idle and not self._busy:
+                    self._idle.append(_Worker(self.memory_limit))
+                    self.started += 1
+            else:
+                self._idle.append(worker)
+            self._lock.notify()
+
+
+_pool: RenderPool | None = None
+_pool_lock = threading.Lock()
+
+
+def get_pool() -> RenderPool:
+    """The process-wide pool (created on first use, with :data:`limits.DEFAULT_MEMORY_LIMIT`)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = RenderPool()
+        return _pool
+
+
+def configure(memory_limit: int) -> RenderPool:
+    """Replace the pool with one whose workers have another memory cap (tests use small caps)."""
+    global _pool
+    with _pool_lock:
+        old, _pool = _pool, RenderPool(memory_limit)
+    if old is not None:
+        old.shutdown()
+    return _pool
+
+
+def _forget_after_fork() -> None:
+    """A forked child must not share its parent's workers (their pipes); it starts its own on demand."""
+    global _pool, _spawner, _pool_lock, _spawner_lock
+    _pool = None
+    _spawner = None
+    _pool_lock = threading.Lock()  # another thread may have held them at the fork
+    _spawner_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+@atexit.register
+def _shutdown_at_exit() -> None:
+    if _pool is not None:
+        _pool.shutdown()
