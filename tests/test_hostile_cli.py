@@ -159,3 +159,17 @@ def test_a_session_field_of_the_wrong_type_is_refused_and_named(
     result = runner.invoke(app, ["replay", str(_session_with(tmp_path, change))])
     assert result.exit_code == 1
     assert field in _one_error_line(result.stderr)
+
+
+@pytest.mark.parametrize("command", ["analyze", "validate", "render", "export"])
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-1"])
+def test_time_limit_must_be_finite_and_positive_in_every_command(command: str, value: str) -> None:
+    args = {
+        "analyze": ["analyze", "chatml-think-tools"],
+        "validate": ["validate", "chatml-think-tools"],
+        "render": ["render", "chatml-think-tools", "--messages", "-"],
+        "export": ["export", "chatml-think-tools", "--target", "spec", "-o", "-"],
+    }[command]
+    result = runner.invoke(app, [*args, f"--time-limit={value}"], input="[]")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr

@@ -259,7 +259,7 @@ class ProbeRenderer:
             text = self._render_with_fallbacks(variant)
         except TemplateError as exc:
             self.failures[name] = str(exc)
-            if exc.kind == "timeout":
+            if exc.kind in ("timeout", "cancelled"):
                 self._timeouts += 1
             raise VariantFailed(str(exc)) from None
         self._cache[name] = text
@@ -309,7 +309,7 @@ class ProbeRenderer:
                 text = self._render_once(variant, string_args=False)
             except TemplateError as exc:
                 last = exc
-                if exc.kind == "timeout":
+                if exc.kind in ("timeout", "cancelled"):
                     raise
                 if self._adjust_settings(variant, exc):
                     continue

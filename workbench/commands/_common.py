@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -38,6 +38,22 @@ SPAN_STYLES: dict[str, str] = {
 
 # Exceptions that mean "the input was bad": one line on stderr, exit code 1.
 INPUT_ERRORS: tuple[type[BaseException], ...] = (WorkbenchError, OSError, UnicodeDecodeError)
+
+
+def time_limit_value(value: float) -> float:
+    """Typer callback for every ``--time-limit``: one rule (finite, positive, bounded) for all commands."""
+    from workbench.template.render import TemplateError, check_time_limit
+
+    try:
+        return check_time_limit(value)
+    except TemplateError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+#: The ``--time-limit`` option every rendering command takes, checked by :func:`time_limit_value`.
+TimeLimitOption = Annotated[
+    float, typer.Option("--time-limit", help="Seconds allowed per render.", callback=time_limit_value)
+]
 
 
 def fail(message: str) -> NoReturn:

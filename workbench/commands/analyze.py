@@ -27,7 +27,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workbench.commands._common import INPUT_ERRORS, console, fail, print_json
+from workbench.commands._common import INPUT_ERRORS, TimeLimitOption, console, fail, print_json
 from workbench.selfcheck import Verdict
 
 PREFIX_CHARS = 160
@@ -62,7 +62,7 @@ def analyze_command(
         ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the analysis as JSON.")] = False,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds allowed per render.")] = 2.0,
+    time_limit: TimeLimitOption = 2.0,
     check: Annotated[
         bool,
         typer.Option("--check/--no-check", help="Parse the template's round-trip renders back (self-check)."),

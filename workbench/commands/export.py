@@ -21,7 +21,14 @@ from typing import Annotated
 
 import typer
 
-from workbench.commands._common import fail, input_errors, load_json_file, print_json, strict_json
+from workbench.commands._common import (
+    TimeLimitOption,
+    fail,
+    input_errors,
+    load_json_file,
+    print_json,
+    strict_json,
+)
 from workbench.workflow import load_inputs
 
 
@@ -53,7 +60,7 @@ def export_command(
         bool, typer.Option("--force", help="Export even if not validated / not proven.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary of the export.")] = False,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds allowed per render.")] = 2.0,
+    time_limit: TimeLimitOption = 2.0,
 ) -> None:
     """Export a validated spec to a target its consumer loads, proven by that consumer."""
     from workbench.chat import load_tools

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from workbench.chat import load_messages, load_tools
-from workbench.commands._common import fail, input_errors, load_json_file, print_json
+from workbench.commands._common import TimeLimitOption, fail, input_errors, load_json_file, print_json
 from workbench.template.render import DEFAULT_TIME_LIMIT, TemplateError, render
 from workbench.template.source import load_template
 
@@ -100,9 +100,7 @@ def render_command(
         str | None,
         typer.Option("--template-name", help="Pick one of a config's named templates (e.g. tool_use)."),
     ] = None,
-    time_limit: Annotated[
-        float, typer.Option("--time-limit", min=0.01, help="Seconds before a render is stopped.")
-    ] = DEFAULT_TIME_LIMIT,
+    time_limit: TimeLimitOption = DEFAULT_TIME_LIMIT,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the text with what was used to render it.")
     ] = False,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from workbench.commands._common import console, fail, input_errors, print_json
+from workbench.commands._common import TimeLimitOption, console, fail, input_errors, print_json
 from workbench.workflow import load_inputs
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def validate_command(
         Path | None, typer.Option("--spec", help="An exported (or hand-written) spec JSON.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the validation report as JSON.")] = False,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds allowed per render.")] = 2.0,
+    time_limit: TimeLimitOption = 2.0,
 ) -> None:
     """Render known messages through the template, parse them back, and compare."""
     from workbench.export import resolve_inputs
