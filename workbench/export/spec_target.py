@@ -12,7 +12,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.export.common import ExportError
-from workbench.spec import FormatSpec, Provenance, SpecError, tool_format_names
+from workbench.spec import FormatSpec, Provenance, tool_format_names
 from workbench.validate import ValidationReport
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "data" / "spec.schema.json"
@@ -70,28 +70,7 @@ def render_spec_export(spec: FormatSpec) -> str:
 
 
 def load_spec_file(path: str | Path) -> FormatSpec:
-    """Read an exported spec; one clear :class:`SpecError` line on any problem (never writes)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"spec file not found: {p}") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"{p} is not a spec file (not UTF-8 text)") from None
-    except OSError as exc:
-        raise SpecError(f"cannot read spec file {p}: {exc.strerror or exc}") from None
-    if not text.strip():
-        raise SpecError(f"spec file {p} is empty")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        what = "truncated" if exc.pos >= len(text.rstrip()) - 1 else "corrupt"
-        raise SpecError(
-            f"spec file {p} is {what}: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-    if isinstance(data, dict) and "spec" in data and "reasoning" not in data:
-        data = data["spec"]  # accept `workbench analyze --json` output as well
-    try:
-        return FormatSpec.from_dict(data)
-    except SpecError as exc:
-        raise SpecError(f"{p}: {exc}") from None
+    """Read an exported spec or ``analyze --json`` output (the one loader: ``spec_io.load_spec``)."""
+    from workbench.spec_io import load_spec
+
+    return load_spec(path)

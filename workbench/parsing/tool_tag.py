@@ -213,18 +213,25 @@ class TagParser(ToolParser):
         """Parse one call's body (after the header); False when the input ended inside it."""
         raise NotImplementedError
 
+    def open_body(self, call: CallLog | None) -> Gen[int | None]:
+        """What every tagged body starts with: an id between name and arguments, then the optional
+        arguments opener; returns the call's tool index (None outside a call)."""
+        index = call.index if call is not None else None
+        yield from self.read_between_id(call)
+        if self.args_start and self.args_start != self.name_suffix:
+            yield from self.m.opt_marker(self.args_start, index)
+        return index
+
     def read_between_id(self, call: CallLog | None) -> Gen[None]:
         """A call id written between the name and the arguments (``id_position: between_func_and_args``)."""
-        if self.t.id_position != "between_func_and_args" or not self.id_prefix:
-            return
-        found = yield from self.m.lookahead(lambda look: (look.ws(), self._read_id(look)))
-        if found is not None:
-            texts = self.m.emit_spans(found[0].spans, call.index if call is not None else None)
-            if call is not None:
-                call.id = texts.get("tool_id", "").strip()
+        yield from self._read_id_at("between_func_and_args", call)
 
     def read_post_id(self, call: CallLog | None) -> Gen[None]:
-        if self.t.id_position != "post_args" or not self.id_prefix:
+        """A call id written after the arguments (``id_position: post_args``)."""
+        yield from self._read_id_at("post_args", call)
+
+    def _read_id_at(self, position: str, call: CallLog | None) -> Gen[None]:
+        if self.t.id_position != position or not self.id_prefix:
             return
         found = yield from self.m.lookahead(lambda look: (look.ws(), self._read_id(look)))
         if found is not None:

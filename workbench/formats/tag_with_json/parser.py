@@ -32,10 +32,7 @@ class TagWithJsonParser(TagParser):
 
     def body(self, call: CallLog | None) -> Gen[bool]:
         m = self.m
-        index = call.index if call is not None else None
-        yield from self.read_between_id(call)
-        if self.args_start and self.args_start != self.name_suffix:
-            yield from m.opt_marker(self.args_start, index)
+        index = yield from self.open_body(call)
         found = yield from m.lookahead(self._fence)
         fenced = found is not None and found[1]
         if fenced:

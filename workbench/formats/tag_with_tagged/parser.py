@@ -80,10 +80,7 @@ class TagWithTaggedParser(TagParser):
 
     def body(self, call: CallLog | None) -> Gen[bool]:
         m = self.m
-        index = call.index if call is not None else None
-        yield from self.read_between_id(call)
-        if self.args_start and self.args_start != self.name_suffix:
-            yield from m.opt_marker(self.args_start, index)
+        index = yield from self.open_body(call)
         body_json = yield from m.lookahead(lambda look: (look.ws(), look.peek("{"))[1])
         if body_json is not None and body_json[1]:
             # Some models write the arguments as one JSON object instead of tagged elements (DSML).
