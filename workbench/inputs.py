@@ -82,6 +82,31 @@ def loads_failure(exc: BaseException) -> str:
     return f"holds a value that cannot be read ({exc})"
 
 
+def read_json_document(path: str | os.PathLike[str], what: str) -> Any:
+    """A whole JSON document from a file: the one reader of spec and session files.
+
+    Raises :class:`InputError` naming the file: not a regular file, too large, not UTF-8, empty, truncated
+    or corrupt JSON (with the position; "truncated" when the error is at the very end), or JSON too deep or
+    holding a number too long to read.
+    """
+    p = Path(path)
+    raw = read_input_bytes(p, what)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{p} is not a {what} file (not UTF-8 text)") from None
+    if not text.strip():
+        raise InputError(f"{what} file {p} is empty")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        state = "truncated" if exc.pos >= len(text.rstrip()) - 1 else "corrupt"
+        where = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        raise InputError(f"{what} file {p} is {state}: not valid JSON ({where})") from None
+    except (RecursionError, ValueError) as exc:
+        raise InputError(f"{what} file {p} cannot be read: {loads_failure(exc)}") from None
+
+
 def loads_bounded(text: str, name: str) -> Any:
     """``json.loads`` whose failures are one line: invalid JSON (where), nesting past the recursion limit,
     integers past Python's 4,300-digit conversion limit."""

@@ -40,7 +40,7 @@ from workbench.chat import ChatDataError, Message, Tool
 from workbench.engine.step import Candidate, Step
 from workbench.errors import WorkbenchError
 from workbench.events import Event
-from workbench.inputs import InputError, loads_failure, read_input_bytes
+from workbench.inputs import InputError, read_json_document
 from workbench.spec import FormatSpec, SpecError
 
 SESSION_FORMAT = "workbench-session"
@@ -299,25 +299,9 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     """
     p = Path(path)
     try:
-        raw = read_input_bytes(p, "session")
+        data = read_json_document(p, "session")
     except InputError as exc:
         raise SessionError(str(exc)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SessionError(f"{p} is not a session file (not UTF-8 text)") from None
-    if not text.strip():
-        raise SessionError(f"session file {p} is empty")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        truncated = exc.pos >= len(text.rstrip()) - 1
-        what = "truncated" if truncated else "corrupt"
-        raise SessionError(
-            f"session file {p} is {what}: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-    except (RecursionError, ValueError) as exc:
-        raise SessionError(f"session file {p} cannot be read: {loads_failure(exc)}") from None
     try:
         return session_from_dict(data)
     except SessionError as exc:

@@ -8,11 +8,10 @@ Before this module the commands each read specs their own way, so a file one com
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from workbench.inputs import InputError, loads_failure, read_input_bytes
+from workbench.inputs import InputError, read_json_document
 from workbench.spec import FormatSpec, SpecError
 
 
@@ -24,24 +23,9 @@ def load_spec(path: str | Path) -> FormatSpec:
     """
     p = Path(path)
     try:
-        raw = read_input_bytes(p, "spec")
+        data = read_json_document(p, "spec")
     except InputError as exc:
         raise SpecError(str(exc)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(f"{p} is not a spec file (not UTF-8 text)") from None
-    if not text.strip():
-        raise SpecError(f"spec file {p} is empty")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        what = "truncated" if exc.pos >= len(text.rstrip()) - 1 else "corrupt"
-        raise SpecError(
-            f"spec file {p} is {what}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
-    except (RecursionError, ValueError) as exc:
-        raise SpecError(f"spec file {p} cannot be read: {loads_failure(exc)}") from None
     try:
         return spec_from_data(data)
     except SpecError as exc:
