@@ -35,11 +35,16 @@ class TemplateScreen(WorkbenchScreen):
     MODE = "template"
     TITLE_TEXT = "Template"
     CSS_PATH = str(Path(__file__).parent.parent / "template.tcss")
-    TOPICS = ("template", "spec")
+    TOPICS = ("template", "spec", "analysis")
     AUTO_FOCUS = "#preview-pane"
     BINDINGS: ClassVar[list[BindingType]] = [
         *WorkbenchScreen.BINDINGS,
         Binding("e", "goto_error", "Go to error line"),
+        Binding("f6", "show_tab('messages')", "Messages tab", priority=True),
+        Binding("f7", "show_tab('tools')", "Tools tab", priority=True),
+        Binding("f8", "show_tab('kwargs')", "Kwargs tab", priority=True),
+        Binding("ctrl+right_square_bracket", "indent", "Indent (in the editor)", key_display="ctrl+]"),
+        Binding("ctrl+s", "app.save", "Save the template file"),
         Binding("ctrl+r", "app.analyze", "Analyse"),
         Binding("question_mark", "app.help", "Help"),
     ]
@@ -59,13 +64,13 @@ class TemplateScreen(WorkbenchScreen):
                 yield Notice(id="render-error", classes="-hidden")
             with Vertical(id="side"):
                 with TabbedContent(id="inputs"):
-                    with TabPane("Messages", id="tab-messages"):
+                    with TabPane("Messages F6", id="tab-messages"):
                         yield TextArea(
                             ws.messages_json, id="messages", soft_wrap=True, show_line_numbers=False
                         )
-                    with TabPane("Tools", id="tab-tools"):
+                    with TabPane("Tools F7", id="tab-tools"):
                         yield TextArea(ws.tools_json, id="tools", soft_wrap=True, show_line_numbers=False)
-                    with TabPane("Kwargs", id="tab-kwargs"), VerticalScroll():
+                    with TabPane("Kwargs F8", id="tab-kwargs"), VerticalScroll():
                         yield Checkbox("add_generation_prompt", ws.kwargs.add_generation_prompt, id="kw-agp")
                         yield Checkbox("enable_thinking", ws.kwargs.enable_thinking, id="kw-think")
                         yield Select(
@@ -200,6 +205,20 @@ class TemplateScreen(WorkbenchScreen):
             markers.update(ws.spec.all_markers())
             markers.update(ws.spec.preserved_tokens)
         return highlight_markers(text, sorted(markers), specials)
+
+    def action_show_tab(self, name: str) -> None:
+        """Open the Messages, Tools or Kwargs tab and put the cursor in it (reachable from the editor)."""
+        self.query_one("#inputs", TabbedContent).active = f"tab-{name}"
+        target = {"messages": "#messages", "tools": "#tools", "kwargs": "#kw-agp"}[name]
+        self.call_after_refresh(self.query_one(target).focus)
+
+    def action_indent(self) -> None:
+        """Indent at the editor's cursor (``ctrl+]``); outside the editor there is nothing to indent."""
+        editor = self.query_one("#source", JinjaEditor)
+        if self.focused is not editor:
+            self.notify("ctrl+] indents in the template editor: focus it first (tab / click)")
+            return
+        editor.action_indent()
 
     def action_goto_error(self) -> None:
         if self._error_line:
