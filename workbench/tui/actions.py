@@ -63,6 +63,15 @@ ACTIONS: tuple[Action, ...] = (
         "toggle_constraint", "Toggle constraint", "Apply or lift the grammar mask from the next step on", "c"
     ),
     Action("validate", "Validate spec", "Round-trip validation of the current spec", "v"),
+    Action(
+        "show_cases",
+        "Validation cases",
+        "Open a case: the rendered text beside what the parser made of it, first difference marked",
+        "c (Analysis, Export)",
+    ),
+    Action(
+        "export_validated", "Go to Export", "Straight to Export once the spec is validated", "x (Analysis)"
+    ),
     Action("export", "Export", "Write the selected export target to the path given", "s"),
     Action(
         "save_session",

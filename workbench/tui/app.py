@@ -43,6 +43,7 @@ from workbench.tui.failures import failure_message
 from workbench.tui.keys import acts_while_typing, is_text_field
 from workbench.tui.screens.analysis import AnalysisScreen
 from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.screens.cases import CasesScreen
 from workbench.tui.screens.export import ExportScreen
 from workbench.tui.screens.generate import GenerateScreen
 from workbench.tui.screens.help import HelpScreen
@@ -286,6 +287,27 @@ class WorkbenchApp(App[None]):
             return
         self.changed("validation")
         self._start_worker(partial(analysis_flow.compute_validation, spec, source), group="validation")
+
+    def action_export_validated(self) -> None:
+        """Straight to Export with a validated spec; otherwise say what is missing and stay."""
+        ws = self.workspace
+        if ws.spec is None:
+            self.notify("no spec yet: analyse first (a)", title="Export", severity="warning")
+        elif ws.validation is None or not ws.validation.validated:
+            why = ws.validation_summary or "not validated yet (v validates)"
+            self.notify(
+                f"the spec is not validated: {why}; c shows the cases", title="Export", severity="warning"
+            )
+        else:
+            self.switch_mode("export")
+
+    def action_show_cases(self) -> None:
+        """Open the validation cases (failing ones first) with the rendered text beside the parse."""
+        report = self.workspace.validation
+        if report is None:
+            self.notify("no validation report yet: v validates", title="Validation cases", severity="warning")
+            return
+        self.push_screen(CasesScreen(report))
 
     def on_request_validation(self, message: msg.RequestValidation) -> None:
         self.action_validate(quiet=message.quiet)

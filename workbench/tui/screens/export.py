@@ -59,6 +59,7 @@ class ExportScreen(WorkbenchScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         *WorkbenchScreen.BINDINGS,
         Binding("v", "app.validate", "Validate"),
+        Binding("c", "app.show_cases", "Validation cases"),
         Binding("s", "export", "Save / export"),
         Binding("S", "force_export", "Export unvalidated"),
         Binding("o", "focus_path", "Output path"),

@@ -77,15 +77,26 @@ class EditFieldScreen(ModalScreen[FormatSpec | None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, spec: FormatSpec, path: str) -> None:
+    def __init__(
+        self, spec: FormatSpec, path: str, *, allowed: tuple[str, ...] = (), description: str = ""
+    ) -> None:
         super().__init__()
         self.spec = spec
         self.path = path
+        self.allowed = allowed
+        self.description = description
 
     def compose(self) -> ComposeResult:
         value = _get_path(self.spec, self.path)
         with Vertical():
             yield Label(Text.assemble(("Edit ", "bold"), (self.path, "bold #e0af68")))
+            if self.description:
+                yield Static(self.description, classes="hint")
+            if self.allowed:
+                yield Static(
+                    Text.assemble(("allowed values: ", "bold"), (", ".join(self.allowed), "#7fa7d9")),
+                    id="edit-allowed",
+                )
             yield Static(
                 'Type a JSON value: strings in quotes ("<tool_call>\\n"), true/false, lists.', classes="hint"
             )
@@ -98,8 +109,10 @@ class EditFieldScreen(ModalScreen[FormatSpec | None]):
         try:
             value = json.loads(event.value)
         except json.JSONDecodeError as exc:
-            error.update(f"not JSON: {exc.msg} (strings need quotes)")
-            return
+            if event.value.strip() not in self.allowed:  # an enum value may be typed without quotes
+                error.update(f"not JSON: {exc.msg} (strings need quotes)")
+                return
+            value = event.value.strip()
         if isinstance(value, list):
             value = tuple(value)
         try:
