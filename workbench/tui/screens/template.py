@@ -20,9 +20,11 @@ from textual.widgets import Checkbox, Input, Select, Static, TabbedContent, TabP
 
 from workbench.analysis.diff import segmentize
 from workbench.template.render import TemplateError, render
-from workbench.tui.errors import one_line
+from workbench.tui.controllers.template_file import accept_template_save, plan_template_save
+from workbench.tui.errors import Refused, one_line
 from workbench.tui.messages import TemplateRendered
 from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.screens.modals import ConfirmScreen
 from workbench.tui.widgets.jinja_editor import JinjaEditor
 from workbench.tui.widgets.notice import Notice
 from workbench.tui.widgets.spans import highlight_markers
@@ -205,6 +207,37 @@ class TemplateScreen(WorkbenchScreen):
             markers.update(ws.spec.all_markers())
             markers.update(ws.spec.preserved_tokens)
         return highlight_markers(text, sorted(markers), specials)
+
+    def action_save_template(self) -> None:
+        """``ctrl+s``: save the edited template to its file, asking before replacing anything unseen."""
+        try:
+            plan = plan_template_save(self.ws)
+        except Refused as refusal:
+            self.notify(refusal.one_line(), title=refusal.title)
+            return
+
+        def write() -> None:
+            try:
+                accept_template_save(self.ws, plan.path)
+            except Exception as exc:  # SessionError from the atomic write (folder not writable, ...)
+                self.notify(one_line(exc), title="Save template failed", severity="error")
+                return
+            self.notify(f"saved {plan.path}", title="Template")
+            self.wb.changed("template")
+
+        if not plan.question:
+            write()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                write()
+            else:
+                self.notify(f"not saved: {plan.path} kept", title="Template")
+
+        self.app.push_screen(
+            ConfirmScreen(f"Overwrite {plan.path}?", plan.question, yes="Overwrite"), answered
+        )
 
     def action_show_tab(self, name: str) -> None:
         """Open the Messages, Tools or Kwargs tab and put the cursor in it (reachable from the editor)."""
