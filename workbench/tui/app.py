@@ -288,6 +288,15 @@ class WorkbenchApp(App[None]):
         self.changed("validation")
         self._start_worker(partial(analysis_flow.compute_validation, spec, source), group="validation")
 
+    def action_export(self) -> None:
+        """The palette's "Export": on the Export screen it exports; elsewhere it shows that screen."""
+        screen = self.screen
+        if isinstance(screen, ExportScreen):
+            screen.action_export()
+        else:
+            self.switch_mode("export")
+            self.notify("choose the target and path, then s exports", title="Export")
+
     def action_export_validated(self) -> None:
         """Straight to Export with a validated spec; otherwise say what is missing and stay."""
         ws = self.workspace

@@ -113,6 +113,8 @@ class TemplateScreen(WorkbenchScreen):
         parts = [ws.source.name]
         if ws.analysis_running:
             parts.append("analysing…")
+        elif ws.analysis_error:
+            parts.append("analysis failed (see Analysis)")
         elif ws.template_dirty:
             parts.append("changed since analysis (ctrl+r)")
         self.set_status(" · ".join(parts))
