@@ -134,7 +134,7 @@ class AnalysisScreen(WorkbenchScreen):
         for label, width in (("id", 4), ("outcome", 34), ("question", 60)):
             probes.add_column(label, width=width)
         markers = self.query_one("#markers", DataTable)
-        for label, width in (("field", 22), ("value", 18), ("from / allowed", 24)):
+        for label, width in (("field", 20), ("value", 16), ("from / allowed", 18)):
             markers.add_column(label, width=width)
         super().on_mount()
 

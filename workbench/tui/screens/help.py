@@ -104,15 +104,21 @@ class HelpScreen(ModalScreen[None]):
             Text("Everywhere", style="bold underline"),
             Text("F-keys and ctrl keys work while typing", style="dim"),
         )
+        merged: dict[str, list[str]] = {}
         for k in keys:
             if k.everywhere:
-                grid.add_row(k.shown, k.description)
+                merged.setdefault(k.description, []).append(k.shown)
+        for desc, shown in merged.items():
+            grid.add_row(" / ".join(shown), desc)
         grid.add_row("esc", "leave a text field, so that single keys (1-5, ?, space…) work again")
         grid.add_row("", "")
         grid.add_row(
             Text("Actions", style="bold underline"),
-            Text("by name in the command palette (ctrl+p); keys work on the screens named", style="dim"),
+            Text("by name in the command palette (ctrl+p)", style="dim"),
         )
         for act in ACTIONS:
-            grid.add_row(Text(act.keys, style="dim"), Text.assemble((act.title, "bold"), " — ", act.help))
+            grid.add_row(
+                "",
+                Text.assemble((act.title, "bold"), (f" [{act.keys}]", "#e0af68"), " — ", (act.help, "dim")),
+            )
         return grid

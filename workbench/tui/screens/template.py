@@ -42,11 +42,13 @@ class TemplateScreen(WorkbenchScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         *WorkbenchScreen.BINDINGS,
         Binding("e", "goto_error", "Go to error line"),
-        Binding("f6", "show_tab('messages')", "Messages tab", priority=True),
-        Binding("f7", "show_tab('tools')", "Tools tab", priority=True),
-        Binding("f8", "show_tab('kwargs')", "Kwargs tab", priority=True),
-        Binding("ctrl+right_square_bracket", "indent", "Indent (in the editor)", key_display="ctrl+]"),
-        Binding("ctrl+s", "app.save", "Save the template file"),
+        Binding("f6", "show_tab('messages')", "Messages tab", priority=True, show=False),
+        Binding("f7", "show_tab('tools')", "Tools tab", priority=True, show=False),
+        Binding("f8", "show_tab('kwargs')", "Kwargs tab", priority=True, show=False),
+        Binding(
+            "ctrl+right_square_bracket", "indent", "Indent (in the editor)", key_display="ctrl+]", show=False
+        ),
+        Binding("ctrl+s", "app.save", "Save template"),
         Binding("ctrl+r", "app.analyze", "Analyse"),
         Binding("question_mark", "app.help", "Help"),
     ]
@@ -244,8 +246,10 @@ class TemplateScreen(WorkbenchScreen):
     def action_show_tab(self, name: str) -> None:
         """Open the Messages, Tools or Kwargs tab and put the cursor in it (reachable from the editor)."""
         self.query_one("#inputs", TabbedContent).active = f"tab-{name}"
+        # The pane is shown at once (the switcher sets its display), so its field can take focus now; a
+        # later focus would post TabPane.Focused after the next request and switch back.
         target = {"messages": "#messages", "tools": "#tools", "kwargs": "#kw-agp"}[name]
-        self.call_after_refresh(self.query_one(target).focus)
+        self.query_one(target).focus()
 
     def action_indent(self) -> None:
         """Indent at the editor's cursor (``ctrl+]``); outside the editor there is nothing to indent."""
