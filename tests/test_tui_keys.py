@@ -145,9 +145,17 @@ async def test_reanalysing_an_edited_spec_asks_before_discarding_the_edits() -> 
         assert not app.workspace.analysis_running
 
 
-def test_two_session_saves_in_one_second_never_share_a_name(tmp_path: Path) -> None:
-    first = unused_session_path(tmp_path, "20260101-000000")
-    first.write_text("{}")
-    second = unused_session_path(tmp_path, "20260101-000000")
-    assert second != first and not second.exists()
-    assert save_to_sessions.__doc__ and "never" in save_to_sessions.__doc__
+def test_two_session_saves_in_one_second_never_share_a_name(tmp_path: Path, monkeypatch: Any) -> None:
+    import workbench.tui.controllers.sessions as sessions
+
+    def fake_save(path: Path, session: object) -> Path:
+        Path(path).write_text("{}")
+        return Path(path)
+
+    monkeypatch.setattr(sessions, "save_session", fake_save)
+    monkeypatch.setattr(sessions.time, "strftime", lambda fmt: "20260101-000000")
+    first = save_to_sessions(object(), tmp_path)  # type: ignore[arg-type]
+    second = save_to_sessions(object(), tmp_path)  # type: ignore[arg-type]
+    assert first != second and first.exists() and second.exists()
+    assert first.is_absolute() and second.name == "tui-20260101-000000-2.json"
+    assert unused_session_path(tmp_path, "20260101-000000").name == "tui-20260101-000000-3.json"
