@@ -122,10 +122,10 @@ def test_spec_rows_flag_only_fields_changed_by_hand() -> None:
         tools=ToolsSpec(format="tag_with_json", call_start="<tool_call>"),
     )
     edited = original.with_edit(**{"tools.call_start": "<call>\n"})
-    rows = {path: (shown, changed) for path, shown, changed in spec_rows(edited, original)}
+    rows = {r.path: (r.shown, r.edited) for r in spec_rows(edited, original)}
     assert rows["tools.call_start"] == ("<call>\\n", True)
     assert rows["reasoning.start"] == ("<think>", False)
-    assert "tools.call_end" not in rows  # empty markers are not listed
+    assert rows["tools.call_end"] == ("", False)  # empty markers are listed too
 
 
 def test_tui_command_rejects_a_missing_template_or_session_with_one_line() -> None:

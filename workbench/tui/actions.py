@@ -44,32 +44,52 @@ ACTIONS: tuple[Action, ...] = (
         "analyze",
         "Analyse template",
         "Re-run the differential analysis on the current template text",
-        "a / ctrl+r",
+        "ctrl+r (a on Analysis)",
     ),
-    Action("focus_chat", "Chat: type a message", "Focus the chat input on the Generate screen", "i"),
-    Action("step", "Step one token", "Decode one token (or reveal the next recorded step)", "space"),
-    Action("run", "Run", "Decode until the end (or until paused)", "r"),
-    Action("pause", "Pause", "Stop a running generation after the current step", "p"),
+    Action(
+        "focus_chat", "Chat: type a message", "Focus the chat input on the Generate screen", "i (Generate)"
+    ),
+    Action(
+        "step", "Step one token", "Decode one token (or reveal the next recorded step)", "space (Gen, Insp)"
+    ),
+    Action("run", "Run", "Decode until the end (or until paused)", "r (Gen, Insp)"),
+    Action("pause", "Pause", "Stop a running generation after the current step", "p (Gen, Insp)"),
     Action(
         "rewind",
         "Rewind one step",
         "Undo the last step (matcher, KV cache and parser rewind together)",
-        "backspace",
+        "backspace (Inspector)",
     ),
     Action(
-        "force", "Force a token", "Choose the next token yourself (refused with a reason when masked)", "f"
+        "force",
+        "Force a token",
+        "Choose the next token yourself (refused with a reason when masked)",
+        "f (Inspector)",
     ),
     Action(
-        "toggle_constraint", "Toggle constraint", "Apply or lift the grammar mask from the next step on", "c"
+        "toggle_constraint",
+        "Toggle constraint",
+        "Apply or lift the grammar mask from the next step on",
+        "c (Inspector)",
     ),
-    Action("validate", "Validate spec", "Round-trip validation of the current spec", "v"),
-    Action("export", "Export", "Write the selected export target to the path given", "s"),
+    Action("validate", "Validate spec", "Round-trip validation of the current spec", "v (Analysis, Export)"),
+    Action(
+        "show_cases",
+        "Validation cases",
+        "Open a case: the rendered text beside what the parser made of it, first difference marked",
+        "c (Analysis, Export)",
+    ),
+    Action(
+        "export_validated", "Go to Export", "Straight to Export once the spec is validated", "x (Analysis)"
+    ),
+    Action("export", "Export", "Write the selected export target to the path given", "s (Export)"),
     Action(
         "save_session",
         "Save session",
         "Record template, spec, settings and steps to a session file",
-        "ctrl+s",
+        "ctrl+s (not on Template)",
     ),
+    Action("save", "Save", "ctrl+s: the template file on Template, a session elsewhere", "ctrl+s"),
     Action("help", "Help", "Keys and actions of every screen", "?"),
     Action("quit", "Quit", "Leave the workbench", "ctrl+q"),
 )

@@ -16,11 +16,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import AwaitMount
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.chat import Message
@@ -38,13 +40,15 @@ from workbench.tui.controllers import sessions as session_flow
 from workbench.tui.controllers.engine import Control, EngineController
 from workbench.tui.errors import Refused, one_line
 from workbench.tui.failures import failure_message
+from workbench.tui.keys import acts_while_typing, is_text_field
 from workbench.tui.screens.analysis import AnalysisScreen
 from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.screens.cases import CasesScreen
 from workbench.tui.screens.export import ExportScreen
 from workbench.tui.screens.generate import GenerateScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
-from workbench.tui.screens.modals import ForceTokenScreen
+from workbench.tui.screens.modals import ConfirmScreen, ForceTokenScreen
 from workbench.tui.screens.template import TemplateScreen
 from workbench.tui.steps import Driver, ReplayDriver
 from workbench.tui.workspace import ModelState, Workspace
@@ -75,7 +79,7 @@ class WorkbenchApp(App[None]):
         Binding("f5", "switch_mode('export')", "Export", show=False, priority=True),
         Binding("question_mark", "help", "Help"),
         Binding("ctrl+r", "analyze", "Analyse", show=False, priority=True),
-        Binding("ctrl+s", "save_session", "Save session", show=False, priority=True),
+        Binding("ctrl+s", "save", "Save (template on Template, else session)", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -102,6 +106,9 @@ class WorkbenchApp(App[None]):
         self._start_mode = start_mode
         self.engine = EngineController(self.workspace.steps, self.post_message, replay_delay=replay_delay)
         self._last_messages: list[Message] = []
+        # A mode switch in progress: keys are dropped until the new screen is drawn (see ``on_event``).
+        self.switching_mode = False
+        self._switch_token = 0
 
     @property
     def replay_delay(self) -> float:
@@ -139,6 +146,39 @@ class WorkbenchApp(App[None]):
             if act.action in ("help", "quit"):
                 continue
             yield SystemCommand(f"{act.title}  [{act.keys}]", act.help, partial(self.run_action, act.action))
+
+    # ------------------------------------------------------------------ keys
+    def switch_mode(self, mode: str) -> AwaitMount:
+        """Switch screens; keys typed until the new screen is drawn are dropped.
+
+        Textual makes the new mode current at once, before a slow screen has mounted and drawn, so a key
+        typed in the meantime (an ``s`` meant for a path) would act on a screen the user cannot see yet.
+        """
+        if mode != self.current_mode:
+            self.switching_mode = True
+            self._switch_token += 1
+            token = self._switch_token
+            # A screen that never reports being drawn must not leave the keyboard dead.
+            self.set_timer(2.0, lambda: self.end_mode_switch(token))
+        return super().switch_mode(mode)
+
+    def end_mode_switch(self, token: int | None = None) -> None:
+        """The switched-to screen is drawn: keys act again (``token`` ends only that switch)."""
+        if token is None or token == self._switch_token:
+            self.switching_mode = False
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys first pass two guards: none act during a screen switch, and typed text stays text."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if self.switching_mode and event.key != "ctrl+q":
+                self.log.debug(f"key {event.key!r} dropped: a screen switch is in progress")
+                return
+            focused = self.focused
+            if focused is not None and is_text_field(focused) and not acts_while_typing(event.key):
+                # Straight to the field: no binding, not even a priority one, sees a typed character.
+                focused._forward_event(event)
+                return
+        await super().on_event(event)
 
     # ------------------------------------------------------------------ simple actions
     def action_help(self) -> None:
@@ -188,10 +228,28 @@ class WorkbenchApp(App[None]):
 
     # ------------------------------------------------------------------ analysis
     def action_analyze(self) -> None:
-        self._analyze()
+        """Re-analyse; asks first when that would discard hand edits of the spec no export has saved."""
+        if not self.workspace.spec_unsaved:
+            self._analyze()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._analyze()
+            else:
+                self.notify("kept the edited spec (export it with s on Export to keep it)", title="Analyse")
+
+        self.push_screen(
+            ConfirmScreen(
+                "Re-analyse and discard the spec edits?",
+                "The spec has hand edits no export has written; a new analysis replaces the spec.",
+                yes="Discard and analyse",
+            ),
+            answered,
+        )
 
     def on_request_analysis(self, message: msg.RequestAnalysis) -> None:
-        self._analyze()
+        self.action_analyze()
 
     def _analyze(self) -> None:
         source = analysis_flow.prepare_analysis(self.workspace)
@@ -230,6 +288,36 @@ class WorkbenchApp(App[None]):
         self.changed("validation")
         self._start_worker(partial(analysis_flow.compute_validation, spec, source), group="validation")
 
+    def action_export(self) -> None:
+        """The palette's "Export": on the Export screen it exports; elsewhere it shows that screen."""
+        screen = self.screen
+        if isinstance(screen, ExportScreen):
+            screen.action_export()
+        else:
+            self.switch_mode("export")
+            self.notify("choose the target and path, then s exports", title="Export")
+
+    def action_export_validated(self) -> None:
+        """Straight to Export with a validated spec; otherwise say what is missing and stay."""
+        ws = self.workspace
+        if ws.spec is None:
+            self.notify("no spec yet: analyse first (a)", title="Export", severity="warning")
+        elif ws.validation is None or not ws.validation.validated:
+            why = ws.validation_summary or "not validated yet (v validates)"
+            self.notify(
+                f"the spec is not validated: {why}; c shows the cases", title="Export", severity="warning"
+            )
+        else:
+            self.switch_mode("export")
+
+    def action_show_cases(self) -> None:
+        """Open the validation cases (failing ones first) with the rendered text beside the parse."""
+        report = self.workspace.validation
+        if report is None:
+            self.notify("no validation report yet: v validates", title="Validation cases", severity="warning")
+            return
+        self.push_screen(CasesScreen(report))
+
     def on_request_validation(self, message: msg.RequestValidation) -> None:
         self.action_validate(quiet=message.quiet)
 
@@ -253,6 +341,8 @@ class WorkbenchApp(App[None]):
         self._start_worker(partial(export_flow.run_export, job), group="export", detail=job.target)
 
     def on_export_done(self, message: msg.ExportDone) -> None:
+        if not message.error and message.spec is not None:
+            self.workspace.saved_spec = message.spec
         note = export_flow.export_notice(message)
         self.notify(note.text, title=note.title, severity=note.severity, timeout=note.timeout)
 
@@ -308,6 +398,14 @@ class WorkbenchApp(App[None]):
         ws.constrained = bool(steps and steps[0].constrained)
         self.changed("steps")
         self.changed("engine")
+
+    def action_save(self) -> None:
+        """``ctrl+s``: the Template screen saves the template file; every other screen saves a session."""
+        screen = self.screen
+        if isinstance(screen, TemplateScreen):
+            screen.action_save_template()
+        else:
+            self.action_save_session()
 
     def action_save_session(self) -> None:
         try:
@@ -372,7 +470,11 @@ class WorkbenchApp(App[None]):
             self._control("run")
 
     def action_pause(self) -> None:
+        if not self.workspace.running:
+            self.notify("nothing is running: r runs, space steps", title="Pause")
+            return
         self.engine.pause.set()
+        self.notify("pausing after the current step", title="Pause")
 
     def action_rewind(self, k: int = 1) -> None:
         if self._require_driver():

@@ -58,11 +58,16 @@ class RequestGenerate(Message):
 
 @dataclass
 class RequestExport(Message):
-    """Export the current spec as ``target`` to ``path`` (``force`` exports an unvalidated spec)."""
+    """Export the current spec as ``target`` to ``path`` (``force`` exports an unvalidated spec).
+
+    ``overwrite`` is set only after the user said yes to replacing an existing file; without it the export
+    is refused when ``path`` exists, so no key pressed by accident can destroy a file.
+    """
 
     target: str
     path: str
     force: bool = False
+    overwrite: bool = False
 
 
 # ---------------------------------------------------------------------- results (workers -> app)
@@ -173,3 +178,4 @@ class ExportDone(Message):
     path: str
     error: str = ""
     warnings: tuple[str, ...] = ()
+    spec: FormatSpec | None = None  # the spec written (set on success)

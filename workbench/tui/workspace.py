@@ -108,6 +108,7 @@ class Workspace:
     analysis_running: bool = False
     analysis_sha: str = ""  # sha256 of the template text the analysis was computed on
     spec: FormatSpec | None = None
+    saved_spec: FormatSpec | None = None  # the spec last written by an export (or read from a session)
     validation: ValidationReport | None = None
     validation_summary: str = ""
     model_name: str = ""
@@ -132,6 +133,11 @@ class Workspace:
     @property
     def spec_edited(self) -> bool:
         return bool(self.spec is not None and self.spec.provenance.edited)
+
+    @property
+    def spec_unsaved(self) -> bool:
+        """The spec carries hand edits that no export has written yet (a re-analysis would lose them)."""
+        return self.spec_edited and self.spec != self.saved_spec
 
     @property
     def template_sha(self) -> str:

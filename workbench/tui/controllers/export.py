@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from workbench.chat import Tool
 from workbench.export import export, write_export
@@ -36,9 +37,15 @@ class Notice:
 
 
 def prepare_export(ws: Workspace, request: msg.RequestExport) -> ExportJob:
-    """The export to run for ``request``; refused without a spec or with unreadable tools JSON."""
+    """The export to run for ``request``; refused without a spec, with unreadable tools JSON, or when it
+    would replace an existing file the user did not agree to overwrite."""
     if ws.spec is None:
         raise Refused("no spec to export yet")
+    if not request.overwrite and Path(request.path).expanduser().exists():
+        raise Refused(
+            f"{absolute(request.path)} exists: not overwritten (confirm the overwrite to replace it)",
+            title="Export",
+        )
     try:
         tools = ws.parse_tools()
     except ValueError as exc:
@@ -50,7 +57,12 @@ def run_export(job: ExportJob) -> msg.ExportDone:
     """Export and write (worker thread); an ``ExportError`` refusal propagates to the failure handler."""
     result = export(job.target, template=job.source, spec=job.spec, tools=job.tools, force=job.force)
     written = write_export(result, job.path)
-    return msg.ExportDone(job.target, str(written), warnings=tuple(result.warnings))
+    return msg.ExportDone(job.target, absolute(written), warnings=tuple(result.warnings), spec=job.spec)
+
+
+def absolute(path: str | Path) -> str:
+    """``path`` as the absolute path the user can find the file at (pure: does not touch the file)."""
+    return str(Path(path).expanduser().resolve())
 
 
 def export_notice(done: msg.ExportDone) -> Notice:

@@ -33,6 +33,7 @@ def accept_session(ws: Workspace, session: Session, path: str) -> set[str]:
     if session.tools:
         ws.tools_json = json.dumps([t.to_openai() for t in session.tools], indent=2, ensure_ascii=False)
     ws.spec = session.spec
+    ws.saved_spec = session.spec  # the session file holds it: nothing to lose
     ws.model_name = ws.model_name or f"(recorded with {session.model.name or session.model.ref or '?'})"
     return changed
 
@@ -62,7 +63,21 @@ def build_session(ws: Workspace, *, model_ref: str, messages: list[Message]) -> 
 
 
 def save_to_sessions(session: Session, folder: Path = Path("sessions")) -> Path:
-    """Write ``session`` under ``folder`` with a time-stamped name; the path written."""
-    path = folder / f"tui-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return save_session(path, session)
+    """Write ``session`` under ``folder`` with a time-stamped name; the absolute path written.
+
+    Two saves within one second get different names (``-2``, ``-3``...): a name is never reused, so a save
+    never replaces an earlier one while both say "saved".
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    path = unused_session_path(folder, time.strftime("%Y%m%d-%H%M%S"))
+    return save_session(path, session).resolve()
+
+
+def unused_session_path(folder: Path, stamp: str) -> Path:
+    """The first ``tui-<stamp>[-N].json`` in ``folder`` that does not exist yet (no state change)."""
+    path = folder / f"tui-{stamp}.json"
+    n = 1
+    while path.exists():
+        n += 1
+        path = folder / f"tui-{stamp}-{n}.json"
+    return path

@@ -7,7 +7,8 @@ mode) can be edited by hand; the edited spec is checked, marked as edited, and r
 
 from __future__ import annotations
 
-from dataclasses import fields
+import json
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -29,29 +30,53 @@ from workbench.tui.widgets.notice import Notice
 
 # The spec parts shown in the markers table and the probe family (id prefix) that decides each.
 PARTS: tuple[tuple[str, str], ...] = (("reasoning", "R"), ("content", "C"), ("tools", "T"), ("prompt", ""))
-MODE_FIELDS = {"reasoning": "mode", "content": "mode", "tools": "format"}
 
 
-def spec_rows(spec: FormatSpec, original: FormatSpec | None) -> list[tuple[str, str, bool]]:
-    """(dotted path, shown value, changed by hand) for every mode and non-empty marker field (pure)."""
-    rows: list[tuple[str, str, bool]] = []
+@dataclass(frozen=True)
+class FieldRow:
+    """One row of the markers table: a spec field, empty or not, with what a person needs to fill it."""
+
+    path: str  # the dotted name ``FormatSpec.with_edit`` takes
+    shown: str  # the value as one visible line ("" for an empty marker)
+    edited: bool  # changed by hand (differs from the analysed spec)
+    description: str = ""
+    allowed: tuple[str, ...] = ()  # the closed set of an enum field (mode, format, id_position)
+    is_marker: bool = False
+
+    @property
+    def is_enum(self) -> bool:
+        return bool(self.allowed)
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, tuple):
+        return ", ".join(visible(str(v)) for v in value)
+    return json.dumps(value)
+
+
+def spec_rows(spec: FormatSpec, original: FormatSpec | None) -> list[FieldRow]:
+    """Every field of the spec's parts, empty markers included, in field order (pure).
+
+    Markers come from ``FormatSpec.marker_fields()`` (value and description); enum fields carry their
+    allowed values from the dataclass field metadata, so the table can show them before anyone guesses.
+    """
+    markers = {m.path: m for m in spec.marker_fields()}
+    rows: list[FieldRow] = []
     for part, _ in PARTS:
         obj = getattr(spec, part)
         orig = getattr(original, part) if original is not None else obj
         for f in fields(obj):
+            path = f"{part}.{f.name}"
             value = getattr(obj, f.name)
-            is_mode = MODE_FIELDS.get(part) == f.name
-            if isinstance(value, (bool, tuple)):
-                if not value:
-                    continue
-                shown = str(value)
-            elif isinstance(value, str):
-                if not value and not is_mode:
-                    continue
-                shown = visible(value)
-            else:
+            edited = value != getattr(orig, f.name)
+            if path in markers:
+                m = markers[path]
+                rows.append(FieldRow(path, visible(m.value), edited, m.description, is_marker=True))
                 continue
-            rows.append((f"{part}.{f.name}", shown, value != getattr(orig, f.name)))
+            allowed = tuple(f.metadata.get("values", ()))
+            rows.append(FieldRow(path, _shown(value), edited, f.metadata.get("description", ""), allowed))
     return rows
 
 
@@ -77,8 +102,14 @@ class AnalysisScreen(WorkbenchScreen):
         Binding("a", "app.analyze", "Re-analyse"),
         Binding("e", "edit_marker", "Edit marker"),
         Binding("v", "app.validate", "Validate"),
+        Binding("c", "app.show_cases", "Validation cases"),
+        Binding("x", "app.export_validated", "Export (validated spec)"),
         Binding("question_mark", "app.help", "Help"),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rows: dict[str, FieldRow] = {}
 
     def compose_body(self) -> ComposeResult:
         yield Notice(id="analysis-notice", classes="-hidden")
@@ -89,8 +120,9 @@ class AnalysisScreen(WorkbenchScreen):
                 yield table
                 with Vertical(id="analysis-right"):
                     markers: DataTable[Any] = DataTable(id="markers", cursor_type="row")
-                    markers.border_title = "markers and modes (e: edit)"
+                    markers.border_title = "spec fields (e: edit)"
                     yield markers
+                    yield Static(id="field-help")
                     yield Static(id="warnings")
             yield Static(diff_legend(), id="diff-legend")
             yield DiffPane(id="diff")
@@ -102,7 +134,7 @@ class AnalysisScreen(WorkbenchScreen):
         for label, width in (("id", 4), ("outcome", 34), ("question", 60)):
             probes.add_column(label, width=width)
         markers = self.query_one("#markers", DataTable)
-        for label, width in (("field", 22), ("value", 22), ("from", 12)):
+        for label, width in (("field", 20), ("value", 16), ("from / allowed", 18)):
             markers.add_column(label, width=width)
         super().on_mount()
 
@@ -160,23 +192,65 @@ class AnalysisScreen(WorkbenchScreen):
             self._show_probe(0)
 
     def _fill_markers(self) -> None:
+        """Every spec field, empty ones too; the cursor stays on the row it was on (an edit re-fills)."""
         ws = self.ws
         table = self.query_one("#markers", DataTable)
+        keep = self._marker_key(table)
         table.clear()
+        self._rows = {}
         if ws.spec is None:
             return
         original = ws.analysis.spec if ws.analysis is not None else None
-        for path, shown, edited in spec_rows(ws.spec, original):
-            part = path.split(".")[0]
-            family = dict(PARTS)[part]
-            if path.split(".")[1] in ("mode", "format") and ws.analysis is not None and family:
+        for row in spec_rows(ws.spec, original):
+            self._rows[row.path] = row
+            family = dict(PARTS)[row.path.split(".")[0]]
+            source = ""
+            if row.path.split(".")[1] in ("mode", "format") and ws.analysis is not None and family:
                 source = ", ".join(establishing_probes(ws.analysis, family)) or "default"
+            label = Text(row.path, style="bold #e0af68" if row.edited else "")
+            if row.shown:
+                value = Text(
+                    row.shown, style="reverse" if row.edited else "", overflow="ellipsis", no_wrap=True
+                )
             else:
-                source = ""
-            label = Text(path, style="bold #e0af68" if edited else "")
-            value = Text(shown, style="reverse" if edited else "", overflow="ellipsis", no_wrap=True)
-            origin = Text("✎ edited", style="#e0af68") if edited else Text(source, style="dim")
-            table.add_row(label, value, origin, key=path)
+                value = Text("(empty)", style="dim italic")
+            if row.edited:
+                origin = Text("✎ edited", style="#e0af68")
+            elif row.is_enum:
+                origin = Text.assemble(
+                    (source + " " if source else "", "dim"), ("|".join(row.allowed), "#7fa7d9")
+                )
+            else:
+                origin = Text(source, style="dim")
+            origin.no_wrap, origin.overflow = True, "ellipsis"
+            table.add_row(label, value, origin, key=row.path)
+        paths = list(self._rows)
+        if keep in paths:
+            table.move_cursor(row=paths.index(keep), scroll=True)
+        self._show_field_help()
+
+    @staticmethod
+    def _marker_key(table: DataTable[Any]) -> str | None:
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def _show_field_help(self) -> None:
+        """The highlighted field's description, and for an enum its allowed values (before any guess)."""
+        row = self._rows.get(self._marker_key(self.query_one("#markers", DataTable)) or "")
+        box = self.query_one("#field-help", Static)
+        if row is None:
+            box.update("")
+            return
+        out = Text.assemble((row.path, "bold"), ": ", (row.description or "prompt fact", "dim"))
+        if row.is_enum:
+            out.append("  one of: ", style="dim")
+            out.append(", ".join(row.allowed), style="#7fa7d9")
+        box.update(out)
+
+    @on(DataTable.RowHighlighted, "#markers")
+    def _marker_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_field_help()
 
     def _fill_warnings(self) -> None:
         warnings = self.ws.analysis.warnings if self.ws.analysis is not None else []
@@ -234,4 +308,10 @@ class AnalysisScreen(WorkbenchScreen):
             if edited is not None and edited != spec:
                 self.post_message(RequestSpecEdit(edited, note=f"{path} changed; re-validating"))
 
-        self.app.push_screen(EditFieldScreen(spec, path), done)
+        row = self._rows.get(path)
+        self.app.push_screen(
+            EditFieldScreen(
+                spec, path, allowed=row.allowed if row else (), description=row.description if row else ""
+            ),
+            done,
+        )

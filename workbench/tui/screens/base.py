@@ -7,12 +7,13 @@ from collections import Counter
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer
 
 from workbench.tui.errors import one_line
+from workbench.tui.keys import acts_while_typing, is_text_field
 from workbench.tui.widgets.nav import NavBar
 from workbench.tui.workspace import Workspace
 
@@ -65,6 +66,16 @@ class WorkbenchScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         self._catch_up()
+        # Keys typed while this screen was being switched to were dropped; take keys again once it is drawn.
+        self.call_after_refresh(self.wb.end_mode_switch)
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """The bindings the footer offers: while a text field has focus, only keys that are never text."""
+        bindings = super().active_bindings
+        if not is_text_field(self.focused):
+            return bindings
+        return {key: b for key, b in bindings.items() if acts_while_typing(key)}
 
     def _catch_up(self, force: bool = False) -> None:
         changed = {t for t in self.TOPICS if force or self.ws.revision[t] != self._seen[t]}

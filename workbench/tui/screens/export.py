@@ -18,8 +18,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, RadioButton, RadioSet, Static
 
+from workbench.tui.controllers.export import absolute
 from workbench.tui.messages import RequestExport
 from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.screens.modals import ConfirmScreen
 from workbench.tui.widgets.notice import Notice
 from workbench.validate import ValidationReport
 
@@ -57,6 +59,7 @@ class ExportScreen(WorkbenchScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         *WorkbenchScreen.BINDINGS,
         Binding("v", "app.validate", "Validate"),
+        Binding("c", "app.show_cases", "Validation cases"),
         Binding("s", "export", "Save / export"),
         Binding("S", "force_export", "Export unvalidated"),
         Binding("o", "focus_path", "Output path"),
@@ -128,7 +131,19 @@ class ExportScreen(WorkbenchScreen):
             return
         target = self._target()
         path = self.query_one("#export-path", Input).value.strip() or self._default_path(target)
-        self.post_message(RequestExport(target, path, force=force))
+        if not Path(path).expanduser().exists():
+            self.post_message(RequestExport(target, path, force=force))
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.post_message(RequestExport(target, path, force=force, overwrite=True))
+            else:
+                self.notify(f"not exported: {absolute(path)} kept", title="Export")
+
+        self.app.push_screen(
+            ConfirmScreen(f"Overwrite {absolute(path)}?", "The file exists.", yes="Overwrite"), answered
+        )
 
     def action_focus_path(self) -> None:
         self.query_one("#export-path", Input).focus()

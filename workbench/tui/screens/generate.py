@@ -84,8 +84,26 @@ class GenerateScreen(WorkbenchScreen):
         self.post_message(RequestGenerate(text, tool_choice=tool_choice, constrain=bool(constrain)))
         self.set_focus(None)
 
+    @on(Checkbox.Changed, "#constrain")
+    def _constrain_changed(self, event: Checkbox.Changed) -> None:
+        """The switch and the status line say the same thing: with a generation loaded the switch toggles
+        its constraint (the engine may refuse, and the switch follows the engine back); without one it
+        sets the default for the next generation."""
+        ws = self.ws
+        if event.value == ws.constrained:
+            return
+        if ws.driver is not None:
+            self.wb.action_toggle_constraint()
+            return
+        ws.constrained = event.value
+        self.wb.changed("engine")
+
     def sync(self, topics: set[str]) -> None:
         ws = self.ws
+        if "engine" in topics:
+            box = self.query_one("#constrain", Checkbox)
+            if box.value != ws.constrained:
+                box.value = ws.constrained
         if topics & {"steps", "engine"}:
             self._catch_up_steps()
         self.query_one("#gen-status", Static).update(engine_status(ws))

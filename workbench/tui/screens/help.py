@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.table import Table
@@ -15,16 +16,58 @@ from textual.widgets import Static
 from workbench.tui.actions import ACTIONS
 
 
-def _screen_keys(screen: Screen[Any]) -> list[tuple[str, str]]:
-    """(key, description) for the bindings the screen itself declares, in order."""
-    names = {"question_mark": "?", "space": "space", "backspace": "backspace"}
-    out: list[tuple[str, str]] = []
-    for binding in getattr(type(screen), "BINDINGS", []):
-        if isinstance(binding, Binding) and binding.description:
-            key = binding.key_display or names.get(binding.key, binding.key)
-            out.append((str(key), str(binding.description)))
+@dataclass(frozen=True)
+class HelpKey:
+    """One key the help screen promises works on the screen it was opened from."""
+
+    key: str  # the key name to press (``question_mark``, ``ctrl+s``)
+    shown: str  # as the user reads it
+    description: str
+    everywhere: bool  # an app key, not one of the screen's own
+
+
+_NAMES = {"question_mark": "?", "right_square_bracket": "]", "ctrl+right_square_bracket": "ctrl+]"}
+
+
+def _binding_rows(bindings: list[BindingType]) -> list[tuple[str, str, str, str]]:
+    """(key, shown, description, action) rows of the bindings that have a description."""
+    rows: list[tuple[str, str, str, str]] = []
+    for binding in bindings:
+        if isinstance(binding, Binding):
+            key, shown, desc, action = binding.key, binding.key_display, binding.description, binding.action
         elif isinstance(binding, tuple) and len(binding) >= 3:
-            out.append((str(names.get(binding[0], binding[0])), str(binding[2])))
+            key, shown, desc, action = binding[0], None, binding[2], binding[1]
+        else:
+            continue
+        key = key.split(",")[0]
+        if desc:
+            rows.append((key, str(shown or _NAMES.get(key, key)), str(desc), str(action)))
+    return rows
+
+
+def help_keys(screen: Screen[Any]) -> list[HelpKey]:
+    """The keys that work on ``screen``: its own bindings, then the app's (no state change).
+
+    The help walk test presses every one of these on every screen, so the help never lists a key that does
+    nothing where it is shown.  Switching to the screen already shown is left out.
+    """
+    out: list[HelpKey] = []
+    seen: set[str] = set()
+    mode = getattr(screen, "MODE", "")
+    for key, shown, desc, _action in _binding_rows(list(getattr(type(screen), "BINDINGS", []))):
+        if key not in seen:
+            seen.add(key)
+            out.append(HelpKey(key, shown, desc, everywhere=False))
+    app_bindings = list(getattr(type(screen.app), "BINDINGS", [])) if screen.is_attached else []
+    for key, shown, desc, action in _binding_rows(app_bindings):
+        if key in seen or action == f"switch_mode('{mode}')":
+            continue
+        seen.add(key)
+        if action.startswith("switch_mode"):
+            desc = f"show {desc}"
+        out.append(HelpKey(key, shown, desc, everywhere=True))
+    if "ctrl+p" not in seen:
+        out.append(HelpKey("ctrl+p", "ctrl+p", "command palette: every action by name", everywhere=True))
     return out
 
 
@@ -51,16 +94,31 @@ class HelpScreen(ModalScreen[None]):
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold #e0af68", no_wrap=True)
         grid.add_column()
+        keys = help_keys(self.under)
         grid.add_row(Text("Keys", style="bold underline"), Text(f"on the {title} screen", style="dim"))
-        for key, desc in _screen_keys(self.under):
-            grid.add_row(key, desc)
+        for k in keys:
+            if not k.everywhere:
+                grid.add_row(k.shown, k.description)
+        grid.add_row("", "")
+        grid.add_row(
+            Text("Everywhere", style="bold underline"),
+            Text("F-keys and ctrl keys work while typing", style="dim"),
+        )
+        merged: dict[str, list[str]] = {}
+        for k in keys:
+            if k.everywhere:
+                merged.setdefault(k.description, []).append(k.shown)
+        for desc, shown in merged.items():
+            grid.add_row(" / ".join(shown), desc)
+        grid.add_row("esc", "leave a text field, so that single keys (1-5, ?, space…) work again")
         grid.add_row("", "")
         grid.add_row(
             Text("Actions", style="bold underline"),
-            Text("all of them are also in the command palette (ctrl+p)", style="dim"),
+            Text("by name in the command palette (ctrl+p)", style="dim"),
         )
         for act in ACTIONS:
-            grid.add_row(act.keys, Text.assemble((act.title, "bold"), " — ", act.help))
-        grid.add_row("", "")
-        grid.add_row("esc", "leave a text field, so that single keys (1-5, ?, space…) work again")
+            grid.add_row(
+                "",
+                Text.assemble((act.title, "bold"), (f" [{act.keys}]", "#e0af68"), " — ", (act.help, "dim")),
+            )
         return grid

@@ -1,4 +1,4 @@
-"""Small dialogs: edit one spec field, choose a token to force."""
+"""Small dialogs: confirm a destructive action, edit one spec field, choose a token to force."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, Static
+from textual.widgets import Button, Input, Label, Static
 
 from workbench.engine.step import Step
 from workbench.spec import FormatSpec, SpecError
@@ -21,6 +21,48 @@ def _get_path(spec: FormatSpec, path: str) -> object:
     for part in path.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask before something that cannot be undone (overwrite a file, discard edits).
+
+    The answer defaults to no: ``enter`` on the focused "No" button, ``escape`` and ``n`` all decline, so a
+    key typed by habit never destroys anything; only ``y`` or the "Yes" button agree.
+    """
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical { width: 70%; max-width: 80; height: auto; border: thick $warning;
+                               background: $surface; padding: 0 1; }
+    ConfirmScreen Horizontal { height: auto; align-horizontal: right; }
+    ConfirmScreen Button { margin: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,n", "dismiss(False)", "No"),
+        Binding("y", "dismiss(True)", "Yes"),
+    ]
+
+    def __init__(self, question: str, detail: str = "", *, yes: str = "Yes") -> None:
+        super().__init__()
+        self.question = question
+        self.detail = detail
+        self.yes = yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(self.question, style="bold"))
+            if self.detail:
+                yield Static(self.detail, classes="hint")
+            yield Static("y: yes · n / escape / enter: no", classes="hint")
+            with Horizontal():
+                yield Button(f"{self.yes} (y)", id="confirm-yes", variant="warning")
+                yield Button("No (n)", id="confirm-no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm-yes")
 
 
 class EditFieldScreen(ModalScreen[FormatSpec | None]):
@@ -35,15 +77,26 @@ class EditFieldScreen(ModalScreen[FormatSpec | None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, spec: FormatSpec, path: str) -> None:
+    def __init__(
+        self, spec: FormatSpec, path: str, *, allowed: tuple[str, ...] = (), description: str = ""
+    ) -> None:
         super().__init__()
         self.spec = spec
         self.path = path
+        self.allowed = allowed
+        self.description = description
 
     def compose(self) -> ComposeResult:
         value = _get_path(self.spec, self.path)
         with Vertical():
             yield Label(Text.assemble(("Edit ", "bold"), (self.path, "bold #e0af68")))
+            if self.description:
+                yield Static(self.description, classes="hint")
+            if self.allowed:
+                yield Static(
+                    Text.assemble(("allowed values: ", "bold"), (", ".join(self.allowed), "#7fa7d9")),
+                    id="edit-allowed",
+                )
             yield Static(
                 'Type a JSON value: strings in quotes ("<tool_call>\\n"), true/false, lists.', classes="hint"
             )
@@ -56,8 +109,10 @@ class EditFieldScreen(ModalScreen[FormatSpec | None]):
         try:
             value = json.loads(event.value)
         except json.JSONDecodeError as exc:
-            error.update(f"not JSON: {exc.msg} (strings need quotes)")
-            return
+            if event.value.strip() not in self.allowed:  # an enum value may be typed without quotes
+                error.update(f"not JSON: {exc.msg} (strings need quotes)")
+                return
+            value = event.value.strip()
         if isinstance(value, list):
             value = tuple(value)
         try:

@@ -20,9 +20,11 @@ from textual.widgets import Checkbox, Input, Select, Static, TabbedContent, TabP
 
 from workbench.analysis.diff import segmentize
 from workbench.template.render import TemplateError, render
-from workbench.tui.errors import one_line
+from workbench.tui.controllers.template_file import accept_template_save, plan_template_save
+from workbench.tui.errors import Refused, one_line
 from workbench.tui.messages import TemplateRendered
 from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.screens.modals import ConfirmScreen
 from workbench.tui.widgets.jinja_editor import JinjaEditor
 from workbench.tui.widgets.notice import Notice
 from workbench.tui.widgets.spans import highlight_markers
@@ -35,11 +37,18 @@ class TemplateScreen(WorkbenchScreen):
     MODE = "template"
     TITLE_TEXT = "Template"
     CSS_PATH = str(Path(__file__).parent.parent / "template.tcss")
-    TOPICS = ("template", "spec")
+    TOPICS = ("template", "spec", "analysis")
     AUTO_FOCUS = "#preview-pane"
     BINDINGS: ClassVar[list[BindingType]] = [
         *WorkbenchScreen.BINDINGS,
         Binding("e", "goto_error", "Go to error line"),
+        Binding("f6", "show_tab('messages')", "Messages tab", priority=True, show=False),
+        Binding("f7", "show_tab('tools')", "Tools tab", priority=True, show=False),
+        Binding("f8", "show_tab('kwargs')", "Kwargs tab", priority=True, show=False),
+        Binding(
+            "ctrl+right_square_bracket", "indent", "Indent (in the editor)", key_display="ctrl+]", show=False
+        ),
+        Binding("ctrl+s", "app.save", "Save template"),
         Binding("ctrl+r", "app.analyze", "Analyse"),
         Binding("question_mark", "app.help", "Help"),
     ]
@@ -59,13 +68,13 @@ class TemplateScreen(WorkbenchScreen):
                 yield Notice(id="render-error", classes="-hidden")
             with Vertical(id="side"):
                 with TabbedContent(id="inputs"):
-                    with TabPane("Messages", id="tab-messages"):
+                    with TabPane("Messages F6", id="tab-messages"):
                         yield TextArea(
                             ws.messages_json, id="messages", soft_wrap=True, show_line_numbers=False
                         )
-                    with TabPane("Tools", id="tab-tools"):
+                    with TabPane("Tools F7", id="tab-tools"):
                         yield TextArea(ws.tools_json, id="tools", soft_wrap=True, show_line_numbers=False)
-                    with TabPane("Kwargs", id="tab-kwargs"), VerticalScroll():
+                    with TabPane("Kwargs F8", id="tab-kwargs"), VerticalScroll():
                         yield Checkbox("add_generation_prompt", ws.kwargs.add_generation_prompt, id="kw-agp")
                         yield Checkbox("enable_thinking", ws.kwargs.enable_thinking, id="kw-think")
                         yield Select(
@@ -106,6 +115,8 @@ class TemplateScreen(WorkbenchScreen):
         parts = [ws.source.name]
         if ws.analysis_running:
             parts.append("analysing…")
+        elif ws.analysis_error:
+            parts.append("analysis failed (see Analysis)")
         elif ws.template_dirty:
             parts.append("changed since analysis (ctrl+r)")
         self.set_status(" · ".join(parts))
@@ -200,6 +211,53 @@ class TemplateScreen(WorkbenchScreen):
             markers.update(ws.spec.all_markers())
             markers.update(ws.spec.preserved_tokens)
         return highlight_markers(text, sorted(markers), specials)
+
+    def action_save_template(self) -> None:
+        """``ctrl+s``: save the edited template to its file, asking before replacing anything unseen."""
+        try:
+            plan = plan_template_save(self.ws)
+        except Refused as refusal:
+            self.notify(refusal.one_line(), title=refusal.title)
+            return
+
+        def write() -> None:
+            try:
+                accept_template_save(self.ws, plan.path)
+            except Exception as exc:  # SessionError from the atomic write (folder not writable, ...)
+                self.notify(one_line(exc), title="Save template failed", severity="error")
+                return
+            self.notify(f"saved {plan.path}", title="Template")
+            self.wb.changed("template")
+
+        if not plan.question:
+            write()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                write()
+            else:
+                self.notify(f"not saved: {plan.path} kept", title="Template")
+
+        self.app.push_screen(
+            ConfirmScreen(f"Overwrite {plan.path}?", plan.question, yes="Overwrite"), answered
+        )
+
+    def action_show_tab(self, name: str) -> None:
+        """Open the Messages, Tools or Kwargs tab and put the cursor in it (reachable from the editor)."""
+        self.query_one("#inputs", TabbedContent).active = f"tab-{name}"
+        # The pane is shown at once (the switcher sets its display), so its field can take focus now; a
+        # later focus would post TabPane.Focused after the next request and switch back.
+        target = {"messages": "#messages", "tools": "#tools", "kwargs": "#kw-agp"}[name]
+        self.query_one(target).focus()
+
+    def action_indent(self) -> None:
+        """Indent at the editor's cursor (``ctrl+]``); outside the editor there is nothing to indent."""
+        editor = self.query_one("#source", JinjaEditor)
+        if self.focused is not editor:
+            self.notify("ctrl+] indents in the template editor: focus it first (tab / click)")
+            return
+        editor.action_indent()
 
     def action_goto_error(self) -> None:
         if self._error_line:

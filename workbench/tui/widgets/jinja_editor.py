@@ -7,9 +7,12 @@ names on every edit, so this subclass fills the same map from Pygments tokens.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pygments.lexers import get_lexer_by_name
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Token
 from rich.style import Style
+from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
 from textual.widgets.text_area import TextAreaTheme
 
@@ -55,15 +58,26 @@ def jinja_highlights(text: str) -> dict[int, list[tuple[int, int | None, str]]]:
 
 
 class JinjaEditor(TextArea):
-    """Template source editor with Jinja highlighting; ``error_line`` (1-based) is drawn in red."""
+    """Template source editor with Jinja highlighting; ``error_line`` (1-based) is drawn in red.
+
+    ``tab`` leaves the editor like any other field (a tab that silently indented a template was a trap:
+    whitespace changes what a template renders); ``ctrl+]`` indents on purpose.
+    """
 
     DEFAULT_CSS = """
     JinjaEditor { height: 1fr; }
     """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+right_square_bracket", "indent", "Indent", key_display="ctrl+]"),
+    ]
 
     def __init__(self, text: str = "", **kwargs: object) -> None:
         self.error_line: int | None = None  # read by _build_highlight_map, which TextArea.__init__ calls
-        super().__init__(text, show_line_numbers=True, soft_wrap=False, tab_behavior="indent", **kwargs)  # type: ignore[arg-type]
+        super().__init__(text, show_line_numbers=True, soft_wrap=False, tab_behavior="focus", **kwargs)  # type: ignore[arg-type]
+
+    def action_indent(self) -> None:
+        """Insert indentation up to the next tab stop at the cursor (the key tab no longer does this)."""
+        self.insert(" " * self._find_columns_to_next_tab_stop())
 
     def on_mount(self) -> None:
         base = self.theme or "css"
