@@ -133,6 +133,13 @@ class WorkbenchApp(App[None]):
             self.workspace.model_notice = "no model loaded (started without one)"
             self.model_state = "skipped"
 
+    def on_unmount(self) -> None:
+        """Quitting never waits on a template: renders still running in the render worker are cancelled, so
+        a thread stuck in a hostile template cannot keep the process alive after ctrl+q."""
+        from workbench.template.render import cancel_renders
+
+        cancel_renders()
+
     def changed(self, topic: str) -> None:
         """Record that ``topic`` changed and let the visible screen redraw what depends on it."""
         self.workspace.bump(topic)
