@@ -7,7 +7,6 @@ parser.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -18,13 +17,13 @@ from workbench.spec import FormatSpec
 from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport, compare_messages
 
 
-def _lit(marker: str) -> str:
+def lit(marker: str) -> str:
     """A marker as a regex, surrounding whitespace made flexible (templates pad markers with newlines)."""
     core = marker.strip()
     return re.escape(core) if core else ""
 
 
-def _seq(*parts: str) -> str:
+def seq(*parts: str) -> str:
     """Join regex parts with optional whitespace between them."""
     return r"\s*".join(p for p in parts if p)
 
@@ -53,7 +52,7 @@ def _reasoning_anchor(spec: FormatSpec) -> dict[str, str]:
     return {"start_anchor_pattern": r"\Z"}
 
 
-def _call_transform(spec: FormatSpec, *, from_captures: bool, each: bool = False) -> dict[str, Any]:
+def call_transform(spec: FormatSpec, *, from_captures: bool, each: bool = False) -> dict[str, Any]:
     """The transform turning one parsed call into an OpenAI tool call.
 
     ``each``: the transform is applied to every element of a JSON array, whose keys are then top-level
@@ -77,7 +76,7 @@ def _call_transform(spec: FormatSpec, *, from_captures: bool, each: bool = False
     return out
 
 
-def _name_regex(spec: FormatSpec) -> str:
+def name_regex(spec: FormatSpec) -> str:
     """The part of a call header that holds the function name (and an id, when the format writes one).
 
     With a ``function_namespace`` (Kimi-K2: ``functions.get_weather:0``) the whole token is the call id and
@@ -86,125 +85,30 @@ def _name_regex(spec: FormatSpec) -> str:
     t = spec.tools
     if t.function_namespace:
         name = rf"(?P<id>{re.escape(t.function_namespace)}(?P<name>[\w\-/@$.]+?)(?::\d+)?)"
-        return _seq(_lit(t.name_prefix), name, _lit(t.name_suffix))
+        return seq(lit(t.name_prefix), name, lit(t.name_suffix))
     name = r"(?P<name>[^\s<>\[\]{}\"'=]+)"
     ident = r"(?P<id>[^\s<>]+?)"
     if t.id_position == "pre_func_name":
-        return _seq(
-            _lit(t.id_prefix), ident, _lit(t.id_suffix), _lit(t.name_prefix), name, _lit(t.name_suffix)
-        )
+        return seq(lit(t.id_prefix), ident, lit(t.id_suffix), lit(t.name_prefix), name, lit(t.name_suffix))
     if t.id_position == "between_func_and_args":
-        return _seq(
-            _lit(t.name_prefix), name, _lit(t.name_suffix), _lit(t.id_prefix), ident, _lit(t.id_suffix)
-        )
-    return _seq(_lit(t.name_prefix), name, _lit(t.name_suffix))
+        return seq(lit(t.name_prefix), name, lit(t.name_suffix), lit(t.id_prefix), ident, lit(t.id_suffix))
+    return seq(lit(t.name_prefix), name, lit(t.name_suffix))
 
 
-def _optional(pattern: str) -> str:
+def optional(pattern: str) -> str:
     return f"(?:{pattern})?" if pattern else ""
 
 
 def _tool_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
-    t = spec.tools
-    if t.format == "none":
+    """The regions the format's family contributes (its ``response_fields`` hook, ``formats/<name>/``)."""
+    from workbench.formats import family
+
+    fam = family(spec.tools.format)
+    if fam is None:
         return {}
-    if t.format == "pythonic":
-        raise Unsupported("pythonic calls (f(a=1)) cannot be read by any response_template content parser")
-    if t.format == "recipient":
-        raise Unsupported(
-            "recipient-style calls (>>>name) have no closing marker a response_template can use"
-        )
-    if t.format == "harmony":
-        return _harmony_fields()
-    section_open, section_close = _lit(t.section_start), _lit(t.section_end)
-    if t.format == "json_native":
-        if t.array_wrapped:
-            opener = _lit(t.section_start or t.call_start or t.code_block_marker)
-            closer = _lit(t.section_end or t.call_end)
-            if not opener:
-                raise Unsupported("a bare JSON array with no marker before it cannot start a region")
-            fields: dict[str, Any] = {
-                "open_pattern": opener,
-                "content": "json",
-                "transform_each": True,
-                "transform": _call_transform(spec, from_captures=False, each=True),
-            }
-            if closer:
-                fields["close_pattern"] = closer
-            if t.code_block_marker:
-                fields["open_pattern"] = _seq(opener, r"```(?:\w+)?")
-                fields["close_pattern"] = _seq("```", closer) if closer else "```"
-            return {"tool_calls": fields}
-        opener = _lit(t.call_start) or section_open
-        fields = {"content": "json", "repeats": True, "transform": _call_transform(spec, from_captures=False)}
-        if opener:
-            fields["open_pattern"] = _seq(_optional(section_open), opener) if _lit(t.call_start) else opener
-            closer = _seq(_lit(t.call_end), _optional(section_close)) if _lit(t.call_end) else section_close
-            fields["close_pattern"] = closer or rf"(?={opener})"
-        else:
-            # Bare JSON calls (Llama 3.x): a call starts where an object opens with the name key, and ends
-            # where the object is followed by another call or by the end of the output.
-            key = re.escape(json.dumps(t.name_field))
-            fields["open_pattern"] = rf"(?=\{{\s*{key}\s*:)"
-            fields["close_pattern"] = rf"(?<=\}})(?=\s*(?:[;,]?\s*\{{\s*{key}\s*:|\Z))"
-        return {"tool_calls": fields}
-    # tag_with_json / tag_with_tagged: the name sits in the call header and is captured.
-    header = _seq(_optional(section_open), _lit(t.call_start), _name_regex(spec), _lit(t.args_start))
-    if not header.strip():
-        raise Unsupported("the call header has no markers")
-    closer = _seq(_lit(t.args_end), _lit(t.func_close), _lit(t.call_end), _optional(section_close))
-    fields = {
-        "open_pattern": header,
-        "repeats": True,
-        "transform": _call_transform(spec, from_captures=True),
-    }
-    if closer:
-        fields["close_pattern"] = closer
-    else:
-        nxt = _lit(t.call_start) or _lit(t.name_prefix)
-        if nxt:
-            fields["close_pattern"] = rf"(?={nxt})"
-    if t.format == "tag_with_json":
-        fields["content"] = "json"
-    else:
-        if not _lit(t.arg_name_prefix) or not (_lit(t.arg_value_suffix) or _lit(t.arg_separator)):
-            raise Unsupported("tagged arguments need a name marker and a value end marker")
-        # Whitespace is flexible around markers, but a value keeps its own (one newline of padding aside).
-        key = _seq(_lit(t.arg_name_prefix), r"(?P<key>[^\s<>=\"]+?)", _lit(t.arg_name_suffix))
-        opener = _seq(key, _lit(t.arg_value_prefix))
-        pattern = opener + r"\s*?\n?(?P<value>.*?)\n?" + _lit(t.arg_value_suffix or t.arg_separator)
-        fields["content"] = "xml-inline"
-        fields["content_args"] = {"tag_pattern": pattern}
-    return {"tool_calls": fields}
-
-
-def _harmony_fields() -> dict[str, dict[str, Any]]:
-    """Harmony (gpt-oss) messages: channel headers open regions, ``<|end|>``/``<|call|>``/``<|return|>``
-    close them.  The channel names are the Harmony format's own vocabulary, not a template's."""
-    ends = r"<\|end\|>|<\|call\|>|<\|return\|>"
-    return {
-        "reasoning_content": {
-            "open_pattern": r"<\|channel\|>analysis<\|message\|>",
-            "close_pattern": ends,
-            "repeats": True,
-            "join": "\n",
-        },
-        "content": {
-            # A commentary message without a recipient is a preamble shown to the user.
-            "open_pattern": r"<\|channel\|>(?:final|commentary)<\|message\|>",
-            "close_pattern": ends,
-            "repeats": True,
-            "join": "\n",
-        },
-        "tool_calls": {
-            "open_pattern": r"(?:<\|channel\|>commentary\s*)?to=functions\.(?P<name>[^\s<]+)\s*"
-            r"(?:<\|channel\|>commentary)?\s*(?:<\|constrain\|>)?\s*(?:json)?\s*<\|message\|>",
-            "close_pattern": ends,
-            "content": "json",
-            "repeats": True,
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
-        },
-    }
+    if fam.response_fields is None:
+        raise Unsupported(fam.response_template_gap)
+    return fam.response_fields(spec)
 
 
 # A JSON value as a recursive `regex` pattern (transformers parses response templates with `regex`).
@@ -235,9 +139,10 @@ def build_response_template(spec: FormatSpec) -> dict[str, Any]:
     fields: dict[str, dict[str, Any]] = {}
     r, c = spec.reasoning, spec.content
     tools = _tool_fields(spec)
-    harmony = spec.tools.format == "harmony"
-    if not harmony and r.mode != "none":
-        start, end = re.escape(_reasoning_opener(spec)), _lit(r.end)
+    # A family that reads the whole turn (Harmony's channels) gives the reasoning and content regions too.
+    whole_turn = "content" in tools or "reasoning_content" in tools
+    if not whole_turn and r.mode != "none":
+        start, end = re.escape(_reasoning_opener(spec)), lit(r.end)
         if not end:
             raise Unsupported("reasoning has no end marker")
         if start:
@@ -247,19 +152,19 @@ def build_response_template(spec: FormatSpec) -> dict[str, Any]:
             # reasoning, and the answer follows it.
             fields["reasoning_content"] = {}
             fields["content"] = {"open_pattern": end, "repeats": True, "join": ""}
-    if not harmony and "content" not in fields:
+    if not whole_turn and "content" not in fields:
         if c.mode == "always_wrapped" and c.start:
-            fields["content"] = {"open_pattern": _lit(c.start), "repeats": True, "join": ""}
-            if _lit(c.end):
-                fields["content"]["close_pattern"] = _lit(c.end)
+            fields["content"] = {"open_pattern": lit(c.start), "repeats": True, "join": ""}
+            if lit(c.end):
+                fields["content"]["close_pattern"] = lit(c.end)
         elif c.mode == "wrapped_with_reasoning" and c.start and "reasoning_content" in fields:
             # Granite: `<think>..</think><response>..</response>`, but a plain answer without reasoning.  The
             # wrapper's start is swallowed with the end of reasoning, its end closes the (implicit) answer.
             reasoning = fields["reasoning_content"]
-            reasoning["close_pattern"] = _seq(reasoning["close_pattern"], _optional(_lit(c.start)))
+            reasoning["close_pattern"] = seq(reasoning["close_pattern"], optional(lit(c.start)))
             fields["content"] = {"repeats": True, "join": ""}
-            if _lit(c.end):
-                fields["content"]["close_pattern"] = _lit(c.end)
+            if lit(c.end):
+                fields["content"]["close_pattern"] = lit(c.end)
         else:
             fields["content"] = {"repeats": True, "join": ""}
     calls: dict[str, Any] = tools.get("tool_calls") or {}
@@ -267,7 +172,7 @@ def build_response_template(spec: FormatSpec) -> dict[str, Any]:
     if json_body and calls.get("close_pattern"):
         calls["close_pattern"] = _json_aware(calls["close_pattern"])
     fields.update(tools)
-    if not harmony and "open_pattern" in fields.get("content", {}) and tools:
+    if not whole_turn and "open_pattern" in fields.get("content", {}) and tools:
         # An explicit content region must give way when a tool call starts.
         opener = re.sub(r"\(\?P<\w+>", "(?:", tools["tool_calls"]["open_pattern"])
         close = fields["content"].get("close_pattern")

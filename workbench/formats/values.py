@@ -1,4 +1,4 @@
-"""Typing argument values that arrive as raw text (tagged arguments, Python-literal calls).
+"""The one value encoding: how an argument value is written as text, and how it is read back.
 
 Tagged formats (``<parameter=city>\\nParis\\n</parameter>``) write string values unquoted and everything
 else as JSON, so the value's type comes from the tool's JSON schema: a ``string`` parameter keeps its raw
@@ -15,8 +15,11 @@ from __future__ import annotations
 import ast
 import json
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.chat import Tool
 
 _PY_WORDS = {"True": True, "False": False, "None": None, "true": True, "false": False, "null": None}
 
@@ -187,3 +190,59 @@ def python_literal(text: str) -> Any:
 def dumps(value: Any) -> str:
     """JSON text with the separators OpenAI-style servers use (``", "`` and ``": "``), non-ASCII kept."""
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+
+# --------------------------------------------------------------------------------------------- writing
+# The one rule for "how is a value written" in formats that write argument values as text between markers
+# (tagged arguments) and in Python-literal calls.  The parser (:func:`convert_tagged`), the grammar
+# (``formats/tag_with_tagged/grammar.py``), the sample writers and the exports all use these functions.
+
+
+def written_raw(schema: Any, *, untyped: str = "string") -> bool:
+    """True when a tagged value for ``schema`` is written as raw text, not as JSON.
+
+    A value is raw when its schema allows strings and nothing else (``{"type": "string"}``,
+    ``{"type": ["string"]}``, a string ``enum`` or ``const``), and, under the ``untyped="string"`` policy
+    (:class:`~workbench.parsing.options.ParseOptions` ``untyped_values``, the default), when the schema
+    says nothing about the type.  Everything else is written as JSON.
+    """
+    types = schema_types(schema)
+    if not types:
+        return untyped == "string"
+    return types == {"string"}
+
+
+def write_value(value: Any, schema: Any = None, *, untyped: str = "string") -> str:
+    """The text of a tagged argument value (the inverse of :func:`convert_tagged`).
+
+    A string for a raw parameter is written as is; anything else as JSON.  Without a schema a string is
+    taken for a string parameter (what templates do: ``value if value is string else value|tojson``).
+    """
+    if isinstance(value, str) and written_raw(schema, untyped=untyped):
+        return value
+    return dumps(value)
+
+
+def write_python(value: Any) -> str:
+    """A JSON value as a Python literal, as pythonic calls write arguments (``f(a=True, b=None)``)."""
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(write_python(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{write_python(k)}: {write_python(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def parameter_schema(tools: Sequence[Tool] | None, name: str, key: str) -> Any:
+    """The schema of parameter ``key`` of tool ``name`` among ``tools``; None when it is not known."""
+    for tool in tools or ():
+        if tool.name == name and isinstance(tool.parameters, Mapping):
+            props = tool.parameters.get("properties")
+            if isinstance(props, Mapping):
+                return props.get(key)
+    return None

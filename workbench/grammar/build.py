@@ -14,9 +14,8 @@ from workbench.grammar.elements import (
     seq,
     structural_tag,
 )
-from workbench.grammar.formats import FORMATS
-from workbench.grammar.formats.harmony import REASONING_END, REASONING_START
 from workbench.grammar.plan import TOOL_CHOICES, GrammarPlan, ReasoningGate
+from workbench.grammar.tool_grammar import ToolGrammar
 from workbench.spec import FormatSpec
 
 
@@ -40,6 +39,18 @@ def normalize_tool_choice(choice: Any, tools: Sequence[Tool]) -> str:
     return choice
 
 
+def _grammar_class(format_name: str) -> type[ToolGrammar] | None:
+    """The grammar of the format family registered as ``format_name`` (None: no tool calls, or unknown).
+
+    The registry is read when a grammar is built, not at import: the families import this package's
+    machinery, so importing the registry here at load time would be circular.
+    """
+    from workbench.formats import family
+
+    fam = family(format_name)
+    return fam.grammar if fam is not None else None
+
+
 def reasoning_gate(
     spec: FormatSpec, *, reasoning: bool, thinking_opened: bool | None
 ) -> ReasoningGate | None:
@@ -47,8 +58,10 @@ def reasoning_gate(
     if not reasoning:
         return None
     start, end = spec.reasoning.start.strip(), spec.reasoning.end.strip()
-    if spec.reasoning.mode == "none" and spec.tools.format == "harmony":
-        start, end = REASONING_START, REASONING_END  # the analysis channel is part of the Harmony format
+    grammar_cls = _grammar_class(spec.tools.format)
+    implicit = grammar_cls.implicit_reasoning if grammar_cls is not None else None
+    if spec.reasoning.mode == "none" and implicit is not None:
+        start, end = implicit  # e.g. Harmony: the analysis channel is part of the format
     elif spec.reasoning.mode == "none" or not end:
         return None
     if thinking_opened is None:
@@ -96,7 +109,8 @@ def build_grammar(
     if forced and choice == "required" and not tools:
         raise GrammarError("tool_choice=required needs at least one tool")
 
-    if fmt_name == "none" or fmt_name not in FORMATS:
+    grammar_cls = _grammar_class(fmt_name)
+    if grammar_cls is None:
         if forced:
             why = (
                 "the template has no tool calls"
@@ -117,9 +131,7 @@ def build_grammar(
             notes=tuple(notes),
         )
 
-    fmt = FORMATS[fmt_name](
-        spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix
-    )
+    fmt = grammar_cls(spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix)
     selected = [t for t in tools if t.name == choice] if forced and choice != "required" else tools
     allow_parallel = parallel and spec.tools.parallel and choice in ("auto", "required")
     if parallel and not spec.tools.parallel and len(selected) > 0 and choice in ("auto", "required"):

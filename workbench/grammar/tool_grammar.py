@@ -1,9 +1,10 @@
-"""The small base every tool-call format builds on: one call per tool, assembled into a tool section.
+"""The small base every tool-call grammar builds on: one call per tool, assembled into a tool section.
 
-A format only says how *one call* of *one tool* looks (:meth:`ToolFormat.call_body`); the base wraps it in the
-per-call markers, joins calls for parallel calling, and wraps the lot in the section markers, all read from
-the :class:`~workbench.spec.ToolsSpec`.  Adding a format is one new file and one line in
-``formats/__init__.py``.
+A format only says how *one call* of *one tool* looks (:meth:`ToolGrammar.call_body`); the base wraps it
+in the per-call markers, joins calls for parallel calling, and wraps the lot in the section markers, all
+read from the :class:`~workbench.spec.ToolsSpec`.  Each format family subclasses it in
+``workbench/formats/<name>/grammar.py``; the builder finds it in the registry
+(:data:`workbench.formats.FORMATS`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ from workbench.spec import ToolsSpec
 MAX_PARALLEL_CALLS = 8
 
 
-class ToolFormat:
+class ToolGrammar:
     """Build the grammar of a tool section for one :class:`ToolsSpec`."""
 
     name: ClassVar[str] = ""
+    #: A reasoning region the format itself defines, used when the spec records none (Harmony's analysis
+    #: channel): ``(start, end)``.
+    implicit_reasoning: ClassVar[tuple[str, str] | None] = None
 
     def __init__(
         self, tools_spec: ToolsSpec, *, any_whitespace: bool = False, output_prefix: str = ""

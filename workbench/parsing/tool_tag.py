@@ -28,7 +28,7 @@ from workbench.parsing.core import Gen
 from workbench.parsing.lookahead import Fail, Look, More
 from workbench.parsing.markers import core_of
 from workbench.parsing.partial_json import MORE, JsonValueScanner, loads_or_none
-from workbench.parsing.tools_base import WHOLE, ToolFormat
+from workbench.parsing.tools_base import WHOLE, ToolParser
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Header:
     discard: bool
 
 
-class TagFormat(ToolFormat):
+class TagParser(ToolParser):
     """Base of ``tag_with_json`` and ``tag_with_tagged``; subclasses implement :meth:`body`."""
 
     def __init__(self, machine: Any) -> None:

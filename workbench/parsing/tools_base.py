@@ -1,13 +1,13 @@
 """The small base every tool-call format implements (one file per format, as SGLang's detectors).
 
 The turn machine (:mod:`workbench.parsing.turn`) finds a *trigger* (the first marker of a tool call) in the
-content, asks the format whether a real call header follows (:meth:`ToolFormat.header`, a pure bounded
+content, asks the format whether a real call header follows (:meth:`ToolParser.header`, a pure bounded
 lookahead: nothing is emitted if the answer is no, so the text stays content), and then lets the format
-parse the whole section (:meth:`ToolFormat.section`) until it returns to content.
+parse the whole section (:meth:`ToolParser.section`) until it returns to content.
 
 A *weak* trigger (``{`` for Llama 3's bare JSON, ``[`` for pythonic lists) is ordinary text far more often
 than a call, and a call's name can never be taken back once sent.  So before committing, such a format
-holds the whole candidate back (:meth:`ToolFormat.hold_whole`) and checks it is a well-formed call; prose
+holds the whole candidate back (:meth:`ToolParser.hold_whole`) and checks it is a well-formed call; prose
 that merely contains braces is then released as content, verbatim (vLLM's and SGLang's "not a call:
 normal text").  The hold is bounded by :data:`WEAK_HOLD_LIMIT` characters: a longer candidate whose header
 already names a tool is committed as a call and streamed.
@@ -29,11 +29,11 @@ _INDEXED_RX = re.compile(r"^(?P<name>.+?)(?::(?P<idx>\d+))?$")
 
 #: How many characters of a weak-trigger candidate are held back to be checked whole.
 WEAK_HOLD_LIMIT = 16384
-#: Outcomes of :meth:`ToolFormat.hold_whole`.
+#: Outcomes of :meth:`ToolParser.hold_whole`.
 WHOLE, CUT, LONG = "whole", "cut", "long"
 
 
-class ToolFormat:
+class ToolParser:
     """Base class: subclasses set ``name`` and implement ``trigger_cores``, ``header`` and ``section``."""
 
     name = "none"
@@ -121,7 +121,7 @@ class ToolFormat:
             tools = self.m.tools
             if tools is not None and len(tools) == 1:
                 return next(iter(tools)), raw
-            return None  # several tools: see TagFormat's inference from the arguments
+            return None  # several tools: see TagParser's inference from the arguments
         if not re.fullmatch(r"[\w\-/@$]+", name):
             return None
         return name, raw

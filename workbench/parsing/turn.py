@@ -29,7 +29,7 @@ from workbench.parsing.core import WS_RX, Gen, Machine
 from workbench.parsing.lookahead import Look
 from workbench.parsing.markers import Marker, MarkerSet, core_of, marker_set
 from workbench.parsing.options import ParseOptions
-from workbench.parsing.tools_base import ToolFormat
+from workbench.parsing.tools_base import ToolParser
 from workbench.spec import FormatSpec
 
 TOOL, WRAP, END = "tool", "wrap", "end"
@@ -65,7 +65,7 @@ class TurnMachine(Machine):
         spec: FormatSpec,
         tools: Sequence[Tool] | None,
         options: ParseOptions,
-        format_cls: type[ToolFormat] | None,
+        format_cls: type[ToolParser] | None,
     ) -> None:
         self.reasoning_on, self.opened = reasoning_setup(spec, options)
         self.r_start = core_of(spec.reasoning.start)
@@ -73,7 +73,7 @@ class TurnMachine(Machine):
         ends = [*spec.end_markers, spec.eos_token]
         self.end_cores = sorted({core_of(e) for e in ends if core_of(e)})
         super().__init__(spec, tools, options)
-        self.fmt: ToolFormat | None = format_cls(self) if format_cls is not None else None
+        self.fmt: ToolParser | None = format_cls(self) if format_cls is not None else None
         self.triggers = [c for c in (self.fmt.trigger_cores() if self.fmt else []) if c]
         wraps = (
             [core_of(spec.content.start), core_of(spec.content.end)] if spec.content.mode != "plain" else []

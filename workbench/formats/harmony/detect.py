@@ -16,14 +16,22 @@ from workbench.analysis.jsonfind import find_json_containing
 from workbench.analysis.markers import markers_in
 from workbench.analysis.probes import FUNC_A, FUNC_B, VALUE_A
 from workbench.analysis.state import Findings
+from workbench.formats.harmony.markers import (
+    CHANNEL,
+    CONTENT_END,
+    CONTENT_START,
+    END,
+    MESSAGE,
+    REASONING_END,
+    REASONING_START,
+    RETURN,
+)
 
 if TYPE_CHECKING:
     from workbench.analysis.renders import ProbeResult
     from workbench.analysis.tools import CallRegion
 
 _RECIPIENT = re.compile(r"to=((?:[\w-]+\.)*)" + FUNC_A + r"\b")
-CHANNEL = "<|channel|>"
-MESSAGE = "<|message|>"
 
 
 def _first_marker(text: str) -> str:
@@ -51,10 +59,10 @@ def detect(f: Findings, region: CallRegion, t1: ProbeResult) -> bool:
     )
     two = f.probe("T2").render_b
     t["parallel"] = bool(two and FUNC_B in two[len(b) - len(b[region.start :]) :])
-    f.reasoning.update(mode="tag_based", start=f"{CHANNEL}analysis{MESSAGE}", end="<|end|>")
+    f.reasoning.update(mode="tag_based", start=REASONING_START, end=REASONING_END)
     f.reasoning_shape = "wrapped"
-    f.content.update(mode="always_wrapped", start=f"{CHANNEL}final{MESSAGE}", end="<|return|>")
-    for marker in ("<|return|>", "<|end|>", t["call_end"]):
+    f.content.update(mode="always_wrapped", start=CONTENT_START, end=CONTENT_END)
+    for marker in (RETURN, END, t["call_end"]):
         if marker and marker not in f.end_markers:
             f.end_markers.append(marker)
     f.note(

@@ -2,8 +2,9 @@
 
 ``<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>``
 
-The markers are fixed by the Harmony format itself (the template cannot vary them), so they are constants
-here.  A call ends the assistant's turn (``<|call|>``), so one section holds exactly one call.
+The markers are fixed by the Harmony format itself (the template cannot vary them): they come from
+:mod:`workbench.formats.harmony.markers`.  A call ends the assistant's turn (``<|call|>``), so one section
+holds exactly one call.
 """
 
 from __future__ import annotations
@@ -11,27 +12,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.chat import Tool
+from workbench.formats.harmony.markers import (
+    CALL,
+    CHANNEL,
+    CONSTRAIN,
+    MESSAGE,
+    REASONING_END,
+    REASONING_START,
+    RECIPIENT,
+    START,
+    START_ASSISTANT,
+    call_header,
+)
 from workbench.grammar.elements import Element, const, ebnf, json_schema_ebnf, one_of, optional, seq
-from workbench.grammar.formats.base import ToolFormat
-
-CHANNEL = "<|channel|>"
-MESSAGE = "<|message|>"
-CALL_END = "<|call|>"
-START_ASSISTANT = "<|start|>assistant"
-RECIPIENT = "commentary to=functions."
-CONSTRAIN_JSON = " <|constrain|>json"
-REASONING_START = "<|channel|>analysis<|message|>"
-REASONING_END = "<|end|>"
+from workbench.grammar.tool_grammar import ToolGrammar
 
 
-class Harmony(ToolFormat):
+class HarmonyGrammar(ToolGrammar):
     name = "harmony"
+    implicit_reasoning = (REASONING_START, REASONING_END)
 
     def call_body(self, tool: Tool) -> Element:
         args = ebnf(
             json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}")
         )
-        return seq(const(CHANNEL + RECIPIENT + tool.name + CONSTRAIN_JSON + MESSAGE), args, const(CALL_END))
+        return seq(const(call_header(tool.name)), args, const(CALL))
 
     def call(self, tool: Tool) -> Element:
         return self.call_body(tool)
@@ -51,4 +56,4 @@ class Harmony(ToolFormat):
         return optional(const(START_ASSISTANT)) if after_reasoning else const("")
 
     def markers(self) -> tuple[str, ...]:
-        return (CHANNEL, MESSAGE, CALL_END, "<|constrain|>", "<|start|>", REASONING_END)
+        return (CHANNEL, MESSAGE, CALL, CONSTRAIN, START, REASONING_END)

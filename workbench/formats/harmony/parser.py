@@ -27,6 +27,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.chat import Tool
+from workbench.formats.harmony.markers import (
+    ANALYSIS,
+    CALL,
+    CHANNEL,
+    CONSTRAIN,
+    CONTROL,
+    END,
+    ENDLITERAL,
+    FUNCTIONS,
+    HEADER_TOKENS,
+    LITERAL,
+    MESSAGE,
+    RETURN,
+    START,
+    TERMINATORS,
+)
 from workbench.parsing.builder import CallLog
 from workbench.parsing.core import MORE, WS_RX, Gen, Machine
 from workbench.parsing.lookahead import Fail, Look
@@ -34,13 +50,6 @@ from workbench.parsing.markers import core_of, marker_set
 from workbench.parsing.options import ParseOptions
 from workbench.parsing.partial_json import loads_or_none
 from workbench.spec import FormatSpec
-
-START, CHANNEL, MESSAGE = "<|start|>", "<|channel|>", "<|message|>"
-END, CALL, RETURN = "<|end|>", "<|call|>", "<|return|>"
-CONSTRAIN, LITERAL, ENDLITERAL = "<|constrain|>", "<|literal|>", "<|endliteral|>"
-CONTROL = (START, CHANNEL, MESSAGE, END, CALL, RETURN, CONSTRAIN, LITERAL, ENDLITERAL)
-TERMINATORS = (END, CALL, RETURN)
-HEADER_TOKENS = (START, CHANNEL, CONSTRAIN, MESSAGE)
 
 _CHANNEL_RX = re.compile(r"<\|channel\|>\s*([\w\-]+)((?:[ \t]+[^\s<]+)*)")
 _TO_RX = re.compile(r"\bto=([^\s<]+)")
@@ -63,7 +72,7 @@ class HarmonyHeader:
     @property
     def tool_name(self) -> str:
         r = self.recipient
-        return r[len("functions.") :] if r.startswith("functions.") else r
+        return r[len(FUNCTIONS) :] if r.startswith(FUNCTIONS) else r
 
 
 class HarmonyMachine(Machine):
@@ -192,7 +201,7 @@ class HarmonyMachine(Machine):
         to = _TO_RX.search(text)
         if to:
             h.recipient = to.group(1)
-            start = to.start(1) + (len("functions.") if h.recipient.startswith("functions.") else 0)
+            start = to.start(1) + (len(FUNCTIONS) if h.recipient.startswith(FUNCTIONS) else 0)
             specials.append((start, to.end(1), "tool_name"))
         cid = _CALL_ID_RX.search(text)
         if cid:
@@ -238,7 +247,7 @@ class HarmonyMachine(Machine):
         if h.recipient and self.parse_tools:
             yield from self.call_message(look, h)
             return self.done_flag()
-        if h.channel == "analysis":
+        if h.channel == ANALYSIS:
             kind = "reasoning" if self.extract else "content"
             header_kind = "marker" if self.extract else "content"
             spans = [[header_kind if k == "marker" else k, n] for k, n in look.spans]

@@ -11,14 +11,14 @@ from typing import Any
 
 from workbench.chat import Tool
 from workbench.grammar.elements import Element, ebnf, json_schema_ebnf, seq
-from workbench.grammar.formats.base import ToolFormat
+from workbench.grammar.tool_grammar import ToolGrammar
 
 # Call ids the model writes itself (Mistral: nine alphanumerics).  Any id matching this is a valid id for
 # every template seen so far, and a fixed length keeps a random model from writing ids forever.
 GENERATED_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": "^[A-Za-z0-9]{9}$"}
 
 
-class JsonNative(ToolFormat):
+class JsonNativeGrammar(ToolGrammar):
     name = "json_native"
 
     def call_schema(self, tool: Tool) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Fail, Look
 from workbench.parsing.markers import core_of
 from workbench.parsing.partial_json import DONE, STOP, JsonValueScanner, loads_or_none
-from workbench.parsing.tools_base import CUT, LONG, ToolFormat
+from workbench.parsing.tools_base import CUT, LONG, ToolParser
 
 CLOSED, TRUNCATED, BAD, TERM = "closed", "truncated", "bad", "term"
 
@@ -32,7 +32,7 @@ class JsonHeader:
     name: str | None
 
 
-class JsonNativeFormat(ToolFormat):
+class JsonNativeParser(ToolParser):
     name = "json_native"
 
     def __init__(self, machine: Any) -> None:

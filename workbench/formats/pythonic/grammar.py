@@ -22,10 +22,10 @@ from workbench.grammar.elements import (
     repeat,
     seq,
 )
-from workbench.grammar.formats.base import MAX_PARALLEL_CALLS, ToolFormat, ordered_parameters
+from workbench.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar, ordered_parameters
 
 
-class Pythonic(ToolFormat):
+class PythonicGrammar(ToolGrammar):
     name = "pythonic"
 
     def call_body(self, tool: Tool) -> Element:

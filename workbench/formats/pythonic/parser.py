@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from workbench.formats.values import NotJsonError, dumps, python_literal
 from workbench.parsing.builder import CallLog
 from workbench.parsing.core import Gen
 from workbench.parsing.lookahead import Fail, Look
 from workbench.parsing.markers import core_of
-from workbench.parsing.tools_base import CUT, LONG, ToolFormat
-from workbench.parsing.values import NotJsonError, dumps, python_literal
+from workbench.parsing.tools_base import CUT, LONG, ToolParser
 
 _OUT_RX = re.compile(r"[\[\](){}\"',]")
 _IDENT_RX = re.compile(r"[A-Za-z_]\w*")
@@ -147,7 +147,7 @@ class PyHeader:
     strong: bool
 
 
-class PythonicFormat(ToolFormat):
+class PythonicParser(ToolParser):
     name = "pythonic"
     weak_trigger = True
 

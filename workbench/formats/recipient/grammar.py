@@ -29,14 +29,14 @@ from workbench.grammar.elements import (
     repeat,
     seq,
 )
-from workbench.grammar.formats.base import MAX_PARALLEL_CALLS, ToolFormat
+from workbench.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar
 
 # The recipient that addresses the user: its body is text, not a call (the parser reads it the same way).
 CONTENT_RECIPIENT = "all"
 DEFAULT_OPENER = ">>>"
 
 
-class Recipient(ToolFormat):
+class RecipientGrammar(ToolGrammar):
     name = "recipient"
 
     # ----------------------------------------------------------------------------- the markers

@@ -13,7 +13,7 @@ from workbench.parsing.builder import CallLog
 from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Look
 from workbench.parsing.markers import core_of
-from workbench.parsing.tools_base import ToolFormat
+from workbench.parsing.tools_base import ToolParser
 
 CONTENT_RECIPIENT = "all"
 
@@ -24,7 +24,7 @@ class RecipientHeader:
     name: str
 
 
-class RecipientFormat(ToolFormat):
+class RecipientParser(ToolParser):
     name = "recipient"
     routes_content = True
 

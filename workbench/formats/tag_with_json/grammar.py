@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from workbench.chat import Tool
 from workbench.grammar.elements import Element, const, ebnf, json_schema_ebnf, seq
-from workbench.grammar.formats.base import ToolFormat
+from workbench.grammar.tool_grammar import ToolGrammar
 
 # Ids written by the model (Mistral's [CALL_ID] takes nine alphanumerics; any template accepts those).
 CALL_ID_PATTERN = "[A-Za-z0-9]{9}"
 
 
-class TagWithJson(ToolFormat):
+class TagWithJsonGrammar(ToolGrammar):
     name = "tag_with_json"
 
     def arguments(self, tool: Tool) -> Element:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from workbench.parsing.builder import CallLog
 from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Look
-from workbench.parsing.tool_tag import TagFormat
+from workbench.parsing.tool_tag import TagParser
 
 
-class TagJsonFormat(TagFormat):
+class TagWithJsonParser(TagParser):
     name = "tag_with_json"
 
     def __init__(self, machine: object) -> None:

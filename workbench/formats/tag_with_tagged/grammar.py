@@ -28,7 +28,7 @@ from workbench.grammar.elements import (
     seq,
     tag,
 )
-from workbench.grammar.formats.base import ToolFormat, ordered_parameters
+from workbench.grammar.tool_grammar import ToolGrammar, ordered_parameters
 
 
 def is_raw_string(schema: Any) -> bool:
@@ -46,7 +46,7 @@ def is_raw_string(schema: Any) -> bool:
     )
 
 
-class TagWithTagged(ToolFormat):
+class TagWithTaggedGrammar(ToolGrammar):
     name = "tag_with_tagged"
 
     def call_body(self, tool: Tool) -> Element:

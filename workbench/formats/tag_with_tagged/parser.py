@@ -3,7 +3,7 @@
 Examples: Qwen3-Coder ``<function=NAME>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>``, GLM-4.6
 ``NAME\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>``, MiniMax-M2 ``<invoke name="NAME">
 <parameter name="city">Paris</parameter></invoke>``.  Values are typed by the tool's JSON schema (see
-:mod:`workbench.parsing.values`); the arguments JSON is built as ``{"k": v, ...}`` with the separators
+:mod:`workbench.formats.values`); the arguments JSON is built as ``{"k": v, ...}`` with the separators
 OpenAI-style servers print.  A plain ``string`` parameter is streamed as it arrives (JSON-escaped, with a
 trailing newline the closing marker owns held back until the closing tag decides it); any other value is
 decoded when its closing tag arrives.  A parameter without a schema type follows
@@ -12,7 +12,7 @@ decoded when its closing tag arrives.  A parameter without a schema type follows
 Some models write the whole call JSON-escaped (GLM-4.6 seen in the wild: ``NAME\\n<arg_key>k</arg_key>\\n
 <arg_value>[{\\"id\\": 1}]</arg_value>`` with literal backslashes): between elements the two-character
 escapes ``\\n``, ``\\r``, ``\\t`` count as the whitespace they stand for, and a JSON value whose quotes are
-escaped is unescaped once (:func:`workbench.parsing.values.convert_tagged`).
+escaped is unescaped once (:func:`workbench.formats.values.convert_tagged`).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from __future__ import annotations
 import json
 import re
 
+from workbench.formats.values import convert_tagged, dumps, is_plain_string, schema_types
 from workbench.parsing.builder import CallLog
 from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Fail, Look
 from workbench.parsing.markers import core_of, marker_set
-from workbench.parsing.tool_tag import TagFormat
-from workbench.parsing.values import convert_tagged, dumps, is_plain_string, schema_types
+from workbench.parsing.tool_tag import TagParser
 
 _JSON_HINT_RX = re.compile(r'\bstring\s*=\s*"?false')
 _STRING_SCHEMA = {"type": "string"}
@@ -36,7 +36,7 @@ def _escape(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
-class TaggedFormat(TagFormat):
+class TagWithTaggedParser(TagParser):
     name = "tag_with_tagged"
 
     def __init__(self, machine: object) -> None:

@@ -1,0 +1,32 @@
+"""What the two marker-delimited families share in a transformers ``response_template``: the call header
+captures the name (and id), the closing markers end the region; each family says how its body is read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.export.common import Unsupported
+from workbench.export.response_template import call_transform, lit, name_regex, optional, seq
+from workbench.spec import FormatSpec
+
+
+def tag_call_fields(spec: FormatSpec) -> dict[str, Any]:
+    """The ``tool_calls`` region without its ``content`` (the family adds how the body is read)."""
+    t = spec.tools
+    section_open, section_close = lit(t.section_start), lit(t.section_end)
+    header = seq(optional(section_open), lit(t.call_start), name_regex(spec), lit(t.args_start))
+    if not header.strip():
+        raise Unsupported("the call header has no markers")
+    closer = seq(lit(t.args_end), lit(t.func_close), lit(t.call_end), optional(section_close))
+    fields: dict[str, Any] = {
+        "open_pattern": header,
+        "repeats": True,
+        "transform": call_transform(spec, from_captures=True),
+    }
+    if closer:
+        fields["close_pattern"] = closer
+    else:
+        nxt = lit(t.call_start) or lit(t.name_prefix)
+        if nxt:
+            fields["close_pattern"] = rf"(?={nxt})"
+    return fields
