@@ -199,24 +199,25 @@ def dumps(value: Any) -> str:
 
 
 def written_raw(schema: Any, *, untyped: str = "string") -> bool:
-    """True when a tagged value for ``schema`` is written as raw text, not as JSON.
+    """True when a string value for ``schema`` is written as raw text between the markers, not as JSON.
 
-    A value is raw when its schema allows strings and nothing else (``{"type": "string"}``,
-    ``{"type": ["string"]}``, a string ``enum`` or ``const``), and, under the ``untyped="string"`` policy
-    (:class:`~workbench.parsing.options.ParseOptions` ``untyped_values``, the default), when the schema
-    says nothing about the type.  Everything else is written as JSON.
+    Templates write ``value if value is string else value|tojson``: a string is raw wherever the schema
+    allows a string (``{"type": "string"}``, ``{"type": ["string", "null"]}``, a string ``enum``), and,
+    under the ``untyped="string"`` policy (:class:`~workbench.parsing.options.ParseOptions`
+    ``untyped_values``, the default), where the schema says nothing about the type.  Every other value is
+    written as JSON, and :func:`convert_tagged` reads both back, trying the schema's non-string types first.
     """
     types = schema_types(schema)
     if not types:
         return untyped == "string"
-    return types == {"string"}
+    return "string" in types
 
 
 def write_value(value: Any, schema: Any = None, *, untyped: str = "string") -> str:
     """The text of a tagged argument value (the inverse of :func:`convert_tagged`).
 
-    A string for a raw parameter is written as is; anything else as JSON.  Without a schema a string is
-    taken for a string parameter (what templates do: ``value if value is string else value|tojson``).
+    A string is written as is where the schema allows a string (see :func:`written_raw`); anything else
+    as JSON.  Without a schema a string is written raw (the template's own rule).
     """
     if isinstance(value, str) and written_raw(schema, untyped=untyped):
         return value
@@ -224,18 +225,17 @@ def write_value(value: Any, schema: Any = None, *, untyped: str = "string") -> s
 
 
 def write_python(value: Any) -> str:
-    """A JSON value as a Python literal, as pythonic calls write arguments (``f(a=True, b=None)``)."""
+    """A keyword value of a pythonic call (``f(a=True, b="x", c=[1, 2])``); :func:`python_literal` reads it.
+
+    Booleans and null take their Python spelling (``True``, ``False``, ``None``); strings, numbers, arrays
+    and objects are written as JSON writes them (a JSON string or number is a valid Python literal, and
+    nested values keep JSON syntax, which every pythonic parser accepts).  The grammar allows exactly this.
+    """
     if value is None:
         return "None"
     if isinstance(value, bool):
         return "True" if value else "False"
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(write_python(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{write_python(k)}: {write_python(v)}" for k, v in value.items()) + "}"
-    return repr(value)
+    return dumps(value)
 
 
 def parameter_schema(tools: Sequence[Tool] | None, name: str, key: str) -> Any:

@@ -1,17 +1,18 @@
 """Pythonic calls (Llama 3.2, LFM2): ``[get_weather(city="Paris", days=3), other()]``.
 
-Keyword values are Python literals: strings and numbers are written as JSON writes them (valid Python),
-booleans as ``True``/``False`` and null as ``None``.  Nested objects and arrays keep JSON syntax, which the
+Keyword values are Python literals, written by the one value encoding
+(:func:`workbench.formats.values.write_python`): strings and numbers as JSON writes them (valid Python),
+booleans as ``True``/``False`` and null as ``None``; nested objects and arrays keep JSON syntax, which the
 pythonic parsers accept.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from workbench.chat import Tool
+from workbench.formats.values import write_python
 from workbench.grammar.elements import (
     Element,
     GrammarError,
@@ -47,7 +48,7 @@ class PythonicGrammar(ToolGrammar):
         if isinstance(schema, dict) and schema.get("type") == "null":
             return const("None")
         if isinstance(schema, dict) and "enum" in schema:
-            return one_of(*(const(_py_literal(v)) for v in schema["enum"]))
+            return one_of(*(const(write_python(v)) for v in schema["enum"]))
         what = f"tool {tool_name!r} parameter {key!r}"
         return ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
 
@@ -65,13 +66,3 @@ class PythonicGrammar(ToolGrammar):
     @property
     def trigger(self) -> str:
         return self.t.section_start.strip() or "["
-
-
-def _py_literal(value: Any) -> str:
-    if value is True:
-        return "True"
-    if value is False:
-        return "False"
-    if value is None:
-        return "None"
-    return json.dumps(value, ensure_ascii=False)

@@ -5,9 +5,10 @@ the spec's own markers rather than from one of xgrammar's fixed XML styles (``qw
 ``glm_xml``): those styles hard-code their markers and allow unbounded whitespace between parameters, while
 an analysed template brings its exact markers, newlines included, and the parser reads exactly those.
 
-Values follow the convention of the parsers (llama.cpp's, and ours): a string parameter is written raw, up to
-the value end marker; any other type is written as JSON.  Parameters come in the schema's order, required
-ones always, optional ones at will.
+Values follow the one value encoding (:mod:`workbench.formats.values`, shared with the parser, the samples
+and the exports): a string is written raw, up to the value end marker, wherever the schema allows a string
+(or says nothing about the type); any other value is written as JSON.  Parameters come in the schema's
+order, required ones always, optional ones at will.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from typing import Any
 
 from workbench.chat import Tool
+from workbench.formats.values import is_plain_string, write_value, written_raw
 from workbench.grammar.elements import (
     Element,
     GrammarError,
@@ -29,21 +31,6 @@ from workbench.grammar.elements import (
     tag,
 )
 from workbench.grammar.tool_grammar import ToolGrammar, ordered_parameters
-
-
-def is_raw_string(schema: Any) -> bool:
-    """True when the parser will read this parameter's value as raw text (not JSON)."""
-    if not isinstance(schema, dict):
-        return False
-    if schema.get("type") == "string":
-        return True
-    values = schema.get("enum", [schema["const"]] if "const" in schema else None)
-    return (
-        "type" not in schema
-        and isinstance(values, list)
-        and bool(values)
-        and all(isinstance(v, str) for v in values)
-    )
 
 
 class TagWithTaggedGrammar(ToolGrammar):
@@ -75,14 +62,25 @@ class TagWithTaggedGrammar(ToolGrammar):
         begin = t.arg_name_prefix + key + t.arg_name_suffix + t.arg_value_prefix
         end = t.arg_value_suffix
         what = f"tool {tool_name!r} parameter {key!r}"
-        if not is_raw_string(schema):
+
+        def json_value() -> Element:
             value = ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
             return seq(const(begin), value, const(end))
+
+        if not written_raw(schema):
+            return json_value()
+        if not isinstance(schema, dict):
+            schema = {}
         values = schema.get("enum", [schema["const"]] if "const" in schema else None)
-        if values:
-            return seq(const(begin), one_of(*(const(str(v)) for v in values)), const(end))
+        if isinstance(values, list) and values:
+            return seq(const(begin), one_of(*(const(write_value(v, schema)) for v in values)), const(end))
         if not end.strip():
+            if not is_plain_string(schema):
+                return json_value()  # no marker ends raw text: the value must end itself
             raise GrammarError(f"{what}: a raw string value needs an end marker, and the spec has none")
+        if not is_plain_string(schema):
+            # Strings raw, other types as JSON (or their Python spellings): raw text holds them all.
+            return tag(begin, any_text(), end)
         pattern = schema.get("pattern")
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
         if isinstance(pattern, str):
