@@ -246,3 +246,17 @@ def parameter_schema(tools: Sequence[Tool] | None, name: str, key: str) -> Any:
             if isinstance(props, Mapping):
                 return props.get(key)
     return None
+
+
+#: Every Python or JSON literal a model may write for a value (xgrammar EBNF, ``root`` rule): what
+#: :func:`python_literal` reads.  Grammars in *reading* mode (``ToolGrammar(lenient=True)``: the exported
+#: structural tag, which must accept what templates write) allow it beside the schema's canonical spelling,
+#: since templates print nested values with Python's spellings (``{'a': None}``).
+PYTHON_LITERAL_EBNF = r"""root ::= value
+value ::= "None" | "True" | "False" | "null" | "true" | "false" | number | string | list | dict
+list ::= "[" ws (value (ws "," ws value)* (ws ",")?)? ws "]"
+dict ::= "{" ws (value ws ":" ws value (ws "," ws value ws ":" ws value)* (ws ",")?)? ws "}"
+string ::= "\"" ([^"\\\n] | "\\" [^\n])* "\"" | "'" ([^'\\\n] | "\\" [^\n])* "'"
+number ::= "-"? [0-9]+ ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
+ws ::= [ \t\n]*
+"""

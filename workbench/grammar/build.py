@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbench.chat import Tool
 from workbench.grammar.elements import (
+    Element,
     GrammarError,
+    any_text,
     check_structural_tag,
     const,
     one_of,
+    optional,
+    repeat,
     seq,
     structural_tag,
+    tag,
 )
 from workbench.grammar.plan import TOOL_CHOICES, GrammarPlan, ReasoningGate
-from workbench.grammar.tool_grammar import ToolGrammar
+from workbench.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar
 from workbench.spec import FormatSpec
 
 
@@ -181,3 +187,52 @@ def build_grammar(
         markers=tuple(dict.fromkeys(markers)),
         notes=tuple(notes),
     )
+
+
+def build_output_grammar(
+    spec: FormatSpec, tools: Sequence[Tool], *, any_whitespace: bool = True
+) -> dict[str, Any]:
+    """The whole assistant output as ONE xgrammar structural tag, for consumers without our matcher (pure).
+
+    The same pieces as :func:`build_grammar` under ``tool_choice=auto``, in one document instead of phases:
+    reasoning is free up to its end marker, text is free until the format's trigger, and from the trigger
+    on only the format's tool section (the family's :class:`ToolGrammar`) is possible.  Without parallel
+    calls one section at most, then only whitespace.  ``any_whitespace`` (on by default here, as
+    xgrammar's own ``json_schema`` elements do) lets JSON arguments use any whitespace, since a consumer's
+    template may print JSON with other separators than ``json.dumps``.  The grammar is in reading mode
+    (``lenient``): values may take every spelling the parser reads, not only the canonical one.
+
+    Raises:
+        GrammarError: no tools, no tool-call format, or a format without a grammar.
+    """
+    tools = list(tools)
+    if not tools:
+        raise GrammarError("the structural tag needs at least one tool")
+    grammar_cls = _grammar_class(spec.tools.format)
+    if grammar_cls is None:
+        why = "the spec has no tool calls" if spec.tools.format == "none" else "no grammar for this format"
+        raise GrammarError(f"{why} (format {spec.tools.format!r})")
+    fmt = grammar_cls(
+        spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix, lenient=True
+    )
+    parallel = spec.tools.parallel
+    gate = reasoning_gate(spec, reasoning=True, thinking_opened=None)
+    answer = fmt.free_answer(tools, parallel=parallel)
+    if answer is None:
+        section = fmt.section(tools, parallel=parallel)
+        free = fmt.plain_answer()
+        if parallel:
+            answer = seq(repeat(seq(free, section), 0, MAX_PARALLEL_CALLS), free)
+        else:
+            answer = seq(free, optional(seq(section, _TRAILING_WS)))
+    parts = []
+    if gate is not None:
+        parts.append(optional(tag("" if gate.starts_inside else gate.start, any_text(), gate.end)))
+    document = structural_tag(seq(*parts, answer))
+    check_structural_tag(document)
+    loaded: dict[str, Any] = json.loads(document)
+    return loaded
+
+
+# After the only call of a format without parallel calls: the newlines templates put before the turn's end.
+_TRAILING_WS: Element = {"type": "regex", "pattern": r"[ \t\n]*"}

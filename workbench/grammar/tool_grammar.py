@@ -38,10 +38,18 @@ class ToolGrammar:
     implicit_reasoning: ClassVar[tuple[str, str] | None] = None
 
     def __init__(
-        self, tools_spec: ToolsSpec, *, any_whitespace: bool = False, output_prefix: str = ""
+        self,
+        tools_spec: ToolsSpec,
+        *,
+        any_whitespace: bool = False,
+        output_prefix: str = "",
+        lenient: bool = False,
     ) -> None:
         self.t = tools_spec
         self.any_whitespace = any_whitespace
+        # Reading mode: also accept every spelling of a value the parser reads (the exported structural tag
+        # proves itself on what templates write); generation keeps to the canonical spelling.
+        self.lenient = lenient
         # Output-format text the generation prompt already wrote (``PromptSpec.output_prefix``): a grammar
         # starts after it, so a format whose markers it begins must not make the model write them again.
         self.output_prefix = output_prefix
