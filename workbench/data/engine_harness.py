@@ -8,6 +8,7 @@ stdin (JSON)::
 
     {"consumers": ["vllm", "sglang", "transformers"],
      "jobs": [{"key": "...", "template": {...}, "tokenizer": "/path/to/tokenizer/folder",
+               "consumers": [...] (optional: this job's own consumers),
                "cases": [{"id": "...", "output": "...", "prefix": "...", "tools": [OpenAI tools]}]}]}
 
 stdout (JSON)::
@@ -331,7 +332,7 @@ def run_job(job: dict[str, Any], consumers: list[str], tokenizers: dict[str, Any
     if path not in tokenizers:
         tokenizers[path] = _load_tokenizer(path)
     out: dict[str, Any] = {"key": job.get("key", ""), "consumers": {}}
-    for name in consumers:
+    for name in job.get("consumers") or consumers:
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 out["consumers"][name] = RUNNERS[name](job["template"], tokenizers[path], job["cases"])
@@ -345,9 +346,24 @@ def run_job(job: dict[str, Any], consumers: list[str], tokenizers: dict[str, Any
     return out
 
 
+def check() -> int:
+    """``--check``: every consumer's modules import here (what ``make engines`` ends with)."""
+    _ipython_stub()
+    import sglang.srt.function_call.function_call_parser  # noqa: F401
+    import sglang.srt.parser.reasoning_parser  # noqa: F401
+    import sglang.srt.parser.response_template  # noqa: F401
+    import transformers.utils.chat_parsing  # noqa: F401
+    import vllm.parser.response_template  # noqa: F401
+
+    print(json.dumps(versions()))
+    return 0
+
+
 def main() -> int:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     logging.disable(logging.WARNING)
+    if sys.argv[1:] == ["--check"]:
+        return check()
     request = json.load(sys.stdin)
     consumers = request.get("consumers") or list(RUNNERS)
     tokenizers: dict[str, Any] = {}

@@ -70,6 +70,7 @@ class Job:
     tokenizer: Path
     report: ValidationReport
     tools: Sequence[Tool] = ROUND_TRIP_TOOLS
+    consumers: tuple[str, ...] = ()  # empty: the batch's consumers
 
     def to_dict(self) -> dict[str, Any]:
         tools = [t.to_openai() for t in self.tools]
@@ -78,12 +79,19 @@ class Job:
             for c in self.report.cases
             if c.status != UNSUPPORTED and c.parsed is not None
         ]
-        return {"key": self.key, "template": self.template, "tokenizer": str(self.tokenizer), "cases": cases}
+        out = {"key": self.key, "template": self.template, "tokenizer": str(self.tokenizer), "cases": cases}
+        return {**out, "consumers": list(self.consumers)} if self.consumers else out
 
 
-def run_harness(jobs: Sequence[Job], consumers: Sequence[str], *, timeout: float = 900) -> dict[str, Any]:
-    """Run the harness once for all ``jobs``; its JSON answer (``{"versions", "jobs"}``)."""
-    python = engines_python()
+def run_harness(
+    jobs: Sequence[Job], consumers: Sequence[str], *, timeout: float = 1800, python: str | Path | None = None
+) -> dict[str, Any]:
+    """Run the harness once for all ``jobs``; its JSON answer (``{"versions", "jobs"}``).
+
+    ``python``: the interpreter to run it with (default: the engines venv's).  The harness needs only
+    transformers for the ``transformers`` consumer, so this venv's interpreter can run that one.
+    """
+    python = python or engines_python()
     if python is None:
         raise ExportError(engines_missing_reason())
     request = {"consumers": list(consumers), "jobs": [j.to_dict() for j in jobs]}
