@@ -83,6 +83,13 @@ _END_OF_TEXT = re.compile(r"(?<!\\)((?:\\\\)*)\\Z")
 
 def _make_portable(template: dict[str, Any]) -> None:
     """Spell the end of text the way JS can (``(?![\\s\\S])``), then refuse anything else not portable."""
+    close = template["fields"].get("tool_calls", {}).get("close_pattern", "")
+    if close.endswith(r"|\Z"):
+        raise Unsupported(
+            r"portable: a call with no closing marker ends at the end of the output; without a JSON-aware end "
+            r"(\G, \K and a recursive pattern, regex-module only) a streamed parse would end it at the end of "
+            "any chunk"
+        )
 
     def fix(pattern: str) -> str:
         return _END_OF_TEXT.sub(lambda m: m.group(1) + r"(?![\s\S])", pattern)

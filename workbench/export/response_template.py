@@ -120,6 +120,21 @@ def optional(pattern: str) -> str:
     return f"(?:{pattern})?" if pattern else ""
 
 
+def call_closer(end: str, section_close: str, next_call: str) -> str:
+    """A call's close: its end marker, followed by the section's close after the last call.
+
+    Not ``END(?:SECTION_CLOSE)?``: a streaming parser that sees ``END`` at a chunk's end closes the region
+    there (vLLM 0.32 and SGLang 0.5.23 do), and the section close then leaks into the content.  Each
+    alternative here is decided only once the text after ``END`` is known: the section close, or the next
+    call's opener (left for the next region to read).
+    """
+    if not section_close:
+        return end
+    if not next_call:
+        return seq(end, optional(section_close))
+    return f"{seq(end, section_close)}|{end}(?=\\s*{next_call})"
+
+
 def _tool_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     """The regions the format's family contributes (its ``response_fields`` hook, ``formats/<name>/``)."""
     from workbench.formats import family

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from workbench.export.common import Unsupported
-from workbench.export.response_template import call_transform, lit, optional, seq
+from workbench.export.response_template import call_closer, call_transform, lit, optional, seq
 from workbench.spec import FormatSpec
 
 
@@ -36,7 +36,7 @@ def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     fields = {"content": "json", "repeats": True, "transform": call_transform(spec, from_captures=False)}
     if opener:
         fields["open_pattern"] = seq(optional(section_open), opener) if lit(t.call_start) else opener
-        closer = seq(lit(t.call_end), optional(section_close)) if lit(t.call_end) else section_close
+        closer = call_closer(lit(t.call_end), section_close, opener) if lit(t.call_end) else section_close
         fields["close_pattern"] = closer or rf"(?={opener})"
     else:
         # Bare JSON calls (Llama 3.x): a call starts where an object opens with the name key, and ends
