@@ -85,9 +85,12 @@ def test_portability_names_each_feature_js_or_re_lacks(pattern: str, feature: st
 def test_calls_without_a_closing_marker_are_not_portable_and_say_why() -> None:
     with pytest.raises(Unsupported, match="no closing marker"):
         build_response_template(spec_of("mistral-tool-calls"), "portable")
-    assert "|\\Z" in build_response_template(spec_of("mistral-tool-calls"), "sglang")["fields"]["tool_calls"][
-        "close_pattern"
-    ]
+    assert (
+        "|\\Z"
+        in build_response_template(spec_of("mistral-tool-calls"), "sglang")["fields"]["tool_calls"][
+            "close_pattern"
+        ]
+    )
 
 
 def test_ordinary_patterns_are_portable() -> None:
@@ -136,7 +139,17 @@ def test_transformers_parses_every_round_trip_one_shot_and_token_streamed(profil
 def test_the_cli_writes_the_profile_asked_for_with_provenance(tmp_path: Path) -> None:
     out = tmp_path / "rt.json"
     result = CliRunner().invoke(
-        app, ["export", "chatml-think-tools", "--target", "response-template", "--profile", "vllm", "-o", str(out)]
+        app,
+        [
+            "export",
+            "chatml-think-tools",
+            "--target",
+            "response-template",
+            "--profile",
+            "vllm",
+            "-o",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     written = json.loads(out.read_text(encoding="utf-8"))
@@ -148,15 +161,20 @@ def test_the_cli_writes_the_profile_asked_for_with_provenance(tmp_path: Path) ->
 
 def test_the_cli_defaults_to_the_strictest_profile_that_expresses_the_format(tmp_path: Path) -> None:
     out = tmp_path / "rt.json"
-    result = CliRunner().invoke(app, ["export", "llama3-json", "--target", "response-template", "-o", str(out)])
+    result = CliRunner().invoke(
+        app, ["export", "llama3-json", "--target", "response-template", "-o", str(out)]
+    )
     assert result.exit_code == 0, result.output
-    assert json.loads(out.read_text(encoding="utf-8"))["response_template_provenance"]["profile"] == "portable"
+    assert (
+        json.loads(out.read_text(encoding="utf-8"))["response_template_provenance"]["profile"] == "portable"
+    )
 
 
 def test_the_cli_says_which_feature_a_profile_lacks_and_exits_1(tmp_path: Path) -> None:
     out = tmp_path / "rt.json"
     result = CliRunner().invoke(
-        app, ["export", "pythonic-calls", "--target", "response-template", "--profile", "sglang", "-o", str(out)]
+        app,
+        ["export", "pythonic-calls", "--target", "response-template", "--profile", "sglang", "-o", str(out)],
     )
     assert result.exit_code == 1
     assert "pythonic calls" in result.output and not out.exists()

@@ -1,7 +1,8 @@
 """``workbench export (TEMPLATE | --spec S) --target T -o PATH [--force]``: write a validated parser config.
 
-Targets: ``spec`` (default; FormatSpec JSON with provenance and the validation report), ``response-template``
-(the ``response_template`` of transformers/vLLM/SGLang; ``--profile`` picks the consumer), ``structural-tag`` (xgrammar, needs ``--tools``), ``tests`` (a
+Targets: ``spec`` (default; FormatSpec JSON with provenance and the validation report),
+``response-template`` (the ``response_template`` of transformers/vLLM/SGLang; ``--profile`` picks the
+consumer), ``structural-tag`` (xgrammar, needs ``--tools``), ``tests`` (a
 pytest file; ``--session`` adds recorded sessions).  See docs/export.md.
 
 The spec must be validated and, for ``response-template`` and ``structural-tag``, the consumer (transformers,

@@ -68,7 +68,7 @@ def _guarded(fn: Callable[[], Message]) -> Message:
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             return fn()
-    except Exception as exc:  # noqa: BLE001 - every consumer error is reported, never raised
+    except Exception as exc:
         return {"error": _first_line(exc)}
 
 
@@ -121,7 +121,7 @@ def run_vllm(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any
 
     try:
         validate_response_template_for_serving(template)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return {"accepted": False, "reason": _first_line(exc), "cases": []}
     deltas = Deltas(tokenizer)
     results = []
@@ -131,7 +131,7 @@ def run_vllm(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any
         )
         prompt_ids = deltas.encode(case["prefix"])
 
-        def parser() -> Any:
+        def parser(request: Any = request, prompt_ids: list[int] = prompt_ids) -> Any:
             p = ResponseTemplateParser(
                 tokenizer, request.tools, response_template=template, enable_auto_tools=True
             )
@@ -139,15 +139,17 @@ def run_vllm(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any
             return p
 
         def one_shot(case: dict[str, Any] = case, request: Any = request) -> Message:
-            reasoning, content, calls = parser().parse(case["output"], request, enable_auto_tools=True)
+            reasoning, content, calls = parser(request).parse(case["output"], request, enable_auto_tools=True)
             return _message(
                 reasoning,
                 content,
                 [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls or []],
             )
 
-        def streamed(case: dict[str, Any] = case, request: Any = request) -> Message:
-            p = parser()
+        def streamed(
+            case: dict[str, Any] = case, request: Any = request, prompt_ids: list[int] = prompt_ids
+        ) -> Message:
+            p = parser(request, prompt_ids)
             reasoning, content = [], []
             calls: dict[int, dict[str, Any]] = {}
             pieces = deltas.split(case["output"]) or [("", [])]
@@ -195,7 +197,7 @@ def run_sglang(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, A
 
     try:
         validate_response_template_for_serving(template)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return {"accepted": False, "reason": _first_line(exc), "cases": []}
     # `--tool-call-parser response_template` and `--reasoning-parser response_template` read the
     # template from the tokenizer's metadata, as a checkpoint would carry it.
@@ -277,21 +279,21 @@ def _hf_message(parsed: dict[str, Any]) -> Message:
     return _message(text(reasoning), text(parsed.get("content")), calls)
 
 
-def run_transformers(
-    template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any]]
-) -> dict[str, Any]:
+def run_transformers(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
     from transformers.utils.chat_parsing import ResponseParser, parse_response
 
     try:
         ResponseParser(template, prefix="")
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return {"accepted": False, "reason": _first_line(exc), "cases": []}
     deltas = Deltas(tokenizer)
     results = []
     for case in cases:
 
         def one_shot(case: dict[str, Any] = case) -> Message:
-            return _hf_message(parse_response(case["output"], template, prefix=case["prefix"], tools=case["tools"]))
+            return _hf_message(
+                parse_response(case["output"], template, prefix=case["prefix"], tools=case["tools"])
+            )
 
         def streamed(case: dict[str, Any] = case) -> Message:
             stream = ResponseParser(template, prefix=case["prefix"], tools=case["tools"])
@@ -336,7 +338,7 @@ def run_job(job: dict[str, Any], consumers: list[str], tokenizers: dict[str, Any
         try:
             with contextlib.redirect_stdout(io.StringIO()):
                 out["consumers"][name] = RUNNERS[name](job["template"], tokenizers[path], job["cases"])
-        except Exception as exc:  # noqa: BLE001 - an engine that fails to import is reported, not fatal
+        except Exception as exc:
             out["consumers"][name] = {
                 "accepted": False,
                 "reason": f"harness error: {_first_line(exc)}",
@@ -349,8 +351,8 @@ def run_job(job: dict[str, Any], consumers: list[str], tokenizers: dict[str, Any
 def check() -> int:
     """``--check``: every consumer's modules import here (what ``make engines`` ends with)."""
     _ipython_stub()
-    import sglang.srt.function_call.function_call_parser  # noqa: F401
-    import sglang.srt.parser.reasoning_parser  # noqa: F401
+    import sglang.srt.function_call.function_call_parser
+    import sglang.srt.parser.reasoning_parser
     import sglang.srt.parser.response_template  # noqa: F401
     import transformers.utils.chat_parsing  # noqa: F401
     import vllm.parser.response_template  # noqa: F401

@@ -39,13 +39,22 @@ def engines_missing_reason() -> str:
     if engines_python() is not None:
         return ""
     env = os.environ.get("WORKBENCH_ENGINES_PYTHON")
-    where = f"WORKBENCH_ENGINES_PYTHON={env} is not an executable" if env else ".venv-engines/bin/python is absent"
+    where = (
+        f"WORKBENCH_ENGINES_PYTHON={env} is not an executable"
+        if env
+        else ".venv-engines/bin/python is absent"
+    )
     return f"the engines venv is not installed ({where}); run `make engines`"
 
 
 # Which real tokenizer streams a template's output: the family the template's markers belong to.
-_TOKENIZER_HINTS = (("gpt-oss", "gpt-oss"), ("harmony", "gpt-oss"), ("deepseek", "deepseek-v3"),
-                    ("llama", "llama-3.1"), ("firefunction", "llama-3.1"))
+_TOKENIZER_HINTS = (
+    ("gpt-oss", "gpt-oss"),
+    ("harmony", "gpt-oss"),
+    ("deepseek", "deepseek-v3"),
+    ("llama", "llama-3.1"),
+    ("firefunction", "llama-3.1"),
+)
 
 
 def tokenizer_for(template_name: str, override: str | Path | None = None) -> Path:

@@ -144,10 +144,8 @@ def export(
     elif target == "response-template":
         built, proof, provenance, notes = prove_profile(spec, report, exported, profile, tokenizer)
         warnings.extend(notes)
-        text = json.dumps(
-            {"response_template": built, "response_template_provenance": provenance}, indent=2, ensure_ascii=False
-        )
-        text += "\n"
+        wrapped = {"response_template": built, "response_template_provenance": provenance}
+        text = json.dumps(wrapped, indent=2, ensure_ascii=False) + "\n"
     elif target == "structural-tag":
         if not tools:
             raise ExportError("the structural-tag target needs the tool list: pass --tools TOOLS.json")

@@ -28,8 +28,12 @@ PROFILES = ("transformers", "vllm", "sglang", "portable")
 STRICTEST_FIRST = ("portable", "sglang", "vllm", "transformers")
 SERVING_FIELDS = ("thinking", "content", "tool_calls")
 # The engines' consumers, in the order a proof runs them.
-CONSUMERS = {"transformers": ("transformers",), "vllm": ("vllm",), "sglang": ("sglang",),
-             "portable": ("vllm", "sglang")}
+CONSUMERS = {
+    "transformers": ("transformers",),
+    "vllm": ("vllm",),
+    "sglang": ("sglang",),
+    "portable": ("vllm", "sglang"),
+}
 
 
 def apply_profile(template: dict[str, Any], profile: str) -> dict[str, Any]:
@@ -42,7 +46,9 @@ def apply_profile(template: dict[str, Any], profile: str) -> dict[str, Any]:
         fields["thinking" if name == "reasoning_content" else name] = field
     unknown = sorted(set(fields) - set(SERVING_FIELDS))
     if unknown:
-        raise Unsupported(f"{profile}: serving reads only the fields {', '.join(SERVING_FIELDS)}, not {unknown}")
+        raise Unsupported(
+            f"{profile}: serving reads only the fields {', '.join(SERVING_FIELDS)}, not {unknown}"
+        )
     for name in ("thinking", "content"):
         field = fields.get(name)
         if field is None:
@@ -55,10 +61,14 @@ def apply_profile(template: dict[str, Any], profile: str) -> dict[str, Any]:
                 "the serving adapter cannot stream as plain text"
             )
     calls = fields.get("tool_calls")
-    if profile in ("sglang", "portable") and calls is not None and not (
-        "open" in calls or "open_pattern" in calls
+    if (
+        profile in ("sglang", "portable")
+        and calls is not None
+        and not ("open" in calls or "open_pattern" in calls)
     ):
-        raise Unsupported(f"{profile}: SGLang needs an opener to tell tool calls from text, and the format has none")
+        raise Unsupported(
+            f"{profile}: SGLang needs an opener to tell tool calls from text, and the format has none"
+        )
     out["fields"] = fields
     if profile == "portable":
         _make_portable(out)
@@ -67,7 +77,11 @@ def apply_profile(template: dict[str, Any], profile: str) -> dict[str, Any]:
 
 def patterns(template: dict[str, Any]) -> list[tuple[str, str]]:
     """Every regex in a template, as ``(where, pattern)``."""
-    out = [("start_anchor_pattern", template["start_anchor_pattern"])] if "start_anchor_pattern" in template else []
+    out = (
+        [("start_anchor_pattern", template["start_anchor_pattern"])]
+        if "start_anchor_pattern" in template
+        else []
+    )
     for name, field in template.get("fields", {}).items():
         for key in ("open_pattern", "close_pattern"):
             if key in field:
@@ -86,9 +100,9 @@ def _make_portable(template: dict[str, Any]) -> None:
     close = template["fields"].get("tool_calls", {}).get("close_pattern", "")
     if close.endswith(r"|\Z"):
         raise Unsupported(
-            r"portable: a call with no closing marker ends at the end of the output; without a JSON-aware end "
-            r"(\G, \K and a recursive pattern, regex-module only) a streamed parse would end it at the end of "
-            "any chunk"
+            "portable: a call with no closing marker ends at the end of the output; without a JSON-aware "
+            r"end (\G, \K and a recursive pattern, regex-module only) a streamed parse would end it at the "
+            "end of any chunk"
         )
 
     def fix(pattern: str) -> str:
@@ -167,8 +181,10 @@ def portability_problems(pattern: str) -> list[str]:
                 flags = re.match(r"\(\?[aiLmsux-]+[:)]", pattern[i:])
                 if flags:
                     problems.append("inline flags ((?s), (?i:...)), which JS lacks")
-        after_quantifier = ch in "*+?}" and not (ch == "?" and pattern[i - 1 : i] == "(") and not (
-            ch in "+?" and after_quantifier
+        after_quantifier = (
+            ch in "*+?}"
+            and not (ch == "?" and pattern[i - 1 : i] == "(")
+            and not (ch in "+?" and after_quantifier)
         )
         i += 1
     return list(dict.fromkeys(problems))

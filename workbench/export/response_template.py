@@ -228,7 +228,12 @@ def _build_rich(spec: FormatSpec, *, portable: bool) -> dict[str, Any]:
         close = fields["content"].get("close_pattern")
         fields["content"]["close_pattern"] = f"{close}|(?={opener})" if close else f"(?={opener})"
     ordered = {name: {k: f[k] for k in _FIELD_KEY_ORDER if k in f} for name, f in fields.items()}
-    return {"version": 1, **_reasoning_anchor(spec, portable=portable), "defaults": {"role": "assistant"}, "fields": ordered}
+    return {
+        "version": 1,
+        **_reasoning_anchor(spec, portable=portable),
+        "defaults": {"role": "assistant"},
+        "fields": ordered,
+    }
 
 
 # The order keys are written in: how a reader scans a region (where it opens, closes, what it holds).
@@ -255,11 +260,16 @@ def normalize_hf_message(message: dict[str, Any]) -> dict[str, Any]:
         calls.append(
             {"id": call.get("id", "") or "", "name": fn.get("name"), "arguments": fn.get("arguments")}
         )
+
     def text(value: Any) -> str:  # a repeated region without `join` is a list of its pieces
         return "".join(value) if isinstance(value, list) else (value or "")
 
     reasoning = message.get("reasoning_content", message.get("thinking"))
-    return {"content": text(message.get("content")), "reasoning_content": text(reasoning), "tool_calls": calls}
+    return {
+        "content": text(message.get("content")),
+        "reasoning_content": text(reasoning),
+        "tool_calls": calls,
+    }
 
 
 def prove_response_template(

@@ -18,7 +18,9 @@ def tag_call_fields(spec: FormatSpec) -> dict[str, Any]:
     if not header.strip():
         raise Unsupported("the call header has no markers")
     end = seq(lit(t.args_end), lit(t.func_close), lit(t.call_end))
-    closer = call_closer(end, section_close, lit(t.call_start) or lit(t.name_prefix)) if end else section_close
+    closer = (
+        call_closer(end, section_close, lit(t.call_start) or lit(t.name_prefix)) if end else section_close
+    )
     fields: dict[str, Any] = {
         "open_pattern": header,
         "repeats": True,
