@@ -34,7 +34,9 @@ class TagWithJsonGrammar(ToolGrammar):
         closing = t.args_end + t.func_close
         return seq(
             self.call_id() if at == "pre_func_name" else const(""),
-            const(t.name_prefix + tool.name + t.name_suffix),
+            const(t.name_prefix),
+            self.function_name(tool),
+            const(t.name_suffix),
             self.call_id() if at == "between_func_and_args" else const(""),
             const(t.args_start),
             self.arguments(tool),

@@ -39,7 +39,11 @@ class TagWithTaggedGrammar(ToolGrammar):
     def call_body(self, tool: Tool) -> Element:
         t = self.t
         return seq(
-            const(t.name_prefix + tool.name + t.name_suffix), self.arguments(tool), const(t.func_close)
+            const(t.name_prefix),
+            self.function_name(tool),
+            const(t.name_suffix),
+            self.arguments(tool),
+            const(t.func_close),
         )
 
     # ----------------------------------------------------------------------------- arguments
@@ -65,7 +69,7 @@ class TagWithTaggedGrammar(ToolGrammar):
 
         def json_value() -> Element:
             value = ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
-            return seq(const(begin), value, const(end))
+            return seq(const(begin), one_of(value, *self.value_alternatives(schema)), const(end))
 
         if not written_raw(schema):
             return json_value()
