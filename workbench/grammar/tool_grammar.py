@@ -21,12 +21,13 @@ from workbench.grammar.elements import (
     ebnf,
     one_of,
     optional,
+    regex,
     repeat,
     seq,
 )
 from workbench.spec import ToolsSpec
 
-_WS: Element = {"type": "regex", "pattern": r"[ \t\n]*"}
+_WS: Element = regex(r"[ \t\n]*")
 
 # A random or confused model can keep adding calls forever; real turns rarely hold more than a handful.
 MAX_PARALLEL_CALLS = 8
@@ -104,7 +105,7 @@ class ToolGrammar:
         ns = self.t.function_namespace
         if not ns:
             return const(tool.name)
-        return seq(const(ns + tool.name), optional({"type": "regex", "pattern": r":[0-9]+"}))
+        return seq(const(ns + tool.name), optional(regex(r":[0-9]+")))
 
     def value_alternatives(self, schema: Any) -> list[Element]:
         """Reading mode only: the other spellings of a JSON value the parser reads (``True``, ``None``,

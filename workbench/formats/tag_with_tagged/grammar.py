@@ -27,6 +27,7 @@ from workbench.grammar.elements import (
     ebnf,
     json_schema_ebnf,
     one_of,
+    regex,
     seq,
     tag,
 )
@@ -88,7 +89,7 @@ class TagWithTaggedGrammar(ToolGrammar):
         pattern = schema.get("pattern")
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
         if isinstance(pattern, str):
-            return seq(const(begin), {"type": "regex", "pattern": _strip_anchors(pattern)}, const(end))
+            return seq(const(begin), regex(_strip_anchors(pattern)), const(end))
         if low > 0 or high is not None:
             # A length bound counts characters, and any_text works on bytes (a random model can write
             # invalid UTF-8 there, which decodes to more characters than written): spell the characters out
@@ -97,7 +98,7 @@ class TagWithTaggedGrammar(ToolGrammar):
             first = _class_escape(end.strip()[0])
             bound = "" if high is None else str(int(high))
             chars = f"[^{first}\\uD800-\\uDFFF]{{{low},{bound}}}"
-            return seq(const(begin), {"type": "regex", "pattern": chars}, const(end))
+            return seq(const(begin), regex(chars), const(end))
         return tag(begin, any_text(), end)
 
 
