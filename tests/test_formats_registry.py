@@ -155,3 +155,10 @@ def test_the_toy_spec_exports_as_json() -> None:
     source = TemplateSource(TOY_TEMPLATE, "toy", "test")
     result = export("spec", template=source, spec=TOY_SPEC)
     assert json.loads(result.text)["tools"]["format"] == "toy"
+
+
+def test_the_spec_names_exactly_the_registered_formats() -> None:
+    """Until ``spec.TOOL_FORMATS`` reads the registry, a family added without its name there is caught."""
+    from workbench.spec import TOOL_FORMATS
+
+    assert set(TOOL_FORMATS) - {"none"} == set(FORMATS) - {"toy"}
