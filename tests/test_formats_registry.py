@@ -162,3 +162,10 @@ def test_the_spec_names_exactly_the_registered_formats() -> None:
     from workbench.spec import TOOL_FORMATS
 
     assert set(TOOL_FORMATS) - {"none"} == set(FORMATS) - {"toy"}
+
+
+@pytest.mark.parametrize("name", sorted(set(FORMATS) - {"toy"}))
+def test_every_part_of_a_family_goes_by_the_family_format_name(name: str) -> None:
+    fam = FORMATS[name]
+    assert fam.name == name and fam.grammar.name == name
+    assert fam.parser is None or fam.parser.name == name
