@@ -117,3 +117,14 @@ def test_the_real_qwen3_tokenizer_accepts_every_qwen_like_output() -> None:
     proof = prove_structural_tag(spec, validate(source, spec), tok)
     assert proof.passed, [f"{c.id}: {c.detail}" for c in proof.cases if c.status == "fail"]
     assert proof.notes == ("tokenizer: qwen3",)
+
+
+def test_recipient_calls_are_expressed_and_every_round_trip_output_accepted(tok) -> None:
+    """Functionary v3.2 (``>>>name\\n{json}``), which the hand-written exporter could not express."""
+    source = load_template(shared_path("templates", "meetkai-functionary-medium-v3.2.jinja"))
+    spec = analyze(source).spec
+    assert spec.tools.format == "recipient"
+    report = validate(source, spec)
+    proof = prove_structural_tag(spec, report, tok)
+    assert proof.passed, [f"{c.id}: {c.detail}" for c in proof.cases if c.status == "fail"]
+    assert sum(c.status == "pass" for c in proof.cases) == len(report.applicable)

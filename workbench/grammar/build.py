@@ -15,6 +15,7 @@ from workbench.grammar.elements import (
     const,
     one_of,
     optional,
+    regex,
     repeat,
     seq,
     structural_tag,
@@ -235,4 +236,4 @@ def build_output_grammar(
 
 
 # After the only call of a format without parallel calls: the newlines templates put before the turn's end.
-_TRAILING_WS: Element = {"type": "regex", "pattern": r"[ \t\n]*"}
+_TRAILING_WS: Element = regex(r"[ \t\n]*")

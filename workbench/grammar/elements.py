@@ -1,8 +1,10 @@
-"""Small constructors for xgrammar structural-tag formats, plus JSON-schema sub-grammars.
+"""Typed xgrammar structural-tag elements and their small constructors, plus JSON-schema sub-grammars.
 
-Grammars are assembled as plain dicts in xgrammar's structural-tag JSON shape (``{"type": "sequence",
-"elements": [...]}``) rather than with xgrammar's pydantic classes: the dicts print as the inspectable grammar
-text the workbench shows, and they are what any xgrammar user (vLLM, SGLang, web-llm) would paste.
+Each element is a frozen dataclass discriminated by ``type: Literal[...]``, like xgrammar's own
+structural-tag models, and serialises (:meth:`to_dict`) to exactly xgrammar's structural-tag JSON
+(``{"type": "sequence", "elements": [...]}``): the JSON prints as the inspectable grammar text the workbench
+shows, and it is what any xgrammar user (vLLM, SGLang, web-llm) would paste.  Typed elements let the builders
+and the exports inspect a grammar (``isinstance``) instead of poking at dict keys.
 
 JSON arguments are embedded as ``grammar`` elements holding xgrammar's own EBNF for the schema compiled with
 ``any_whitespace=False``: a structural tag's ``json_schema`` element always allows free whitespace, and small
@@ -14,79 +16,201 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal, Union
 
 from workbench.errors import WorkbenchError
-
-Element = dict[str, Any]
 
 
 class GrammarError(WorkbenchError, ValueError):
     """A grammar cannot be built from this spec, these tools or this tool choice; the message says why."""
 
 
+@dataclass(frozen=True)
+class ConstStringFormat:
+    """Exactly ``value``."""
+
+    value: str
+    type: Literal["const_string"] = field(default="const_string", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "value": self.value}
+
+
+@dataclass(frozen=True)
+class SequenceFormat:
+    """The elements one after the other."""
+
+    elements: tuple[Element, ...]
+    type: Literal["sequence"] = field(default="sequence", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "elements": [e.to_dict() for e in self.elements]}
+
+
+@dataclass(frozen=True)
+class OrFormat:
+    """Any one of the elements."""
+
+    elements: tuple[Element, ...]
+    type: Literal["or"] = field(default="or", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "elements": [e.to_dict() for e in self.elements]}
+
+
+@dataclass(frozen=True)
+class OptionalFormat:
+    """``content`` or nothing."""
+
+    content: Element
+    type: Literal["optional"] = field(default="optional", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "content": self.content.to_dict()}
+
+
+@dataclass(frozen=True)
+class RepeatFormat:
+    """``content`` between ``min`` and ``max`` times (``max=-1``: unbounded)."""
+
+    min: int
+    max: int
+    content: Element
+    type: Literal["repeat"] = field(default="repeat", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "min": self.min, "max": self.max, "content": self.content.to_dict()}
+
+
+@dataclass(frozen=True)
+class AnyTextFormat:
+    """Free text that never contains one of ``excludes`` (and at most ``max_chars`` characters)."""
+
+    excludes: tuple[str, ...] = ()
+    max_chars: int | None = None
+    type: Literal["any_text"] = field(default="any_text", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        if self.excludes:
+            out["excludes"] = list(self.excludes)
+        if self.max_chars is not None:
+            out["max_chars"] = self.max_chars
+        return out
+
+
+@dataclass(frozen=True)
+class TagFormat:
+    """``begin content end``: xgrammar ends free ``any_text`` content at ``end``."""
+
+    begin: str
+    content: Element
+    end: str
+    type: Literal["tag"] = field(default="tag", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "begin": self.begin, "content": self.content.to_dict(), "end": self.end}
+
+
+@dataclass(frozen=True)
+class GrammarFormat:
+    """An EBNF grammar (xgrammar's dialect, ``root`` rule)."""
+
+    grammar: str
+    type: Literal["grammar"] = field(default="grammar", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "grammar": self.grammar}
+
+
+@dataclass(frozen=True)
+class RegexFormat:
+    """Text matching ``pattern`` (xgrammar's regex dialect)."""
+
+    pattern: str
+    type: Literal["regex"] = field(default="regex", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "pattern": self.pattern}
+
+
+#: Any structural-tag element (discriminated by its ``type``).
+Element = Union[  # noqa: UP007 (a runtime alias: the dataclasses' string annotations refer to it)
+    ConstStringFormat,
+    SequenceFormat,
+    OrFormat,
+    OptionalFormat,
+    RepeatFormat,
+    AnyTextFormat,
+    TagFormat,
+    GrammarFormat,
+    RegexFormat,
+]
+
+
 def const(text: str) -> Element:
     """Exactly ``text``."""
-    return {"type": "const_string", "value": text}
+    return ConstStringFormat(text)
 
 
 def seq(*elements: Element) -> Element:
     """The elements one after the other; empty constants are dropped, a single element is returned as is."""
     flat: list[Element] = []
     for e in elements:  # nested sequences read better flattened
-        flat.extend(e["elements"] if e.get("type") == "sequence" else [e])
-    kept = [e for e in flat if not (e.get("type") == "const_string" and e.get("value") == "")]
+        flat.extend(e.elements if isinstance(e, SequenceFormat) else [e])
+    kept = [e for e in flat if not (isinstance(e, ConstStringFormat) and e.value == "")]
     merged: list[Element] = []
     for e in kept:  # adjacent constants read better as one string in the printed grammar
-        if merged and e.get("type") == "const_string" and merged[-1].get("type") == "const_string":
-            merged[-1] = const(merged[-1]["value"] + e["value"])
+        last = merged[-1] if merged else None
+        if isinstance(e, ConstStringFormat) and isinstance(last, ConstStringFormat):
+            merged[-1] = ConstStringFormat(last.value + e.value)
         else:
             merged.append(e)
     if not merged:
         return const("")
     if len(merged) == 1:
         return merged[0]
-    return {"type": "sequence", "elements": merged}
+    return SequenceFormat(tuple(merged))
 
 
 def one_of(*elements: Element) -> Element:
     """Any one of the elements."""
     if len(elements) == 1:
         return elements[0]
-    return {"type": "or", "elements": list(elements)}
+    return OrFormat(tuple(elements))
 
 
 def optional(element: Element) -> Element:
-    return {"type": "optional", "content": element}
+    return OptionalFormat(element)
 
 
 def repeat(element: Element, low: int, high: int) -> Element:
     """``element`` between ``low`` and ``high`` times (``high=-1``: unbounded)."""
-    return {"type": "repeat", "min": low, "max": high, "content": element}
+    return RepeatFormat(low, high, element)
 
 
 def any_text(*, excludes: tuple[str, ...] = (), max_chars: int | None = None) -> Element:
-    out: Element = {"type": "any_text"}
-    if excludes:
-        out["excludes"] = list(excludes)
-    if max_chars is not None:
-        out["max_chars"] = max_chars
-    return out
+    return AnyTextFormat(tuple(excludes), max_chars)
 
 
 def tag(begin: str, content: Element, end: str) -> Element:
     """``begin content end``: xgrammar ends free ``any_text`` content at ``end``."""
-    return {"type": "tag", "begin": begin, "content": content, "end": end}
+    return TagFormat(begin, content, end)
 
 
 def ebnf(text: str) -> Element:
-    return {"type": "grammar", "grammar": text}
+    return GrammarFormat(text)
+
+
+def regex(pattern: str) -> Element:
+    return RegexFormat(pattern)
 
 
 def structural_tag(element: Element) -> str:
     """The JSON document xgrammar compiles (``Grammar.from_structural_tag``)."""
-    return json.dumps({"type": "structural_tag", "format": element}, ensure_ascii=False, indent=1)
+    return json.dumps({"type": "structural_tag", "format": element.to_dict()}, ensure_ascii=False, indent=1)
 
 
 # --------------------------------------------------------------------------------------------- JSON schema

@@ -7,6 +7,7 @@ output format (the same markers the project templates render).
 
 from __future__ import annotations
 
+from workbench.formats.harmony import markers as harmony
 from workbench.spec import ContentSpec, FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
 
 QWEN3_LIKE = FormatSpec(
@@ -80,11 +81,11 @@ XML_TAGGED = FormatSpec(
 )
 
 HARMONY = FormatSpec(
-    reasoning=ReasoningSpec(mode="tag_based", start="<|channel|>analysis<|message|>", end="<|end|>"),
+    reasoning=ReasoningSpec(mode="tag_based", start=harmony.REASONING_START, end=harmony.REASONING_END),
     tools=ToolsSpec(format="harmony", parallel=False),
-    prompt=PromptSpec(generation_prompt="<|start|>assistant"),
-    eos_token="<|return|>",
-    end_markers=("<|return|>", "<|call|>"),
+    prompt=PromptSpec(generation_prompt=harmony.START_ASSISTANT),
+    eos_token=harmony.RETURN,
+    end_markers=(harmony.RETURN, harmony.CALL),
 )
 
 # Functionary v3.2: ``>>>all\n`` text, ``>>>NAME\n{json}`` calls; the prompt writes the first ``>>>``.

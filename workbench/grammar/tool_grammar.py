@@ -10,7 +10,7 @@ read from the :class:`~workbench.spec.ToolsSpec`.  Each format family subclasses
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from workbench.chat import Tool
 from workbench.grammar.elements import (
@@ -18,12 +18,16 @@ from workbench.grammar.elements import (
     GrammarError,
     any_text,
     const,
+    ebnf,
     one_of,
     optional,
+    regex,
     repeat,
     seq,
 )
 from workbench.spec import ToolsSpec
+
+_WS: Element = regex(r"[ \t\n]*")
 
 # A random or confused model can keep adding calls forever; real turns rarely hold more than a handful.
 MAX_PARALLEL_CALLS = 8
@@ -95,6 +99,31 @@ class ToolGrammar:
             return optional(const("\n"))
         return const("")
 
+    def function_name(self, tool: Tool) -> Element:
+        """The name as a call writes it: with a ``function_namespace`` (Kimi-K2) the namespace, the name and
+        the call's ``:index`` (``functions.get_weather:0``), as the sample writer writes it."""
+        ns = self.t.function_namespace
+        if not ns:
+            return const(tool.name)
+        return seq(const(ns + tool.name), optional(regex(r":[0-9]+")))
+
+    def value_alternatives(self, schema: Any) -> list[Element]:
+        """Reading mode only: the other spellings of a JSON value the parser reads (``True``, ``None``,
+        Python literals for nested values: :data:`~workbench.formats.values.PYTHON_LITERAL_EBNF`)."""
+        from workbench.formats.values import PYTHON_LITERAL_EBNF, schema_types
+
+        if not self.lenient:
+            return []
+        types = schema_types(schema)
+        out: list[Element] = []
+        if "null" in types:
+            out.append(const("None"))
+        if "boolean" in types:
+            out += [const("True"), const("False")]
+        if not types or types & {"object", "array"}:
+            out.append(ebnf(PYTHON_LITERAL_EBNF))
+        return out
+
     # ----------------------------------------------------------------------------- assembly
     def call(self, tool: Tool) -> Element:
         return seq(const(self.t.call_start), self.call_body(tool), const(self.t.call_end))
@@ -115,11 +144,15 @@ class ToolGrammar:
         more = repeat(seq(self.separator(), any_call), 0, MAX_PARALLEL_CALLS - 1)
         if t.array_wrapped:
             calls = seq(any_call, more) if parallel else any_call
+            if self.lenient:  # templates indent the array (Command R: ``[\n    {...}\n]``)
+                calls = seq(_WS, calls, _WS)
             return seq(const(t.section_start), const("["), calls, const("]"), const(t.section_end))
         repeats_section = not (t.call_start or t.call_end) and bool(t.section_start or t.section_end)
         if parallel and repeats_section:
             # Qwen-style: each call sits in its own <tool_call>...</tool_call>, so the section repeats.
-            one = seq(const(t.section_start), any_call, const(t.section_end))
+            # Reading mode also takes several calls in one section (MiniMax-M2 writes them so).
+            inside = seq(any_call, more) if self.lenient else any_call
+            one = seq(const(t.section_start), inside, const(t.section_end))
             return seq(one, repeat(seq(self.separator(), one), 0, MAX_PARALLEL_CALLS - 1))
         calls = seq(any_call, more) if parallel else any_call
         return seq(const(t.section_start), calls, const(t.section_end))

@@ -29,10 +29,18 @@ class JsonNativeGrammar(ToolGrammar):
         fields[t.args_field or "arguments"] = tool.parameters
         if t.id_field:
             fields[t.id_field] = GENERATED_ID_SCHEMA
+        required = list(fields)
+        if self.lenient and t.gen_id_field and t.gen_id_field not in fields:
+            # Reading mode: a template may write the id a server generated (Command R's ``tool_call_id``).
+            fields[t.gen_id_field] = {"type": "string"}
         order = [f for f in t.parameter_order if f in fields] + [
             f for f in fields if f not in t.parameter_order
         ]
-        inner = {"type": "object", "properties": {f: fields[f] for f in order}, "required": order}
+        inner = {
+            "type": "object",
+            "properties": {f: fields[f] for f in order},
+            "required": [f for f in order if f in required],
+        }
         if not t.function_field:
             return inner
         return {

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.chat import Tool
-from workbench.formats.values import PYTHON_LITERAL_EBNF, schema_types, write_python
+from workbench.formats.values import write_python
 from workbench.grammar.elements import (
     Element,
     GrammarError,
@@ -43,18 +43,7 @@ class PythonicGrammar(ToolGrammar):
         return seq(const(namespace + tool.name + "("), ordered_parameters(items, ", "), const(")"))
 
     def value(self, tool_name: str, key: str, schema: Any) -> Element:
-        canonical = self.canonical_value(tool_name, key, schema)
-        if not self.lenient:
-            return canonical
-        types = schema_types(schema)
-        alternatives = [canonical]
-        if "null" in types:
-            alternatives.append(const("None"))
-        if "boolean" in types:
-            alternatives += [const("True"), const("False")]
-        if not types or types & {"object", "array"}:
-            alternatives.append(ebnf(PYTHON_LITERAL_EBNF))
-        return one_of(*alternatives)
+        return one_of(self.canonical_value(tool_name, key, schema), *self.value_alternatives(schema))
 
     def canonical_value(self, tool_name: str, key: str, schema: Any) -> Element:
         """The value as :func:`~workbench.formats.values.write_python` writes it, held to the schema."""

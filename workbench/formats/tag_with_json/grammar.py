@@ -7,7 +7,7 @@ Examples: DeepSeek V3.1 ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json
 from __future__ import annotations
 
 from workbench.chat import Tool
-from workbench.grammar.elements import Element, const, ebnf, json_schema_ebnf, seq
+from workbench.grammar.elements import Element, const, ebnf, json_schema_ebnf, regex, seq
 from workbench.grammar.tool_grammar import ToolGrammar
 
 # Ids written by the model (Mistral's [CALL_ID] takes nine alphanumerics; any template accepts those).
@@ -25,7 +25,7 @@ class TagWithJsonGrammar(ToolGrammar):
     def call_id(self) -> Element:
         """A call id the model writes itself, between the spec's id markers."""
         return seq(
-            const(self.t.id_prefix), {"type": "regex", "pattern": CALL_ID_PATTERN}, const(self.t.id_suffix)
+            const(self.t.id_prefix), regex(CALL_ID_PATTERN), const(self.t.id_suffix)
         )
 
     def call_body(self, tool: Tool) -> Element:
@@ -34,7 +34,9 @@ class TagWithJsonGrammar(ToolGrammar):
         closing = t.args_end + t.func_close
         return seq(
             self.call_id() if at == "pre_func_name" else const(""),
-            const(t.name_prefix + tool.name + t.name_suffix),
+            const(t.name_prefix),
+            self.function_name(tool),
+            const(t.name_suffix),
             self.call_id() if at == "between_func_and_args" else const(""),
             const(t.args_start),
             self.arguments(tool),

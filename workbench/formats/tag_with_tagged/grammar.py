@@ -27,6 +27,7 @@ from workbench.grammar.elements import (
     ebnf,
     json_schema_ebnf,
     one_of,
+    regex,
     seq,
     tag,
 )
@@ -39,7 +40,11 @@ class TagWithTaggedGrammar(ToolGrammar):
     def call_body(self, tool: Tool) -> Element:
         t = self.t
         return seq(
-            const(t.name_prefix + tool.name + t.name_suffix), self.arguments(tool), const(t.func_close)
+            const(t.name_prefix),
+            self.function_name(tool),
+            const(t.name_suffix),
+            self.arguments(tool),
+            const(t.func_close),
         )
 
     # ----------------------------------------------------------------------------- arguments
@@ -65,7 +70,7 @@ class TagWithTaggedGrammar(ToolGrammar):
 
         def json_value() -> Element:
             value = ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
-            return seq(const(begin), value, const(end))
+            return seq(const(begin), one_of(value, *self.value_alternatives(schema)), const(end))
 
         if not written_raw(schema):
             return json_value()
@@ -84,7 +89,7 @@ class TagWithTaggedGrammar(ToolGrammar):
         pattern = schema.get("pattern")
         low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
         if isinstance(pattern, str):
-            return seq(const(begin), {"type": "regex", "pattern": _strip_anchors(pattern)}, const(end))
+            return seq(const(begin), regex(_strip_anchors(pattern)), const(end))
         if low > 0 or high is not None:
             # A length bound counts characters, and any_text works on bytes (a random model can write
             # invalid UTF-8 there, which decodes to more characters than written): spell the characters out
@@ -93,7 +98,7 @@ class TagWithTaggedGrammar(ToolGrammar):
             first = _class_escape(end.strip()[0])
             bound = "" if high is None else str(int(high))
             chars = f"[^{first}\\uD800-\\uDFFF]{{{low},{bound}}}"
-            return seq(const(begin), {"type": "regex", "pattern": chars}, const(end))
+            return seq(const(begin), regex(chars), const(end))
         return tag(begin, any_text(), end)
 
 
