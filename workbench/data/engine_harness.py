@@ -202,7 +202,9 @@ def run_sglang(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, A
     # `--tool-call-parser response_template` and `--reasoning-parser response_template` read the
     # template from the tokenizer's metadata, as a checkpoint would carry it.
     tokenizer.response_template = template
-    has_thinking = "thinking" in template.get("fields", {})
+    # `--reasoning-parser response_template` goes with the tool-call parser: it also strips the markers of
+    # an explicit answer region, which the tool parser alone passes through as normal text.
+    has_thinking = True
     deltas = Deltas(tokenizer)
     results = []
     for case in cases:

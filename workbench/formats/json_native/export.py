@@ -37,7 +37,9 @@ def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     if opener:
         fields["open_pattern"] = seq(optional(section_open), opener) if lit(t.call_start) else opener
         closer = call_closer(lit(t.call_end), section_close, opener) if lit(t.call_end) else section_close
-        fields["close_pattern"] = closer or rf"(?={opener})"
+        # With no closing marker a call ends at the next one or at the end of the output (SGLang drops a
+        # call the end of the stream cuts off unless its closer matches there).
+        fields["close_pattern"] = closer or rf"(?={opener})|\Z"
     else:
         # Bare JSON calls (Llama 3.x): a call starts where an object opens with the name key, and ends
         # where the object is followed by another call or by the end of the output.
