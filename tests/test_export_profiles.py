@@ -159,15 +159,15 @@ def test_the_cli_writes_the_profile_asked_for_with_provenance(tmp_path: Path) ->
     assert provenance["workbench_version"] and "transformers" in provenance["proven_with"]
 
 
-def test_the_cli_defaults_to_the_strictest_profile_that_expresses_the_format(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "profile"), [("llama3-json", "portable"), ("mistral-tool-calls", "sglang")])
+def test_the_cli_defaults_to_the_strictest_profile_that_expresses_the_format(
+    tmp_path: Path, name: str, profile: str
+) -> None:
     out = tmp_path / "rt.json"
-    result = CliRunner().invoke(
-        app, ["export", "llama3-json", "--target", "response-template", "-o", str(out)]
-    )
+    result = CliRunner().invoke(app, ["export", name, "--target", "response-template", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert (
-        json.loads(out.read_text(encoding="utf-8"))["response_template_provenance"]["profile"] == "portable"
-    )
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["response_template_provenance"]["profile"] == profile
 
 
 def test_the_cli_says_which_feature_a_profile_lacks_and_exits_1(tmp_path: Path) -> None:
