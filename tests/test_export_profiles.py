@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import SHARED
 from workbench.analysis import analyze
 from workbench.cli import app
 from workbench.export import Unsupported, build_response_template
@@ -125,9 +126,9 @@ def test_transformers_parses_every_round_trip_one_shot_and_token_streamed(profil
         source = load_template(name)
         spec = analyze(source).spec
         template = build_response_template(spec, profile)
-        tokenizer = tokenizer_for(name) if (Path(__file__).parents[2] / "shared").is_dir() else None
-        if tokenizer is None:
+        if not (SHARED / "tokenizers").is_dir():
             pytest.skip("../shared/tokenizers not present")
+        tokenizer = tokenizer_for(name)
         jobs.append(Job(name, template, tokenizer, validate(source, spec)))
         specs[name] = spec
     answer = run_harness(jobs, ["transformers"], python=sys.executable)
