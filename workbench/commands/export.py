@@ -1,7 +1,8 @@
 """``workbench export (TEMPLATE | --spec S) --target T -o PATH [--force]``: write a validated parser config.
 
-Targets: ``spec`` (default; FormatSpec JSON with provenance and the validation report), ``response-template``
-(transformers' ``parse_response`` dict), ``structural-tag`` (xgrammar, needs ``--tools``), ``tests`` (a
+Targets: ``spec`` (default; FormatSpec JSON with provenance and the validation report),
+``response-template`` (the ``response_template`` of transformers/vLLM/SGLang; ``--profile`` picks the
+consumer), ``structural-tag`` (xgrammar, needs ``--tools``), ``tests`` (a
 pytest file; ``--session`` adds recorded sessions).  See docs/export.md.
 
 The spec must be validated and, for ``response-template`` and ``structural-tag``, the consumer (transformers,
@@ -61,6 +62,14 @@ def export_command(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary of the export.")] = False,
     time_limit: TimeLimitOption = 2.0,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            help="response-template consumer: transformers | vllm | sglang | portable "
+            "(default: the strictest that can express the format).",
+        ),
+    ] = None,
 ) -> None:
     """Export a validated spec to a target its consumer loads, proven by that consumer."""
     from workbench.chat import load_tools
@@ -86,6 +95,7 @@ def export_command(
             force=force,
             tokenizer=tokenizer,
             time_limit=time_limit,
+            profile=profile,
         )
         written = write_export(result, output)
     for warning in result.warnings:

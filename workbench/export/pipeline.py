@@ -14,7 +14,7 @@ from typing import Any
 
 from workbench.chat import Tool
 from workbench.export.common import ExportError, Proof
-from workbench.export.response_template import build_response_template, prove_response_template
+from workbench.export.response_profile import prove_profile
 from workbench.export.spec_target import render_spec_export, spec_with_provenance
 from workbench.export.structural_tag import (
     build_structural_tag,
@@ -105,13 +105,19 @@ def export(
     force: bool = False,
     tokenizer: str | Path | None = None,
     time_limit: float = 2.0,
+    profile: str | None = None,
 ) -> ExportResult:
     """Build the export for ``target`` and prove it with its consumer; nothing is written here.
+
+    ``profile`` (response-template only) picks the consumer the template is shaped for; None picks the
+    strictest profile that can express the format (see :mod:`.profiles`).
 
     Raises:
         ExportError: unknown target, a spec that is not validated (unless ``force``), a target that cannot
             express the spec, or a consumer that disagrees with our parser (unless ``force``).
     """
+    if profile is not None and target != "response-template":
+        raise ExportError("--profile applies to the response-template target only")
     if target not in TARGETS:
         raise ExportError(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     spec, report = resolve_inputs(template, spec, time_limit=time_limit)
@@ -136,9 +142,10 @@ def export(
     if target == "spec":
         text = render_spec_export(exported)
     elif target == "response-template":
-        built = build_response_template(spec)
-        proof = prove_response_template(built, spec, report)
-        text = json.dumps(built, indent=2, ensure_ascii=False) + "\n"
+        built, proof, provenance, notes = prove_profile(spec, report, exported, profile, tokenizer)
+        warnings.extend(notes)
+        wrapped = {"response_template": built, "response_template_provenance": provenance}
+        text = json.dumps(wrapped, indent=2, ensure_ascii=False) + "\n"
     elif target == "structural-tag":
         if not tools:
             raise ExportError("the structural-tag target needs the tool list: pass --tools TOOLS.json")

@@ -12,9 +12,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.chat import Tool
-from workbench.export.common import CaseProof, Proof, Unsupported, first_line
+from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
 from workbench.spec import FormatSpec
-from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport, compare_messages
+from workbench.validate import (
+    FAIL,
+    PASS,
+    ROUND_TRIP_TOOLS,
+    UNSUPPORTED,
+    CaseResult,
+    ValidationReport,
+    compare_messages,
+)
 
 
 def lit(marker: str) -> str:
@@ -38,7 +46,7 @@ def _reasoning_opener(spec: FormatSpec) -> str:
     )
 
 
-def _reasoning_anchor(spec: FormatSpec) -> dict[str, str]:
+def _reasoning_anchor(spec: FormatSpec, *, portable: bool = False) -> dict[str, str]:
     """Where parsing starts in the prompt: at its very end, or just before a reasoning opener it ends with.
 
     transformers truncates the prompt after the *last* anchor match and parses the rest before the output,
@@ -46,10 +54,23 @@ def _reasoning_anchor(spec: FormatSpec) -> dict[str, str]:
     needed, which keeps the anchor independent of how the template writes it.
     """
     opener = _reasoning_opener(spec)
+    if portable:
+        # Python's `re` and JS have no variable-width look-behind and JS has no `\Z`: the end is
+        # `(?![\s\S])`, and the whitespace after the opener is one of the paddings templates write.
+        end = r"(?![\s\S])"
+        if not opener:
+            return {"start_anchor_pattern": end}
+        lit = re.escape(opener)
+        behind = "".join(f"(?<!{lit}{pad})" for pad in _PADDINGS)
+        return {"start_anchor_pattern": rf"(?={lit}\s*{end})|{behind}{end}"}
     if opener:
         lit = re.escape(opener)
         return {"start_anchor_pattern": rf"(?={lit}\s*\Z)|(?<!{lit}\s*)\Z"}
     return {"start_anchor_pattern": r"\Z"}
+
+
+# The whitespace templates write after a reasoning opener at the end of a generation prompt.
+_PADDINGS = ("", r"\n", r"\n\n", " ", r"\r\n")
 
 
 def call_transform(spec: FormatSpec, *, from_captures: bool, each: bool = False) -> dict[str, Any]:
@@ -99,6 +120,21 @@ def optional(pattern: str) -> str:
     return f"(?:{pattern})?" if pattern else ""
 
 
+def call_closer(end: str, section_close: str, next_call: str) -> str:
+    """A call's close: its end marker, followed by the section's close after the last call.
+
+    Not ``END(?:SECTION_CLOSE)?``: a streaming parser that sees ``END`` at a chunk's end closes the region
+    there (vLLM 0.32 and SGLang 0.5.23 do), and the section close then leaks into the content.  Each
+    alternative here is decided only once the text after ``END`` is known: the section close, or the next
+    call's opener (left for the next region to read).
+    """
+    if not section_close:
+        return end
+    if not next_call:
+        return seq(end, optional(section_close))
+    return f"{seq(end, section_close)}|{end}(?=\\s*{next_call})"
+
+
 def _tool_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     """The regions the format's family contributes (its ``response_fields`` hook, ``formats/<name>/``)."""
     from workbench.formats import family
@@ -130,12 +166,26 @@ def _json_aware(close: str) -> str:
     return rf"\G{_JSON_VALUE}(?:(?&jv))?\K(?:{close})"
 
 
-def build_response_template(spec: FormatSpec) -> dict[str, Any]:
-    """The transformers ``response_template`` dict for ``spec`` (pure).
+def build_response_template(spec: FormatSpec, profile: str = "transformers") -> dict[str, Any]:
+    """The ``response_template`` dict for ``spec`` in one consumer's profile (pure).
+
+    ``transformers`` is the richest (``reasoning_content``, ``join``, JSON-aware ends written with the
+    ``regex`` module); the serving profiles rename and drop what vLLM/SGLang refuse at start-up; ``portable``
+    also keeps to regex features Python's ``re`` and a JS ``RegExp`` share (see :mod:`.profiles`).
 
     Raises:
-        Unsupported: the format uses something a response_template cannot express (named in the message).
+        ExportError: an unknown profile.
+        Unsupported: the format (or the profile) cannot express the spec (the message names the feature).
     """
+    from workbench.export.profiles import PROFILES, apply_profile
+
+    if profile not in PROFILES:
+        raise ExportError(f"unknown profile {profile!r} (choose from {', '.join(PROFILES)})")
+    return apply_profile(_build_rich(spec, portable=profile == "portable"), profile)
+
+
+def _build_rich(spec: FormatSpec, *, portable: bool) -> dict[str, Any]:
+    """The transformers-profile template (``portable``: without the ``regex``-only JSON-aware ends)."""
     fields: dict[str, dict[str, Any]] = {}
     r, c = spec.reasoning, spec.content
     tools = _tool_fields(spec)
@@ -169,7 +219,7 @@ def build_response_template(spec: FormatSpec) -> dict[str, Any]:
             fields["content"] = {"repeats": True, "join": ""}
     calls: dict[str, Any] = tools.get("tool_calls") or {}
     json_body = calls and calls.get("content") == "json" and not spec.tools.args_python_dict
-    if json_body and calls.get("close_pattern"):
+    if json_body and calls.get("close_pattern") and not portable:
         calls["close_pattern"] = _json_aware(calls["close_pattern"])
     fields.update(tools)
     if not whole_turn and "open_pattern" in fields.get("content", {}) and tools:
@@ -178,7 +228,12 @@ def build_response_template(spec: FormatSpec) -> dict[str, Any]:
         close = fields["content"].get("close_pattern")
         fields["content"]["close_pattern"] = f"{close}|(?={opener})" if close else f"(?={opener})"
     ordered = {name: {k: f[k] for k in _FIELD_KEY_ORDER if k in f} for name, f in fields.items()}
-    return {"version": 1, **_reasoning_anchor(spec), "defaults": {"role": "assistant"}, "fields": ordered}
+    return {
+        "version": 1,
+        **_reasoning_anchor(spec, portable=portable),
+        "defaults": {"role": "assistant"},
+        "fields": ordered,
+    }
 
 
 # The order keys are written in: how a reader scans a region (where it opens, closes, what it holds).
@@ -205,9 +260,14 @@ def normalize_hf_message(message: dict[str, Any]) -> dict[str, Any]:
         calls.append(
             {"id": call.get("id", "") or "", "name": fn.get("name"), "arguments": fn.get("arguments")}
         )
+
+    def text(value: Any) -> str:  # a repeated region without `join` is a list of its pieces
+        return "".join(value) if isinstance(value, list) else (value or "")
+
+    reasoning = message.get("reasoning_content", message.get("thinking"))
     return {
-        "content": message.get("content") or "",
-        "reasoning_content": message.get("reasoning_content") or "",
+        "content": text(message.get("content")),
+        "reasoning_content": text(reasoning),
         "tool_calls": calls,
     }
 
@@ -238,15 +298,22 @@ def prove_response_template(
             problem = diff[0] if diff else ""
         except Exception as exc:  # the consumer rejecting the output is the finding
             problem = f"parse_response raised {type(exc).__name__}: {first_line(exc)}"
-        marker = _own_marker_in_arguments(spec, case.expected) if problem else ""
-        literal = _python_literal_in_output(case.expected, case.output) if problem else ""
-        if marker:
-            out.append(CaseProof(case.id, UNSUPPORTED, f"{_TEXTUAL_ENDS} (the argument holds {marker!r})"))
-        elif literal:
-            out.append(CaseProof(case.id, UNSUPPORTED, f"{_PYTHON_LITERALS} ({literal})"))
+        aside = set_aside_reason(spec, case) if problem else ""
+        if aside:
+            out.append(CaseProof(case.id, UNSUPPORTED, aside))
         else:
             out.append(CaseProof(case.id, FAIL if problem else PASS, problem))
     return Proof("response-template", tuple(out))
+
+
+def set_aside_reason(spec: FormatSpec, case: CaseResult) -> str:
+    """Why a case a consumer got wrong is beyond what a response_template can express ("" when it is not:
+    then the disagreement is a failure)."""
+    marker = _own_marker_in_arguments(spec, case.expected)
+    if marker:
+        return f"{_TEXTUAL_ENDS} (the argument holds {marker!r})"
+    literal = _python_literal_in_output(case.expected, case.output)
+    return f"{_PYTHON_LITERALS} ({literal})" if literal else ""
 
 
 _TEXTUAL_ENDS = (

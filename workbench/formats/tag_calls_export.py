@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.export.common import Unsupported
-from workbench.export.response_template import call_transform, lit, name_regex, optional, seq
+from workbench.export.response_template import call_closer, call_transform, lit, name_regex, optional, seq
 from workbench.spec import FormatSpec
 
 
@@ -17,7 +17,10 @@ def tag_call_fields(spec: FormatSpec) -> dict[str, Any]:
     header = seq(optional(section_open), lit(t.call_start), name_regex(spec), lit(t.args_start))
     if not header.strip():
         raise Unsupported("the call header has no markers")
-    closer = seq(lit(t.args_end), lit(t.func_close), lit(t.call_end), optional(section_close))
+    end = seq(lit(t.args_end), lit(t.func_close), lit(t.call_end))
+    closer = (
+        call_closer(end, section_close, lit(t.call_start) or lit(t.name_prefix)) if end else section_close
+    )
     fields: dict[str, Any] = {
         "open_pattern": header,
         "repeats": True,
@@ -28,5 +31,7 @@ def tag_call_fields(spec: FormatSpec) -> dict[str, Any]:
     else:
         nxt = lit(t.call_start) or lit(t.name_prefix)
         if nxt:
-            fields["close_pattern"] = rf"(?={nxt})"
+            # The call ends where the next one starts, or at the end of the output: SGLang drops a call
+            # whose region is cut off by the end of the stream unless its closer matches there.
+            fields["close_pattern"] = rf"(?={nxt})|\Z"
     return fields

