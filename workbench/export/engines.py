@@ -28,10 +28,18 @@ ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "transformers": "transformer
 
 
 def engines_python() -> Path | None:
-    """The engines venv's interpreter: ``$WORKBENCH_ENGINES_PYTHON``, else ``.venv-engines/bin/python``."""
+    """The engines venv's interpreter: ``$WORKBENCH_ENGINES_PYTHON``, else ``.venv-engines/bin/python`` once
+    ``make engines`` has finished (its ``.installed`` stamp): a venv still being built, or one whose install
+    failed half-way, is not used."""
     env = os.environ.get("WORKBENCH_ENGINES_PYTHON")
-    candidates = [Path(env)] if env else [REPO / ".venv-engines" / "bin" / "python"]
-    return next((p for p in candidates if p.is_file() and os.access(p, os.X_OK)), None)
+    if env:
+        candidate = Path(env)
+    else:
+        venv = REPO / ".venv-engines"
+        if not (venv / ".installed").is_file():
+            return None
+        candidate = venv / "bin" / "python"
+    return candidate if candidate.is_file() and os.access(candidate, os.X_OK) else None
 
 
 def engines_missing_reason() -> str:
@@ -42,7 +50,7 @@ def engines_missing_reason() -> str:
     where = (
         f"WORKBENCH_ENGINES_PYTHON={env} is not an executable"
         if env
-        else ".venv-engines/bin/python is absent"
+        else ".venv-engines is absent or its install did not finish"
     )
     return f"the engines venv is not installed ({where}); run `make engines`"
 
