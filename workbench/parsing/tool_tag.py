@@ -47,11 +47,7 @@ class TagParser(ToolParser):
     def __init__(self, machine: Any) -> None:
         super().__init__(machine)
         t = self.t
-        self.sec_start = core_of(t.section_start)
-        self.sec_end = core_of(t.section_end)
         self.call_start, self.call_start_tail = self._split_call_start(core_of(t.call_start))
-        self.call_end = core_of(t.call_end)
-        self.sep = core_of(t.call_separator)
         self.name_prefix = core_of(t.name_prefix)
         self.name_suffix = core_of(t.name_suffix)
         self.func_close = core_of(t.func_close)

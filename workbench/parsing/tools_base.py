@@ -53,7 +53,12 @@ class ToolParser:
 
     def __init__(self, machine: TurnMachine) -> None:
         self.m = machine
-        self.t = machine.spec.tools
+        self.t = t = machine.spec.tools
+        # The section and call wrappers every format reads the same way (their cores: no edge whitespace).
+        self.sec_start = core_of(t.section_start)
+        self.sec_end = core_of(t.section_end)
+        self.call_end = core_of(t.call_end)
+        self.sep = core_of(t.call_separator)
 
     # --------------------------------------------------------------------------- contract
     def trigger_cores(self) -> list[str]:

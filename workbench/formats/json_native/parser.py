@@ -38,11 +38,7 @@ class JsonNativeParser(ToolParser):
     def __init__(self, machine: Any) -> None:
         super().__init__(machine)
         t = self.t
-        self.sec_start = core_of(t.section_start)
-        self.sec_end = core_of(t.section_end)
         self.call_start = core_of(t.call_start)
-        self.call_end = core_of(t.call_end)
-        self.sep = core_of(t.call_separator)
         self.block = core_of(t.code_block_marker)
         self.block_lang = t.code_block_language.strip()
         self.name_keys = {t.name_field or "name", "name"}
