@@ -57,21 +57,26 @@ def validate(
         if ambiguity:
             results.append(replace(base, reason=ambiguity))
             continue
-        status, reason, parsed, mismatches = check_output(
-            spec,
-            case.id,
-            rendered.output,
-            base.expected,
-            thinking_opened=rendered.thinking_opened,
-            compare_ids=rendered.compare_ids,
-            parse=parse,
-        )
-        results.append(replace(base, status=status, reason=reason, parsed=parsed, mismatches=mismatches))
+        results.append(_parsed_back(spec, base, parse))
     results = _blame_the_spec_for_early_cuts(results)
     notes = [*renderer.notes, *notes]
     return ValidationReport(
         template_name=source.name, template_sha256=source.sha256, cases=tuple(results), notes=tuple(notes)
     )
+
+
+def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn) -> CaseResult:
+    """``case`` with its output parsed by ``spec`` and compared with what was rendered."""
+    status, reason, parsed, mismatches = check_output(
+        spec,
+        case.id,
+        case.output,
+        case.expected,
+        thinking_opened=case.thinking_opened,
+        compare_ids=case.compare_ids,
+        parse=parse,
+    )
+    return replace(case, status=status, reason=reason, parsed=parsed, mismatches=mismatches)
 
 
 def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult]:
@@ -135,16 +140,7 @@ def validate_recorded(
         if case.status == UNSUPPORTED:
             results.append(case)
             continue
-        status, reason, parsed, mismatches = check_output(
-            spec,
-            case.id,
-            case.output,
-            case.expected,
-            thinking_opened=case.thinking_opened,
-            compare_ids=case.compare_ids,
-            parse=parse,
-        )
-        results.append(replace(case, status=status, reason=reason, parsed=parsed, mismatches=mismatches))
+        results.append(_parsed_back(spec, case, parse))
     notes = (
         *report.notes,
         "no template given: the recorded round-trip outputs were parsed again; nothing was re-rendered",
