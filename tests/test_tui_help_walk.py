@@ -41,6 +41,7 @@ def test_every_palette_action_exists_on_the_app() -> None:
         assert callable(getattr(WorkbenchApp, f"action_{name}", None)), act.action
 
 
+@pytest.mark.slow  # 15-22 s a screen: every key of the screen pressed in a fresh app
 @pytest.mark.parametrize("mode", MODES)
 async def test_every_help_key_of_a_screen_does_something_visible(
     mode: str, tmp_path: Path, monkeypatch: Any
