@@ -16,6 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import SHARED
+from tests.test_export_response_template import (
+    EXPRESSIBLE,  # the project templates a response template can express
+)
 from workbench.analysis import analyze
 from workbench.cli import app
 from workbench.export import Unsupported, build_response_template
@@ -25,14 +28,6 @@ from workbench.spec import FormatSpec
 from workbench.template.source import load_template
 from workbench.validate import validate
 
-EXPRESSIBLE = [
-    "chatml-think-tools",
-    "deepseek-v31-like",
-    "harmony-channels",
-    "llama3-json",
-    "mistral-tool-calls",
-    "xml-tagged-args",
-]
 # Mistral's calls have no closing marker: only a JSON-aware end (regex-module only) tells the end of the
 # output from the end of a streamed chunk, so the portable profile refuses them.
 PORTABLE = [n for n in EXPRESSIBLE if n != "mistral-tool-calls"]
