@@ -19,12 +19,12 @@ NEW_FORMATS = PROJECT_TEMPLATES / "new-formats"
 
 #: template stem -> why today's spec cannot describe it (None: it validates today).
 KINDS: dict[str, str | None] = {
-    "typed-attr-args": 'a per-type attribute in the argument\'s opening tag (text="yes"/"no")',
-    "delimited-strings": "strings between <|q|> delimiters, unquoted keys: neither JSON nor raw text",
+    "typed-attr-args": None,
+    "delimited-strings": None,
     "element-markup": "closing markers repeat the element name; calls carry a counter attribute",
-    "id-first-calls": "the call id comes before the name, behind its own token",
+    "id-first-calls": None,
     "opened-answer": None,
-    "effort-switches": "reasoning is switched by reasoning_effort, not enable_thinking",
+    "effort-switches": None,
 }
 
 WEATHER = {

@@ -18,7 +18,9 @@ from typing import Any, ClassVar, Literal, NamedTuple, get_args
 
 from workbench.errors import WorkbenchError
 
-SPEC_VERSION = 1
+#: Version 2 added ``tools.pattern`` (calls as literal text and typed slots, format ``call_pattern``);
+#: version 1 files load unchanged (they have no pattern).
+SPEC_VERSION = 2
 
 ReasoningMode = Literal["none", "tag_based", "delimiter", "forced_open", "forced_closed", "tools_only"]
 ContentMode = Literal["plain", "always_wrapped", "wrapped_with_reasoning"]
@@ -31,8 +33,13 @@ ToolFormatName = Literal[
     "harmony",  # gpt-oss / OpenChatML channels
     "pythonic",  # [f(a=1), g()]  (Llama 3.2, LFM2)
     "recipient",  # functionary v3.2: ">>>name\n{json}"
+    # A call described as literal text and typed slots (``ToolsSpec.pattern``).
+    "call_pattern",
 ]
 IdPosition = Literal["none", "pre_func_name", "between_func_and_args", "post_args"]
+ArgsKind = Literal["json", "object", "tagged"]
+ValueWriting = Literal["raw", "json", "encoded"]
+StringEscape = Literal["json", "none"]
 
 # The runtime tuples come from the Literal types, so a value the type checker accepts is exactly a value
 # ``from_dict`` accepts (and the JSON Schema's enums are checked against these by the tests).
@@ -40,6 +47,14 @@ REASONING_MODES: tuple[ReasoningMode, ...] = get_args(ReasoningMode)
 CONTENT_MODES: tuple[ContentMode, ...] = get_args(ContentMode)
 TOOL_FORMATS: tuple[ToolFormatName, ...] = get_args(ToolFormatName)
 ID_POSITIONS: tuple[IdPosition, ...] = get_args(IdPosition)
+ARGS_KINDS: tuple[ArgsKind, ...] = get_args(ArgsKind)
+VALUE_WRITINGS: tuple[ValueWriting, ...] = get_args(ValueWriting)
+STRING_ESCAPES: tuple[StringEscape, ...] = get_args(StringEscape)
+#: The slots of a call pattern part list (``ToolsSpec.pattern``); any other part is literal text.  A literal
+#: that starts with ``$`` is written with the ``$`` doubled.
+CALL_SLOTS: tuple[str, ...] = ("$name", "$id", "$index", "$args")
+ARG_SLOTS: tuple[str, ...] = ("$key", "$value")
+JSON_TYPES: tuple[str, ...] = ("string", "integer", "number", "boolean", "null", "array", "object")
 
 # Reasoning modes whose output starts inside reasoning without a start marker of its own: the prompt opened
 # the block (``forced_open``) or the format has only an end delimiter (``delimiter``).
@@ -126,6 +141,108 @@ class ContentSpec:
 
 
 @dataclass(frozen=True)
+class ValueEncoding:
+    """How a value is written where it is neither JSON nor raw text (issue 10's "values of their own").
+
+    Objects are ``{`` + members joined by ``item_sep`` + ``}``, a member ``key_quote KEY key_quote key_sep
+    VALUE``; arrays ``[`` + values joined by ``item_sep`` + ``]``; strings ``string_open TEXT string_close``,
+    with ``escape`` "json" (JSON escapes inside the delimiters) or "none" (the text as is); numbers, booleans
+    and null as in JSON.  The defaults are compact-spaced JSON.
+    """
+
+    string_open: str = field(default='"', metadata={"description": "opens a string value"})
+    string_close: str = field(default='"', metadata={"description": "closes a string value"})
+    escape: StringEscape = field(
+        default="json", metadata=_enum("how text inside a string is escaped", STRING_ESCAPES)
+    )
+    key_quote: str = field(default='"', metadata={"description": "around an object key (empty: bare keys)"})
+    key_sep: str = field(default=": ", metadata={"description": "between a key and its value"})
+    item_sep: str = field(default=", ", metadata={"description": "between two members or items"})
+
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
+class ArgVariant:
+    """How one argument is written when its value has one of ``types`` (a tagged argument).
+
+    ``parts`` are literal text and the slots ``$key`` and ``$value``; ``value`` says how the value is
+    written: ``raw`` (a string as is), ``json``, or ``encoded`` (the pattern's :class:`ValueEncoding`).
+    Templates that mark a value's type in the argument's tag (``text="yes"`` vs ``text="no"``) have one
+    variant per marking.
+    """
+
+    types: tuple[str, ...] = _described((), "the JSON types of values written this way")
+    parts: tuple[str, ...] = _described((), "literal text and the slots $key, $value")
+    value: ValueWriting = field(default="json", metadata=_enum("how the value is written", VALUE_WRITINGS))
+
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
+class CallPattern:
+    """One tool call as literal text and typed slots, between ``call_start`` and ``call_end``.
+
+    ``call`` lists the parts in order: literal text, or one of the slots ``$name``, ``$id``, ``$index`` (the
+    call's position in the turn, counted from ``index_base``) and ``$args``.  ``args`` says how the
+    arguments slot is written: ``json`` (one JSON object), ``object`` (an object in the pattern's
+    :class:`ValueEncoding`), or ``tagged`` (one element per argument, written by the first of ``arguments``
+    whose types hold the value's type, joined by ``ToolsSpec.arg_separator``).  Element-style markup, ids
+    before names and per-type attributes are all ordinary patterns.
+    """
+
+    call: tuple[str, ...] = _described((), "the call's parts: literal text, $name, $id, $index, $args")
+    index_base: int = _described(0, "the value of $index for the first call of a turn")
+    args: ArgsKind = field(default="json", metadata=_enum("how the arguments are written", ARGS_KINDS))
+    arguments: tuple[ArgVariant, ...] = field(
+        default=(),
+        metadata={"description": "tagged arguments, one way per value type", "item_type": ArgVariant},
+    )
+    encoding: ValueEncoding = field(
+        default_factory=ValueEncoding,
+        metadata={"description": "how object arguments and encoded values are written"},
+    )
+
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
+
+    @property
+    def defined(self) -> bool:
+        return bool(self.call)
+
+    def describe(self) -> str:
+        """One readable line: the call's parts with slots in braces, then how arguments are written."""
+        text = "".join(_part_shown(p, CALL_SLOTS) for p in self.call)
+        if self.args == "tagged":
+            ways = "; ".join(
+                f"{'/'.join(v.types) or 'any'}: "
+                f"{''.join(_part_shown(p, ARG_SLOTS) for p in v.parts)} ({v.value})"
+                for v in self.arguments
+            )
+            return f"{text}  [arguments: {ways}]"
+        if self.args == "object":
+            e = self.encoding
+            keys = e.key_quote or "bare"
+            return f"{text}  [arguments: object, strings {e.string_open}…{e.string_close}, keys {keys}]"
+        return f"{text}  [arguments: JSON]" if text else ""
+
+
+def _part_shown(part: str, slots: tuple[str, ...]) -> str:
+    if part in slots:
+        return "{" + part[1:] + "}"
+    return part[1:] if part.startswith("$$") else part
+
+
+def pattern_literal(part: str) -> str:
+    """The text of a literal part (``$$x`` stands for ``$x``)."""
+    return part[1:] if part.startswith("$$") else part
+
+
+def literal_part(text: str) -> str:
+    """``text`` as a literal part of a pattern (a leading ``$`` doubled)."""
+    return "$" + text if text.startswith("$") else text
+
+
+@dataclass(frozen=True)
 class ToolsSpec:
     """Everything needed to find and decode tool calls in model output.
 
@@ -174,6 +291,10 @@ class ToolsSpec:
     args_python_dict: bool = _described(False, "arguments are a Python dict literal")
     # Capabilities.
     parallel: bool = _described(False, "several calls per turn")
+    # Format ``call_pattern``: the call as literal text and typed slots (spec version 2).
+    pattern: CallPattern = field(
+        default_factory=CallPattern, metadata={"description": "the call as literal text and typed slots"}
+    )
 
     _enums: ClassVar[dict[str, tuple[str, ...]]]
 
@@ -194,6 +315,9 @@ class ToolsSpec:
 ReasoningSpec._enums = _static_enums_of(ReasoningSpec)
 ContentSpec._enums = _static_enums_of(ContentSpec)
 ToolsSpec._enums = _static_enums_of(ToolsSpec)
+ValueEncoding._enums = _static_enums_of(ValueEncoding)
+ArgVariant._enums = _static_enums_of(ArgVariant)
+CallPattern._enums = _static_enums_of(CallPattern)
 
 
 @dataclass(frozen=True)
@@ -388,6 +512,11 @@ def _from_dict(cls: Any, data: Any, where: str) -> Any:
         default = getattr(defaults, name)
         if hasattr(default, "__dataclass_fields__"):
             kwargs[name] = _from_dict(type(default), value, path)
+        elif known[name].metadata.get("item_type") is not None:
+            item_type = known[name].metadata["item_type"]
+            if not isinstance(value, list):
+                raise SpecError(f"{path}: expected a list of objects")
+            kwargs[name] = tuple(_from_dict(item_type, v, f"{path}[{i}]") for i, v in enumerate(value))
         elif isinstance(default, tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise SpecError(f"{path}: expected a list of strings")
@@ -419,5 +548,5 @@ def _replace_path(obj: Any, path: list[str], value: Any) -> Any:
         raise SpecError(f"spec: no field {head!r}")
     if rest:
         return replace(obj, **{head: _replace_path(getattr(obj, head), rest, value)})
-    probe = _from_dict(type(obj), {head: list(value) if isinstance(value, tuple) else value}, head)
+    probe = _from_dict(type(obj), {head: _to_dict(value)}, head)
     return replace(obj, **{head: getattr(probe, head)})

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from workbench import __version__
-from workbench.analysis import arguments, content, prompt, reasoning, tools, workarounds
+from workbench.analysis import arguments, content, pattern, prompt, reasoning, tools, workarounds
 from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
@@ -125,6 +125,16 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
             else:
                 f.warn(f"{probe.id}: render failed: {f.probes[probe.id].error}")
     spec = build_spec(f, src)
+    t1 = f.probes.get("T1")
+    if t1 is not None and t1.render_b is not None:
+        try:
+            spec, pattern_notes = pattern.adopt_pattern(spec, pattern.probe_render(renderer), f.end_markers)
+        except Exception as exc:  # the pattern is a second opinion: never lose the first one to it
+            f.warn(f"call pattern phase failed: {type(exc).__name__}: {exc}")
+        else:
+            renderer.notes.extend(pattern_notes)
+            if pattern_notes:
+                spec = replace(spec, preserved_tokens=preserved_tokens(spec))
     return Analysis(
         spec=spec,
         probes=[f.probes[p.id] for p in PROBES],
@@ -194,6 +204,8 @@ def preserved_tokens(spec: FormatSpec) -> tuple[str, ...]:
                 token = value.strip()
                 if token and token not in out:
                     out.append(token)
+    if spec.tools.pattern.defined:
+        out += [m for m in pattern.pattern_markers(spec.tools.pattern) if m not in out]
     for m in spec.end_markers:
         if m.strip() and m.strip() not in out:
             out.append(m.strip())

@@ -68,4 +68,6 @@ def analyze_content(f: Findings) -> None:
     wrapped = _wrapper(after_end[:i], after_end[i + len(CONTENT_TEXT) :], f)
     if wrapped is not None:
         f.content.update(mode="wrapped_with_reasoning", start=wrapped[0], end=wrapped[1])
+        # The wrapper's closer ends the answer, not the turn (calls may follow it): not an end marker.
+        f.end_markers[:] = [m for m in f.end_markers if m.strip() != wrapped[1].strip()]
         f.note("R1", f"after reasoning, answers are wrapped in {wrapped[0]!r} ... {wrapped[1]!r}")

@@ -194,6 +194,10 @@ def _print_markers(spec: Any) -> None:
         value = getattr(spec.tools, fl.name)
         if fl.name == "format" or value in ("", False, (), "none"):
             continue
+        if fl.name == "pattern":
+            if value.defined:
+                rows.append(("tools.pattern", value.describe()))
+            continue
         rows.append((f"tools.{fl.name}", ", ".join(value) if isinstance(value, tuple) else str(value)))
     rows.append(("end_markers", ", ".join(spec.end_markers)))
     for name, value in rows:

@@ -10,6 +10,7 @@ family up here, lazily, by the spec's format name.  Adding a format is one folde
 from __future__ import annotations
 
 from workbench.formats.base import FormatFamily, SampleCall
+from workbench.formats.call_pattern import FAMILY as CALL_PATTERN
 from workbench.formats.harmony import FAMILY as HARMONY
 from workbench.formats.json_native import FAMILY as JSON_NATIVE
 from workbench.formats.pythonic import FAMILY as PYTHONIC
@@ -20,7 +21,8 @@ from workbench.formats.tag_with_tagged import FAMILY as TAG_WITH_TAGGED
 #: ``ToolsSpec.format`` -> its family.  Order matters for dedicated detectors: they are tried in this order
 #: (Harmony's headers also look like recipient addresses; a recipient call also looks like a bare name).
 FORMATS: dict[str, FormatFamily] = {
-    f.name: f for f in (JSON_NATIVE, TAG_WITH_JSON, TAG_WITH_TAGGED, HARMONY, RECIPIENT, PYTHONIC)
+    f.name: f
+    for f in (JSON_NATIVE, TAG_WITH_JSON, TAG_WITH_TAGGED, HARMONY, RECIPIENT, PYTHONIC, CALL_PATTERN)
 }
 
 

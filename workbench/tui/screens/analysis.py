@@ -53,6 +53,9 @@ def _shown(value: object) -> str:
         return visible(value)
     if isinstance(value, tuple):
         return ", ".join(visible(str(v)) for v in value)
+    describe = getattr(value, "describe", None)
+    if callable(describe):  # a call pattern (spec v2): one readable line
+        return visible(str(describe()))
     return json.dumps(value)
 
 

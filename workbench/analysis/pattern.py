@@ -1,0 +1,477 @@
+"""Learn a tool call as a pattern: literal text and typed slots (issue 10, spec v2 ``tools.pattern``).
+
+The marker-field analysis (``tools.py``) reads a call through fixed fields (name prefix, argument tags...)
+and only ever probes string arguments, so formats outside those fields come out silently wrong: an
+argument tag that says the value's type (``text="no"``), values in an encoding of their own
+(``{city:<|q|>Paris<|q|>}``), element markup with a call counter, an id before the name.  This phase renders
+calls whose every part is a known needle, finds the needles, and keeps what lies between them as literals:
+
+1. one call against a plain answer -> the call's text; the name, id and arguments needles in it give the
+   slots; the arguments are JSON when their JSON is there, an *object* in an encoding of its own when the
+   template writes ``{`` ... ``}`` around them otherwise, else *tagged* (one element per argument);
+2. two calls -> what is written once per turn (section markers), once per call (call markers) and between
+   calls, by the aligned common suffix/prefix of the text around the calls; literals that differ only in
+   digits between the first and the second call hold the ``$index`` slot;
+3. one argument of every JSON type -> how each type is written: per-type variants of a tagged argument's
+   literals, or the encoding's string delimiters, key quoting and separators.
+
+The pattern replaces the marker-field tools spec only when it reads the template's own renders back better
+(:func:`adopt_pattern`), so formats that already work keep their spec.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import pairwise
+from typing import Any
+
+from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, diff_split
+from workbench.analysis.probes import ARG_A, ARG_B, CONTENT_TEXT, FUNC_A, FUNC_B, ID_A, ID_B, TOOLS, USER
+from workbench.analysis.probes import VALUE_A as _VALUE_A
+from workbench.analysis.probes import VALUE_B as _VALUE_B
+from workbench.spec import ArgVariant, CallPattern, FormatSpec, ToolsSpec, ValueEncoding, literal_part
+
+#: ``(messages, tools) -> render`` (None when the template refuses the input).
+Render = Callable[[list[dict[str, Any]], list[dict[str, Any]]], "str | None"]
+
+_WS = " \t\r\n"
+VALUE_A, VALUE_B = _VALUE_A, _VALUE_B
+#: One value of every JSON type but string (strings are the probes' VALUE_A).
+TYPED_VALUES: tuple[tuple[str, Any], ...] = (
+    ("integer", 7),
+    ("number", 2.5),
+    ("boolean", True),
+    ("null", None),
+    ("array", [1, "ab"]),
+    ("object", {"kk": 1}),
+)
+_ESCAPE_PROBE = 'q"b'
+
+
+def _call(name: str, args: Mapping[str, Any], call_id: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": dict(args)}}
+
+
+def _conversation(*calls: dict[str, Any]) -> list[dict[str, Any]]:
+    msg: dict[str, Any] = {"role": "assistant", "content": CONTENT_TEXT}
+    if calls:
+        msg["tool_calls"] = list(calls)
+    return [dict(USER), msg]
+
+
+@dataclass
+class _Renders:
+    """The learner's renders, each reduced to the region the call(s) take (None when not rendered)."""
+
+    render: Render
+    end_markers: Sequence[str]
+    base: str | None = None
+
+    def region(self, *calls: dict[str, Any]) -> str | None:
+        if self.base is None:
+            self.base = self.render(_conversation(), list(TOOLS))
+            if self.base is None:
+                return None
+        text = self.render(_conversation(*calls), list(TOOLS))
+        if text is None:
+            return None
+        d = diff_split(self.base, text)
+        start, end = len(d.prefix), len(text) - len(d.suffix)
+        while start < end and text[start] in _WS:
+            start += 1
+        moved = True
+        while moved:
+            moved = False
+            while end > start and text[end - 1] in _WS:
+                end -= 1
+            for m in self.end_markers:
+                if m and end - len(m) >= start and text.startswith(m, end - len(m)):
+                    end -= len(m)
+                    moved = True
+        return text[start:end] if end > start else None
+
+
+@dataclass(frozen=True)
+class _Slots:
+    """Where the slots of one call sit in a region: ``(start, end, slot)`` sorted."""
+
+    spans: tuple[tuple[int, int, str], ...]
+
+    @property
+    def first(self) -> int:
+        return self.spans[0][0]
+
+    @property
+    def last(self) -> int:
+        return self.spans[-1][1]
+
+
+def _find_slots(region: str, name: str, call_id: str, args_text: str, after: int = 0) -> _Slots | None:
+    at = region.find(name, after)
+    if at < 0:
+        return None
+    spans = [(at, at + len(name), "$name")]
+    i = region.find(call_id, after)
+    if call_id and i >= 0:
+        spans.append((i, i + len(call_id), "$id"))
+    if args_text:
+        a = region.find(args_text, after)
+        if a < 0:
+            return None
+        spans.append((a, a + len(args_text), "$args"))
+    spans.sort()
+    for (_, e1, _), (s2, _, _) in pairwise(spans):
+        if s2 < e1:
+            return None
+    return _Slots(tuple(spans))
+
+
+def _json_spellings(value: Any) -> list[str]:
+    return [
+        json.dumps(value, ensure_ascii=False),
+        json.dumps(value, ensure_ascii=False, separators=(",", ":")),
+    ]
+
+
+@dataclass
+class _Args:
+    kind: str
+    one: str  # the arguments' text for {first: VALUE_A}
+    empty_prefix: str = ""
+
+
+def _arguments(r: _Renders, region: str) -> _Args | None:
+    """How the arguments of the one-call render are written, and their text."""
+    for spelling in _json_spellings({ARG_A: VALUE_A}):
+        if spelling in region:
+            return _Args("json", spelling)
+    empty = r.region(_call(FUNC_A, {}, ID_A))
+    if empty is None:
+        return None
+    d = diff_split(empty, region)
+    if d.left or not d.right:
+        return None
+    if d.prefix.endswith("{") and d.suffix.startswith("}"):
+        return _Args("object", "{" + d.right + "}")
+    return _Args("tagged", d.right)
+
+
+def _split_index(lit_a: str, lit_b: str, base_of_a: int) -> tuple[list[str], int] | None:
+    """A literal that differs from the next call's only by a counter: (parts with $index, index base)."""
+    i = 0
+    while i < min(len(lit_a), len(lit_b)) and lit_a[i] == lit_b[i]:
+        i += 1
+    j = i
+    while j < len(lit_a) and lit_a[j].isdigit():
+        j += 1
+    k = i
+    while k < len(lit_b) and lit_b[k].isdigit():
+        k += 1
+    while i > 0 and lit_a[i - 1].isdigit():
+        i -= 1
+    if i == j or lit_a[j:] != lit_b[k:] or not lit_a[i:j].isdigit() or not lit_b[i:k].isdigit():
+        return None
+    if int(lit_b[i:k]) != int(lit_a[i:j]) + 1:
+        return None
+    parts = [p for p in (lit_a[:i],) if p] + ["$index"] + [p for p in (lit_a[j:],) if p]
+    return parts, int(lit_a[i:j]) - base_of_a
+
+
+def _core_parts(region: str, slots: _Slots) -> list[str]:
+    out: list[str] = []
+    for n, (_, e, slot) in enumerate(slots.spans):
+        out.append(slot)
+        if n + 1 < len(slots.spans):
+            lit = region[e : slots.spans[n + 1][0]]
+            if lit:
+                out.append(lit)
+    return out
+
+
+def _encoding(r: _Renders, one_args: str) -> ValueEncoding | None:
+    """The encoding of an object argument list, from renders of one argument of each type."""
+    inner = one_args[1:-1]
+    k = inner.find(ARG_A)
+    if k < 0:
+        return None
+    key_quote = inner[:k]
+    after_key = k + len(ARG_A) + len(key_quote)
+    seven = r.region(_call(FUNC_A, {ARG_A: 7}, ID_A))
+    if seven is None or "7" not in seven:
+        return None
+    s_inner = _between_braces(seven, key_quote + ARG_A)
+    if s_inner is None:
+        return None
+    key_sep = s_inner[len(key_quote + ARG_A + key_quote) : s_inner.rfind("7")]
+    v = inner.find(VALUE_A, after_key)
+    if v < 0 or inner[after_key : after_key + len(key_sep)] != key_sep:
+        return None
+    string_open = inner[after_key + len(key_sep) : v]
+    string_close = inner[v + len(VALUE_A) :]
+    if not string_open or not string_close:
+        return None
+    two = r.region(_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: VALUE_B}, ID_A))
+    item_sep = ", "
+    if two is not None:
+        first_end = two.find(VALUE_A)
+        nxt = two.find(key_quote + ARG_B, first_end)
+        if first_end >= 0 and nxt > 0:
+            item_sep = two[first_end + len(VALUE_A) + len(string_close) : nxt]
+    escape = "none"
+    esc = r.region(_call(FUNC_A, {ARG_A: _ESCAPE_PROBE}, ID_A))
+    if esc is not None and json.dumps(_ESCAPE_PROBE)[1:-1] in esc and _ESCAPE_PROBE not in esc:
+        escape = "json"
+    return ValueEncoding(
+        string_open=string_open,
+        string_close=string_close,
+        escape=escape,  # type: ignore[arg-type]
+        key_quote=key_quote,
+        key_sep=key_sep,
+        item_sep=item_sep,
+    )
+
+
+def _between_braces(region: str, key: str) -> str | None:
+    k = region.find(key)
+    if k <= 0 or region[k - 1] != "{":
+        return None
+    depth, i = 0, k - 1
+    while i < len(region):
+        if region[i] == "{":
+            depth += 1
+        elif region[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return region[k:i]
+        i += 1
+    return None
+
+
+def _arg_parts(text: str, key: str, value_text: str) -> list[str] | None:
+    k = text.find(key)
+    if k < 0:
+        return None
+    v = text.find(value_text, k + len(key))
+    if v < 0:
+        return None
+    before, between, after = text[:k], text[k + len(key) : v], text[v + len(value_text) :]
+    parts = [literal_part(before), "$key", literal_part(between), "$value", literal_part(after)]
+    return [p for p in parts if p]
+
+
+def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list[ArgVariant] | None:
+    """One way per JSON type of writing a tagged argument, merged where the literals agree."""
+    ways: list[tuple[str, tuple[str, ...], str]] = []
+    if f'"{VALUE_A}"' in one_args:
+        parts = _arg_parts(one_args, ARG_A, f'"{VALUE_A}"')
+        how = "json"
+    else:
+        parts = _arg_parts(one_args, ARG_A, VALUE_A)
+        how = "raw"
+    if parts is None:
+        return None
+    ways.append(("string", tuple(parts), how))
+    for type_name, value in TYPED_VALUES:
+        region = r.region(_call(FUNC_A, {ARG_A: value}, ID_A))
+        if region is None or empty_call is None:
+            continue
+        d = diff_split(empty_call, region)
+        found = None
+        for spelling in [*_json_spellings(value), str(value)]:
+            found = _arg_parts(d.right, ARG_A, spelling)
+            if found is not None:
+                how = "json" if spelling != str(value) or type_name in ("integer", "number") else "raw"
+                break
+        if found is not None:
+            ways.append((type_name, tuple(found), how))
+    merged: list[ArgVariant] = []
+    for type_name, parts_t, how in ways:
+        for n, v in enumerate(merged):
+            if v.parts == parts_t and v.value == how:
+                merged[n] = replace(v, types=(*v.types, type_name))
+                break
+        else:
+            merged.append(ArgVariant(types=(type_name,), parts=parts_t, value=how))  # type: ignore[arg-type]
+    return merged
+
+
+def learn_pattern(render: Render, end_markers: Sequence[str]) -> tuple[ToolsSpec | None, list[str]]:
+    """The tools spec of a call pattern for the template behind ``render``; None (with why) when the
+    needles cannot be found."""
+    notes: list[str] = []
+    r = _Renders(render, end_markers)
+    one = r.region(_call(FUNC_A, {ARG_A: VALUE_A}, ID_A))
+    if one is None:
+        return None, ["the template renders no call"]
+    args = _arguments(r, one)
+    if args is None:
+        return None, ["the arguments could not be located"]
+    slots = _find_slots(one, FUNC_A, ID_A, args.one)
+    if slots is None:
+        return None, ["the call's slots overlap or are missing"]
+    core = _core_parts(one, slots)
+    x_pre, y_post = one[: slots.first], one[slots.last :]
+    section_start, call_start, call_end, section_end, separator = "", x_pre, y_post, "", ""
+    index_base = 0
+    two = r.region(_call(FUNC_A, {ARG_A: VALUE_A}, ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, ID_B))
+    parallel = False
+    if two is not None:
+        s1 = _find_slots(two, FUNC_A, ID_A, args.one)
+        s2 = (
+            _find_slots(two, FUNC_B, ID_B, args.one.replace(VALUE_A, VALUE_B), s1.last)
+            if s1 is not None
+            else None
+        )
+        if s1 is not None and s2 is not None and two[: s1.first] == x_pre and two[s2.last :] == y_post:
+            parallel = True
+            middle = two[s1.last : s2.first]
+            head = common_suffix_aligned(x_pre, middle)
+            tail = common_prefix_aligned(y_post, middle)
+            if len(head) + len(tail) > len(middle):
+                tail = tail[: max(0, len(middle) - len(head))]
+            call_start, call_end = head, tail
+            section_start, section_end = x_pre[: len(x_pre) - len(head)], y_post[len(tail) :]
+            separator = middle[len(tail) : len(middle) - len(head)]
+            core2 = _core_parts(two, s2)
+            if len(core2) == len(core) and core2 != core:
+                new_core: list[str] = []
+                for a, b in zip(core, core2, strict=True):
+                    split = _split_index(a, b, 0) if a != b and not a.startswith("$") else None
+                    if split is not None:
+                        new_core += split[0]
+                        index_base = split[1]
+                    else:
+                        new_core.append(a)
+                core = new_core
+    arguments: tuple[ArgVariant, ...] = ()
+    encoding = ValueEncoding()
+    arg_separator = ""
+    if args.kind == "object":
+        enc = _encoding(r, args.one)
+        if enc is None:
+            return None, ["the arguments' encoding could not be read"]
+        encoding = enc
+    elif args.kind == "tagged":
+        empty = r.region(_call(FUNC_A, {}, ID_A))
+        variants = _tagged_variants(r, args.one, empty)
+        if not variants:
+            return None, ["the tagged arguments could not be read"]
+        arguments = tuple(variants)
+        both = r.region(_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: VALUE_B}, ID_A))
+        second = args.one.replace(ARG_A, ARG_B).replace(VALUE_A, VALUE_B)
+        if both is not None and empty is not None:
+            d = diff_split(empty, both)
+            if d.right.startswith(args.one) and d.right.endswith(second):
+                arg_separator = d.right[len(args.one) : len(d.right) - len(second)]
+    pattern = CallPattern(
+        call=tuple(
+            p if p.startswith("$") and p in ("$name", "$id", "$index", "$args") else literal_part(p)
+            for p in core
+        ),
+        index_base=index_base,
+        args=args.kind,  # type: ignore[arg-type]
+        arguments=arguments,
+        encoding=encoding,
+    )
+    notes.append(f"call pattern: {pattern.describe()}")
+    return (
+        ToolsSpec(
+            format="call_pattern",
+            section_start=section_start,
+            section_end=section_end,
+            call_start=call_start,
+            call_end=call_end,
+            call_separator=separator,
+            arg_separator=arg_separator,
+            parallel=parallel,
+            pattern=pattern,
+        ),
+        notes,
+    )
+
+
+def probe_render(renderer: Any) -> Render:
+    """A :data:`Render` over the analysis's renderer (its fallbacks included; a failure gives None)."""
+    from workbench.analysis.probes import stringify_arguments
+    from workbench.template.render import TemplateError
+
+    def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str | None:
+        msgs: list[Any] = stringify_arguments(tuple(messages)) if renderer.args_as_text else messages
+        try:
+            return str(
+                renderer._ladder.render_once(
+                    msgs, tools, with_tools=True, add_generation_prompt=False, kwargs={}
+                )
+            )
+        except TemplateError:
+            return None
+
+    return render
+
+
+def pattern_markers(pattern: CallPattern) -> list[str]:
+    """The special-token-like markers inside a pattern's literals (the tokenizer must keep them whole)."""
+    from workbench.analysis.markers import markers_in
+
+    parts = [*pattern.call, *(p for v in pattern.arguments for p in v.parts)]
+    out: list[str] = []
+    for part in parts:
+        if part in ("$name", "$id", "$index", "$args", "$key", "$value"):
+            continue
+        for m in markers_in(part):
+            if m not in out:
+                out.append(m)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- adoption
+def read_back_score(spec: FormatSpec, render: Render, end_markers: Sequence[str]) -> int:
+    """How many of the learner's call renders ``spec`` parses back to the calls rendered (pure w.r.t.
+    the template: renders only)."""
+    from workbench.chat import Tool
+    from workbench.parsing import parse
+
+    r = _Renders(render, end_markers)
+    tools = [Tool.from_openai(t) for t in TOOLS]
+    cases: list[tuple[dict[str, Any], ...]] = [
+        (_call(FUNC_A, {ARG_A: VALUE_A}, ID_A),),
+        (_call(FUNC_A, {ARG_A: VALUE_A}, ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, ID_B)),
+        (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: VALUE_B}, ID_A),),
+        *((_call(FUNC_A, {ARG_A: value}, ID_A),) for _, value in TYPED_VALUES),
+    ]
+    score = 0
+    for calls in cases:
+        region = r.region(*calls)
+        if region is None:
+            continue
+        try:
+            message = parse(spec, region, tools).message
+        except Exception:  # a spec that cannot even build a parser reads nothing back
+            continue
+        got = [(c.name, c.arguments_value()) for c in message.tool_calls]
+        want = [(c["function"]["name"], c["function"]["arguments"]) for c in calls]
+        if got == want and not (message.content or "").strip():
+            score += 1
+    return score
+
+
+def adopt_pattern(
+    spec: FormatSpec, render: Render, end_markers: Sequence[str]
+) -> tuple[FormatSpec, list[str]]:
+    """``spec`` with a learned call pattern when the pattern reads the template's calls back better."""
+    if spec.tools.format in ("harmony", "pythonic", "recipient"):
+        return spec, []
+    learned, notes = learn_pattern(render, end_markers)
+    if learned is None:
+        return spec, []
+    candidate = replace(spec, tools=learned)
+    before = read_back_score(spec, render, end_markers) if spec.tools.supported else 0
+    after = read_back_score(candidate, render, end_markers)
+    if after > before:
+        return candidate, [
+            *notes,
+            f"the call pattern reads back {after} of the call renders (marker fields: {before})",
+        ]
+    return spec, []
