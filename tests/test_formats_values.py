@@ -30,7 +30,7 @@ from workbench.grammar.reference_specs import (
 )
 from workbench.parsing import parse
 from workbench.parsing.samples import SampleCall, write_calls
-from workbench.spec import FormatSpec, PromptSpec, ToolsSpec
+from workbench.spec import ArgVariant, CallPattern, FormatSpec, PromptSpec, ToolsSpec, ValueEncoding
 
 # The pythonic-calls project template, as the analyzer reads it (LFM2-style markers around a Python list).
 PYTHONIC = FormatSpec(
@@ -47,7 +47,48 @@ PYTHONIC = FormatSpec(
     end_markers=("<|im_end|>",),
 )
 
-#: One spec per family (every registered family is covered: see the first test).
+# Call patterns (spec v2), one per kind of arguments, as templates/new-formats/ document them.
+_NOT_STRING = ("integer", "number", "boolean", "null", "array", "object")
+PATTERN_TAGGED = FormatSpec(
+    tools=ToolsSpec(
+        format="call_pattern",
+        section_start="<calls>",
+        section_end="</calls>",
+        call_start='<call name="',
+        call_end="</call>",
+        pattern=CallPattern(
+            call=("$name", '">', "$args"),
+            args="tagged",
+            arguments=(
+                ArgVariant(("string",), ('<arg name="', "$key", '" text="yes">', "$value", "</arg>"), "raw"),
+                ArgVariant(_NOT_STRING, ('<arg name="', "$key", '" text="no">', "$value", "</arg>"), "json"),
+            ),
+        ),
+    )
+)
+PATTERN_OBJECT = FormatSpec(
+    tools=ToolsSpec(
+        format="call_pattern",
+        call_start="<|tool_call|>call:",
+        call_end="<|/tool_call|>",
+        pattern=CallPattern(
+            call=("$name", "$args"),
+            args="object",
+            encoding=ValueEncoding("<|q|>", "<|q|>", "none", "", ":", ","),
+        ),
+    )
+)
+PATTERN_JSON = FormatSpec(
+    tools=ToolsSpec(
+        format="call_pattern",
+        call_start='<|begin|>invoke fn="',
+        call_end="<|end|>invoke",
+        pattern=CallPattern(call=("$name", '" n="', "$index", '"<|body|>', "$args"), index_base=1),
+    )
+)
+
+#: One spec per family (every registered family is covered: see the first test); a family with several
+#: kinds has one entry per kind (``family/kind``).
 FAMILY_SPECS: dict[str, FormatSpec] = {
     "json_native": QWEN3_LIKE,
     "tag_with_json": DEEPSEEK_V31_LIKE,
@@ -55,6 +96,9 @@ FAMILY_SPECS: dict[str, FormatSpec] = {
     "harmony": HARMONY,
     "pythonic": PYTHONIC,
     "recipient": FUNCTIONARY_V32_LIKE,
+    "call_pattern": PATTERN_TAGGED,
+    "call_pattern/object": PATTERN_OBJECT,
+    "call_pattern/json": PATTERN_JSON,
 }
 
 # Text a raw value can hold: no markup (the end marker starts with "<"), no line breaks (a raw value loses
@@ -103,7 +147,7 @@ def _accepts(compiled: Any, text: str) -> bool:
 
 
 def test_every_registered_family_is_covered() -> None:
-    assert set(FORMATS) == set(FAMILY_SPECS)
+    assert set(FORMATS) == {name.split("/")[0] for name in FAMILY_SPECS}
 
 
 @pytest.mark.parametrize("kind", list(SCHEMAS))

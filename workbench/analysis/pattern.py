@@ -33,8 +33,8 @@ from workbench.analysis.probes import VALUE_A as _VALUE_A
 from workbench.analysis.probes import VALUE_B as _VALUE_B
 from workbench.spec import ArgVariant, CallPattern, FormatSpec, ToolsSpec, ValueEncoding, literal_part
 
-#: ``(messages, tools) -> render`` (None when the template refuses the input).
-Render = Callable[[list[dict[str, Any]], list[dict[str, Any]]], "str | None"]
+#: ``(messages, tools, add_generation_prompt) -> render`` (None when the template refuses the input).
+Render = Callable[[list[dict[str, Any]], list[dict[str, Any]], bool], "str | None"]
 
 _WS = " \t\r\n"
 VALUE_A, VALUE_B = _VALUE_A, _VALUE_B
@@ -71,10 +71,10 @@ class _Renders:
 
     def region(self, *calls: dict[str, Any]) -> str | None:
         if self.base is None:
-            self.base = self.render(_conversation(), list(TOOLS))
+            self.base = self.render(_conversation(), list(TOOLS), False)
             if self.base is None:
                 return None
-        text = self.render(_conversation(*calls), list(TOOLS))
+        text = self.render(_conversation(*calls), list(TOOLS), False)
         if text is None:
             return None
         d = diff_split(self.base, text)
@@ -397,12 +397,12 @@ def probe_render(renderer: Any) -> Render:
     from workbench.analysis.probes import stringify_arguments
     from workbench.template.render import TemplateError
 
-    def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str | None:
+    def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
         msgs: list[Any] = stringify_arguments(tuple(messages)) if renderer.args_as_text else messages
         try:
             return str(
                 renderer._ladder.render_once(
-                    msgs, tools, with_tools=True, add_generation_prompt=False, kwargs={}
+                    msgs, tools, with_tools=True, add_generation_prompt=prompt, kwargs={}
                 )
             )
         except TemplateError:
@@ -435,6 +435,7 @@ def read_back_score(spec: FormatSpec, render: Render, end_markers: Sequence[str]
 
     r = _Renders(render, end_markers)
     tools = [Tool.from_openai(t) for t in TOOLS]
+    prompt = render([dict(USER)], list(TOOLS), True)
     cases: list[tuple[dict[str, Any], ...]] = [
         (_call(FUNC_A, {ARG_A: VALUE_A}, ID_A),),
         (_call(FUNC_A, {ARG_A: VALUE_A}, ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, ID_B)),
@@ -443,18 +444,38 @@ def read_back_score(spec: FormatSpec, render: Render, end_markers: Sequence[str]
     ]
     score = 0
     for calls in cases:
-        region = r.region(*calls)
-        if region is None:
+        output, content = _turn_output(render, prompt, calls, end_markers), CONTENT_TEXT
+        if output is None:  # the template rewrites earlier turns: read the calls' region alone
+            output, content = r.region(*calls), ""
+        if output is None:
             continue
         try:
-            message = parse(spec, region, tools).message
+            message = parse(spec, output, tools).message
         except Exception:  # a spec that cannot even build a parser reads nothing back
             continue
         got = [(c.name, c.arguments_value()) for c in message.tool_calls]
         want = [(c["function"]["name"], c["function"]["arguments"]) for c in calls]
-        if got == want and not (message.content or "").strip():
+        if got == want and (message.content or "").strip() == content:
             score += 1
     return score
+
+
+def _turn_output(
+    render: Render, prompt: str | None, calls: tuple[dict[str, Any], ...], end_markers: Sequence[str]
+) -> str | None:
+    """The model's part of an answer with ``calls``: after the generation prompt, before the turn's end."""
+    full = render(_conversation(*calls), list(TOOLS), False)
+    if prompt is None or full is None or not full.startswith(prompt):
+        return None
+    out = full[len(prompt) :].rstrip(_WS)
+    moved = True
+    while moved:
+        moved = False
+        for m in end_markers:
+            if m and out.endswith(m):
+                out = out[: len(out) - len(m)].rstrip(_WS)
+                moved = True
+    return out
 
 
 def adopt_pattern(
