@@ -21,7 +21,7 @@ NEW_FORMATS = PROJECT_TEMPLATES / "new-formats"
 KINDS: dict[str, str | None] = {
     "typed-attr-args": None,
     "delimited-strings": None,
-    "element-markup": "closing markers repeat the element name; calls carry a counter attribute",
+    "element-markup": None,
     "id-first-calls": None,
     "opened-answer": None,
     "effort-switches": None,

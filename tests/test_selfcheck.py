@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import PROJECT_TEMPLATES
@@ -13,9 +14,21 @@ from workbench.selfcheck import check_spec, verdicts_from_report, warning_line
 from workbench.template.source import load_template
 from workbench.validate import validate
 
-# The one project template whose format the analysis still cannot describe (closing markers that repeat
-# the element's name: issue 10), so its verdicts must say so.
-ELEMENT = str(PROJECT_TEMPLATES / "new-formats" / "element-markup.jinja")
+# A format no spec can describe: the arguments are written back to front.  Its verdicts must say so.
+REVERSED_TEXT = (
+    "{%- for m in messages -%}<|im_start|>{{ m.role }}\n{{ m.content or '' }}"
+    "{%- if m.tool_calls is defined and m.tool_calls -%}{%- for c in m.tool_calls -%}"
+    "<call>{{ c.function.name }}:{{ c.function.arguments | tojson | reverse }}</call>"
+    "{%- endfor -%}{%- endif -%}<|im_end|>\n{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|im_start|>assistant\n{%- endif -%}"
+)
+
+
+@pytest.fixture
+def reversed_template(tmp_path: Path) -> str:
+    path = tmp_path / "reversed-arguments.jinja"
+    path.write_text(REVERSED_TEXT, encoding="utf-8")
+    return str(path)
 TYPED = str(PROJECT_TEMPLATES / "new-formats" / "typed-attr-args.jinja")
 runner = CliRunner()
 
@@ -44,15 +57,16 @@ def test_value_dependent_attributes_are_read_by_the_learned_pattern() -> None:
     assert not any("cannot express" in w for w in data["warnings"])
 
 
-def test_a_format_beyond_the_spec_is_reported_with_its_first_failing_case() -> None:
-    result = runner.invoke(app, ["analyze", ELEMENT, "--json"])
+def test_a_format_beyond_the_spec_is_reported_with_its_first_failing_case(reversed_template: str) -> None:
+    result = runner.invoke(app, ["analyze", reversed_template, "--json"])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     verdicts = {v["feature"]: v for v in data["verdicts"]}
-    assert verdicts["content"]["status"] == "cannot_express"
-    assert verdicts["content"]["case"] == "content_only"
-    assert "end-of-turn marker" in verdicts["content"]["difference"]
-    assert any("cannot express" in w and "content" in w for w in data["warnings"])
+    assert verdicts["content"]["status"] == "works"
+    assert verdicts["tool_call"]["status"] == "cannot_express"
+    assert verdicts["tool_call"]["case"] == "one_call"
+    assert '"ytic' in verdicts["tool_call"]["difference"]  # the reversed arguments the spec could not read
+    assert any("cannot express" in w and "tool_call" in w for w in data["warnings"])
 
 
 def test_no_check_skips_the_verdicts() -> None:
@@ -61,21 +75,21 @@ def test_no_check_skips_the_verdicts() -> None:
     assert json.loads(result.stdout)["verdicts"] == []
 
 
-def test_parse_warns_on_stderr_and_keeps_stdout_the_contract(tmp_path: Path) -> None:
+def test_parse_warns_on_stderr_and_keeps_stdout_the_contract(tmp_path: Path, reversed_template: str) -> None:
     out = tmp_path / "out.txt"
-    out.write_text('<|begin|>invoke fn="get_weather" n="1"<|body|>{"city": "Paris"}<|end|>invoke')
-    result = runner.invoke(app, ["parse", "--template", ELEMENT, str(out), "--json"])
+    out.write_text('<call>get_weather:}"siraP" :"ytic"{</call>')
+    result = runner.invoke(app, ["parse", "--template", reversed_template, str(out), "--json"])
     assert result.exit_code == 0, result.stderr
-    assert "warning: the spec cannot express content" in result.stderr
+    assert "warning: the spec cannot express tool_call" in result.stderr
     contract = json.loads(result.stdout)  # stdout stays the contract, whatever the spec made of the text
     assert set(contract) >= {"content", "reasoning_content", "tool_calls", "diagnostics"}
     clean = runner.invoke(app, ["parse", "--template", "chatml-think-tools", str(out), "--json"])
     assert "warning" not in clean.stderr
 
 
-def test_an_exported_spec_is_judged_by_the_report_it_carries() -> None:
-    source = load_template(ELEMENT)
+def test_an_exported_spec_is_judged_by_the_report_it_carries(reversed_template: str) -> None:
+    source = load_template(reversed_template)
     report = validate(source)
     verdicts = verdicts_from_report(report)
     failing = [v.feature for v in verdicts if v.status == "cannot_express"]
-    assert "content" in failing and "tool_call" in failing
+    assert "tool_call" in failing and "content" not in failing

@@ -19,6 +19,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.analysis import arguments, content, pattern, prompt, reasoning, tools, workarounds
+from workbench.analysis.diff import element_markers, element_syntax
 from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
@@ -91,6 +92,21 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
     renderer = ProbeRenderer(src, time_limit=time_limit)
     _check_renderable(renderer)
     f = Findings(renderer=renderer)
+    with element_markers(element_syntax(renderer.get("content") or "")):
+        spec = _run_phases(f, src, renderer)
+    return Analysis(
+        spec=spec,
+        probes=[f.probes[p.id] for p in PROBES],
+        warnings=f.warnings,
+        source=src,
+        notes=list(renderer.notes),
+        render_count=renderer.render_count,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> FormatSpec:
+    """The phases, the workarounds and the call pattern, in order; the spec they establish."""
     for name, phase in _PHASES:
         try:
             phase(f)
@@ -135,15 +151,7 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
             renderer.notes.extend(pattern_notes)
             if pattern_notes:
                 spec = replace(spec, preserved_tokens=preserved_tokens(spec))
-    return Analysis(
-        spec=spec,
-        probes=[f.probes[p.id] for p in PROBES],
-        warnings=f.warnings,
-        source=src,
-        notes=list(renderer.notes),
-        render_count=renderer.render_count,
-        seconds=time.perf_counter() - started,
-    )
+    return spec
 
 
 _TOOL_FIELDS = {fl.name for fl in fields(ToolsSpec)}

@@ -17,6 +17,9 @@ RESPONSE]`` are markers, the JSON array ``["a", "b"]`` is not).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +32,8 @@ __all__ = [
     "common_suffix_aligned",
     "common_suffix_len",
     "diff_split",
+    "element_markers",
+    "element_syntax",
     "segmentize",
     "until_common_prefix",
 ]
@@ -125,10 +130,99 @@ def common_suffix_len(a: str, b: str) -> int:
     return lo
 
 
-def _open_marker_tail(text: str) -> int | None:
-    """Start index of an unfinished marker that ``text`` ends with, if any."""
+# ----------------------------------------------------------------------------------------- element markup
+# Some templates write every element as ``<|begin|>NAME ATTRS<|body|>...<|end|>NAME``: the special tokens
+# alone do not say what opens or closes (``<|end|>`` closes the answer, the reasoning and the turn alike);
+# the token *with the name* does.  When a template's render shows that syntax, the analysis reads
+# ``OPEN NAME ATTRS BODY`` and ``CLOSE NAME`` as single markers (:func:`element_markers`).
+_SPECIAL = re.compile(r"<\|[^|<>\s]{1,24}\|>")
+_ELEMENT: ContextVar[tuple[re.Pattern[str], re.Pattern[str]] | None] = ContextVar("element", default=None)
+
+
+@dataclass(frozen=True)
+class ElementSyntax:
+    """The three tokens of element-style markup: ``open NAME ATTRS body`` ... ``close NAME``."""
+
+    open: str
+    body: str
+    close: str
+
+
+def element_syntax(text: str) -> ElementSyntax | None:
+    """The element syntax ``text`` is written in, if any (pure).
+
+    Evidence: two special tokens each directly followed by the same names, for at least two names (``turn``
+    and ``answer`` after both ``<|begin|>`` and ``<|end|>``), and a third token that ends the opening
+    (``<|body|>``) after every opening.
+    """
+    followers: dict[str, set[str]] = {}
+    for m in _SPECIAL.finditer(text):
+        name = re.match(r"[A-Za-z_]\w*", text[m.end() :])
+        if name is not None:
+            followers.setdefault(m.group(), set()).add(name.group())
+    best: ElementSyntax | None = None
+    for open_tok, names_o in followers.items():
+        for close_tok, names_c in followers.items():
+            if open_tok == close_tok or len(names_o & names_c) < 2:
+                continue
+            opening = re.escape(open_tok) + r"[A-Za-z_]\w*(?:[ \t][^<>\n]{0,80}?)?(<\|[^|<>\s]{1,24}\|>)"
+            bodies = {m.group(1) for m in re.finditer(opening, text)}
+            bodies -= {open_tok, close_tok}
+            if len(bodies) != 1:
+                continue
+            body = bodies.pop()
+            # The opener is the one whose elements come first: the turn opens before it closes.
+            if text.find(open_tok) > text.find(close_tok):
+                continue
+            best = ElementSyntax(open_tok, body, close_tok)
+    return best
+
+
+@contextmanager
+def element_markers(syntax: ElementSyntax | None) -> Iterator[None]:
+    """Within the block, :func:`segmentize`, :func:`is_marker` and :func:`diff_split` read the element
+    syntax's openings and closings as single markers (nothing changes when ``syntax`` is None)."""
+    if syntax is None:
+        yield
+        return
+    o, b, c = (re.escape(x) for x in (syntax.open, syntax.body, syntax.close))
+    compound = re.compile(rf"{o}[A-Za-z_]\w*(?:[ \t][^<>\n]{{0,80}}?)?{b}|{c}[A-Za-z_]\w*")
+    open_tail = re.compile(rf"(?:{o}(?:[A-Za-z_]\w*(?:[ \t][^<>\n]{{0,80}})?)?|{c}\w*)\Z")
+    token = _ELEMENT.set((compound, open_tail))
+    try:
+        yield
+    finally:
+        _ELEMENT.reset(token)
+
+
+def _marker_rx() -> re.Pattern[str]:
+    element = _ELEMENT.get()
+    if element is None:
+        return _MARKER
+    return re.compile(f"{element[0].pattern}|{_MARKER.pattern}")
+
+
+def _open_marker_tail(text: str, after: str = "") -> int | None:
+    """Start index of an unfinished marker that ``text`` ends with, if any.
+
+    ``after`` holds the characters that follow ``text`` (in either compared text): an element closing such
+    as ``<|end|>answer`` is unfinished only while its name may still go on.
+    """
+    element = _ELEMENT.get()
+    if element is not None:
+        m = element[1].search(text)
+        if m is not None:
+            closing_name = re.search(r"\|>(\w+)\Z", m.group(0))
+            named_close = closing_name is not None and not m.group(0).startswith(_opener_of(element))
+            if not (named_close and not any(ch.isalnum() or ch == "_" for ch in after)):
+                return m.start()
     m = _OPEN_TAIL.search(text)
     return m.start() if m else None
+
+
+def _opener_of(element: tuple[re.Pattern[str], re.Pattern[str]]) -> str:
+    """The element opening token (the first alternative of the compound pattern, unescaped)."""
+    return re.sub(r"\\(.)", r"\1", element[0].pattern.split("[A-Za-z_]", 1)[0])
 
 
 def _closing_head(suffix: str, before_a: str, before_b: str) -> int | None:
@@ -155,7 +249,7 @@ def diff_split(a: str, b: str) -> DiffSplit:
     differing parts, repeatedly, until nothing moves.
     """
     p = common_prefix_len(a, b)
-    while (tail := _open_marker_tail(a[:p])) is not None:
+    while (tail := _open_marker_tail(a[:p], a[p : p + 1] + b[p : p + 1])) is not None:
         p = tail  # an open tail holds at least its opener, so this always moves back
     rest_a, rest_b = a[p:], b[p:]
     s = common_suffix_len(rest_a, rest_b)
@@ -217,7 +311,7 @@ def segmentize(text: str) -> list[Segment]:
     """
     out: list[Segment] = []
     pos = 0
-    for m in _MARKER.finditer(text):
+    for m in _marker_rx().finditer(text):
         if m.start() > pos:
             out.append(Segment("text", text[pos : m.start()]))
         out.append(Segment("marker", m.group()))
@@ -229,4 +323,4 @@ def segmentize(text: str) -> list[Segment]:
 
 def is_marker(text: str) -> bool:
     """True when ``text`` is exactly one marker (pure)."""
-    return _MARKER.fullmatch(text) is not None
+    return _marker_rx().fullmatch(text) is not None

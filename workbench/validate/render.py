@@ -128,7 +128,7 @@ def render_case(
         whole,
         turn_ends(spec, src.eos_token, turn_end),
         _inner_markers(spec),
-        next_turn_marker(history_header or generation_prompt),
+        next_turn_marker(history_header or generation_prompt, spec),
     )
     if note:
         thinking_opened = _opened_by_output(spec, output)
@@ -235,15 +235,21 @@ def _inner_markers(spec: FormatSpec) -> set[str]:
 _INNER_NON_TOOL_MARKERS = frozenset({"reasoning.start", "reasoning.end", "content.start"})
 
 
-def next_turn_marker(generation_prefix: str) -> tuple[str, str]:
+def next_turn_marker(generation_prefix: str, spec: FormatSpec | None = None) -> tuple[str, str]:
     """The marker every turn starts with, read off the generation prompt (``<|START_OF_TURN_TOKEN|>`` of
     ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``), with the assistant header itself.  A template that
     writes no end-of-turn marker after a message (Command R+ after tool calls) still starts the next turn
-    with it; a model never writes another role's header, so the output ends there."""
-    from workbench.analysis.diff import segmentize
+    with it; a model never writes another role's header, so the output ends there.
+
+    In element-style markup (``<|begin|>turn role="assistant"<|body|>``, read off the spec's own markers)
+    the whole opening is the marker: ``<|begin|>`` alone also opens the answer and the reasoning.
+    """
+    from workbench.analysis.diff import element_markers, element_syntax, segmentize
 
     header = generation_prefix.strip()
-    segments = segmentize(header)
+    markers = " ".join([*spec.iter_markers(), spec.prompt.generation_prompt]) if spec is not None else ""
+    with element_markers(element_syntax(markers + " " + header)):
+        segments = segmentize(header)
     if not segments or not segments[0].is_marker:
         return "", ""
     return segments[0].text, header
