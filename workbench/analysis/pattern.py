@@ -478,17 +478,41 @@ def _turn_output(
     return out
 
 
+def memoized(render: Render) -> Render:
+    """``render`` with its results kept: the learner and both read-backs render the same conversations."""
+    cache: dict[str, str | None] = {}
+
+    def cached(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
+        key = json.dumps([messages, prompt], sort_keys=True, default=str)
+        if key not in cache:
+            cache[key] = render(messages, tools, prompt)
+        return cache[key]
+
+    return cached
+
+
+#: How many call renders :func:`read_back_score` checks (a spec that reads them all needs no pattern).
+READ_BACK_CASES = 3 + len(TYPED_VALUES)
+
+
 def adopt_pattern(
     spec: FormatSpec, render: Render, end_markers: Sequence[str]
 ) -> tuple[FormatSpec, list[str]]:
-    """``spec`` with a learned call pattern when the pattern reads the template's calls back better."""
+    """``spec`` with a learned call pattern when the pattern reads the template's calls back better.
+
+    The marker-field spec is checked first: when it reads every call render back, nothing is learned (the
+    common case costs the read-back renders only).
+    """
     if spec.tools.format in ("harmony", "pythonic", "recipient"):
+        return spec, []
+    render = memoized(render)
+    before = read_back_score(spec, render, end_markers) if spec.tools.supported else 0
+    if before == READ_BACK_CASES:
         return spec, []
     learned, notes = learn_pattern(render, end_markers)
     if learned is None:
         return spec, []
     candidate = replace(spec, tools=learned)
-    before = read_back_score(spec, render, end_markers) if spec.tools.supported else 0
     after = read_back_score(candidate, render, end_markers)
     if after > before:
         return candidate, [
