@@ -24,7 +24,7 @@ KINDS: dict[str, str | None] = {
     "element-markup": "closing markers repeat the element name; calls carry a counter attribute",
     "id-first-calls": "the call id comes before the name, behind its own token",
     "opened-answer": None,
-    "effort-switches": "reasoning is switched by reasoning_effort, not enable_thinking",
+    "effort-switches": None,
 }
 
 WEATHER = {

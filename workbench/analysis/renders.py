@@ -17,9 +17,10 @@ probe that needs it reports the error on itself (``ProbeResult.error``) while th
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -263,6 +264,26 @@ class ProbeRenderer:
                 self._timeouts += 1
             raise VariantFailed(str(exc)) from None
         self._cache[name] = text
+        return text
+
+    def render_with(self, name: str, kwargs: Mapping[str, Any], variant: Variant | None = None) -> str | None:
+        """The render of variant ``name`` (or of ``variant``, an ad-hoc one) with extra template ``kwargs``
+        (a switch's value), cached; None when it fails.  Switch probing renders the same conversations with
+        each candidate value; a failure only means that value is not probed."""
+        base = variant if variant is not None else VARIANTS[name]
+        key = f"{base.name}|{json.dumps(dict(kwargs), sort_keys=True, default=str)}"
+        if key in self._cache:
+            return self._cache[key]
+        if key in self.failures or self._timeouts >= _MAX_TIMEOUTS:
+            return None
+        try:
+            text = self._render_with_fallbacks(replace(base, kwargs={**base.kwargs, **kwargs}))
+        except TemplateError as exc:
+            self.failures[key] = str(exc)
+            if exc.kind in ("timeout", "cancelled"):
+                self._timeouts += 1
+            return None
+        self._cache[key] = text
         return text
 
     def run(self, probe: Probe) -> ProbeResult:

@@ -133,7 +133,7 @@ def render_case(
     if note:
         thinking_opened = _opened_by_output(spec, output)
     else:
-        thinking_opened = spec.output_starts_in_reasoning(generation_prompt=generation_prompt)
+        thinking_opened = spec.output_start_stage(generation_prompt=generation_prompt) == "reasoning"
     # Context for parsers that read the prompt: the real generation prompt when the output continues it,
     # else the history's own text in front of the output.
     if thinking_opened and note:

@@ -103,7 +103,8 @@ class JsonNativeParser(ToolParser):
                 fenced = True
                 look.opt("json")
                 look.ws()
-        in_array = look.opt("[")
+        # A call marker that itself starts with "[" ("[CALL]") is not an array's bracket.
+        in_array = not (self.call_start and look.peek(self.call_start)) and look.opt("[")
         if in_array:
             look.ws()
         h = self._object_start(look, in_array)
