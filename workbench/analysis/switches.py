@@ -15,6 +15,7 @@ the markers are known (:func:`read_start_stages`) each value's prompt also says 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,8 @@ from workbench.analysis.diff import diff_split
 from workbench.analysis.probes import REASONING_TEXT, SWITCH_VARIANTS, USER_TEXT
 from workbench.analysis.prompt import tail_after_user
 from workbench.analysis.state import Findings
-from workbench.spec import ContentSpec, FormatSpec, ReasoningSpec
+from workbench.spec import ContentSpec, FormatSpec, ReasoningSpec, StartStage
+from workbench.template.source import TemplateSource
 from workbench.template.variables import SwitchCandidate, find_switches
 
 #: Switches with their own probes and spec fields.
@@ -154,3 +156,48 @@ def read_start_stages(f: Findings) -> None:
             prompt = effect.get("generation_prompt")
             if prompt is not None:
                 effect["start"] = spec.output_start_stage(generation_prompt=prompt)
+
+
+def start_stage_for(
+    spec: FormatSpec,
+    source: TemplateSource | None,
+    template_kwargs: Mapping[str, Any],
+    *,
+    enable_thinking: bool = True,
+    time_limit: float = 2.0,
+) -> tuple[StartStage | None, str]:
+    """Where the output starts when the prompt is rendered with ``template_kwargs`` (``--kw``), and a note.
+
+    With the template at hand the generation prompt is rendered with them and read
+    (:meth:`FormatSpec.output_start_stage`); with a spec alone, the prompt its analysis recorded for that
+    switch value (``prompt.switches``) is read.  ``(None, note)`` when neither says anything: the parser then
+    decides as without ``--kw``, and the note says why.
+    """
+    if not template_kwargs:
+        return None, ""
+    if source is not None:
+        from workbench.analysis.probes import USER
+        from workbench.analysis.renders import RenderLadder
+
+        ladder = RenderLadder(source, time_limit=time_limit)
+        base = {"enable_thinking": enable_thinking, **template_kwargs}
+        full = ladder.render([USER], None, add_generation_prompt=True, base_kwargs=base)
+        bare = ladder.render([USER], None, add_generation_prompt=False, base_kwargs=base)
+        prompt = full[len(bare) :] if full.startswith(bare) else diff_split(bare, full).right
+        return spec.output_start_stage(generation_prompt=prompt, enable_thinking=enable_thinking), ""
+    for name, value in template_kwargs.items():
+        info = spec.prompt.switches.get(name)
+        effects = info["effects"] if info else []
+        for effect in effects:
+            if _same_value(effect["value"], value) and "generation_prompt" in effect:
+                stage = spec.output_start_stage(
+                    generation_prompt=effect["generation_prompt"], enable_thinking=enable_thinking
+                )
+                return stage, ""
+    names = ", ".join(f"{k}={v!r}" for k, v in template_kwargs.items())
+    return None, f"the spec records no switch value {names}: the output is read as with the default prompt"
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Switch values compare as JSON values (``true`` is not ``1``)."""
+    return type(a) is type(b) and a == b
