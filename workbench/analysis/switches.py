@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.analysis.diff import diff_split
-from workbench.analysis.probes import REASONING_TEXT, SWITCH_VARIANTS, USER_TEXT
+from workbench.analysis.probes import REASONING_TEXT, SWITCH_VARIANTS, USER_TEXT, VARIANTS, Variant
 from workbench.analysis.prompt import tail_after_user
 from workbench.analysis.state import Findings
 from workbench.spec import ContentSpec, FormatSpec, ReasoningSpec, StartStage
@@ -99,6 +99,7 @@ def probe_switches(f: Findings) -> None:
     f.prompt["switches"] = {}
     if not candidates:
         return
+    _prefetch(f, candidates)
     default = observe(f, {})
     found: dict[str, Any] = {}
     for cand in candidates:
@@ -111,6 +112,18 @@ def probe_switches(f: Findings) -> None:
             f"{e['value']!r}: {', '.join(e['changes']) or 'as the default'}" for e in info["effects"]
         )
         f.note("R2", f"template switch {name!r} ({said})")
+
+
+def _prefetch(f: Findings, candidates: list[SwitchCandidate]) -> None:
+    """Every render :func:`observe` will ask for, in one batch."""
+    names = ("prompt_none", "prompt", "reasoning")
+    requests: list[tuple[Variant, dict[str, Any]]] = [(_HISTORY, {})]
+    for cand in candidates:
+        for value in cand.values:
+            kwargs = {cand.name: value}
+            requests += [(VARIANTS[n], kwargs) for n in names]
+            requests.append((_HISTORY, kwargs))
+    f.renderer.prefetch(requests)
 
 
 def _effects(f: Findings, cand: SwitchCandidate, default: Observation) -> list[dict[str, Any]]:
