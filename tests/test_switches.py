@@ -205,3 +205,30 @@ def test_validate_renders_the_cases_with_the_switches() -> None:
     # with reasoning off the template drops reasoning: unsupported, not failed
     assert report["features"]["reasoning"]["status"] == "unsupported"
     assert invoke("validate", EFFORT, "--kw", "clear_thinking=false").exit_code == 0
+
+
+def test_generate_renders_the_prompt_with_the_switches() -> None:
+    """A switch that closes reasoning in the prompt turns the generator's reasoning phase off."""
+    pytest.importorskip("torch")
+    pytest.importorskip("xgrammar")
+    from workbench.chat import Message
+    from workbench.engine.generate import Generator
+    from workbench.engine.tiny import load_tiny
+
+    src = load_template(EFFORT)
+    spec = analyze(src).spec
+    loaded = load_tiny()
+    messages = [Message(role="user", content="Hi")]
+    default = Generator(loaded, spec, messages=messages, template=src, max_new_tokens=1)
+    assert default.prompt.endswith("[ASSISTANT]") and default.reasoning
+    switched = Generator(
+        loaded,
+        spec,
+        messages=messages,
+        template=src,
+        max_new_tokens=1,
+        template_kwargs={"reasoning_effort": "none"},
+    )
+    assert switched.prompt.endswith("[ASSISTANT][THINK][/THINK]")
+    assert "Reasoning: none" in switched.prompt
+    assert not switched.reasoning
