@@ -12,6 +12,8 @@ message the model added.
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -159,3 +161,21 @@ def test_stage_rule_reads_only_the_current_turn() -> None:
 def test_start_stage_must_be_a_known_stage() -> None:
     with pytest.raises(ValueError, match="start_stage"):
         ParseOptions(start_stage="middle")
+
+
+def test_parse_cli_reads_the_output_from_where_the_prompt_leaves_it(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    source, _ = opened_answer()
+    partial = {"role": "assistant", "content": "The answer is"}
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text(prompt_of(source, [USER, partial], continue_final_message=True), encoding="utf-8")
+    out = tmp_path / "out.txt"
+    out.write_text(" 42.\n</answer>", encoding="utf-8")
+    args = ["parse", "--template", str(OPENED_ANSWER), str(out), "--json"]
+    default = json.loads(CliRunner().invoke(app, args).stdout)
+    assert default["reasoning_content"].strip() == "42."  # the spec's default: inside <think>
+    continued = json.loads(CliRunner().invoke(app, [*args, "--prompt", str(prompt)]).stdout)
+    assert (continued["reasoning_content"], continued["content"].strip()) == ("", "42.")
