@@ -232,3 +232,21 @@ def test_generate_renders_the_prompt_with_the_switches() -> None:
     assert switched.prompt.endswith("[ASSISTANT][THINK][/THINK]")
     assert "Reasoning: none" in switched.prompt
     assert not switched.reasoning
+
+
+#: Loops for as long as it is allowed when ``slow`` is set: probing that value must not cost more than the
+#: analysis' usual allowance of timed-out renders.
+SLOW_SWITCH = """
+{%- for message in messages -%}{{- '<|' + message.role + '|>' + message.content + '<|end|>' -}}{%- endfor -%}
+{%- if slow -%}
+    {%- for i in range(100000) -%}{%- for j in range(100000) -%}{%- endfor -%}{%- endfor -%}
+{%- endif -%}
+{%- if add_generation_prompt -%}{{- '<|assistant|>' -}}{%- endif -%}
+"""
+
+
+def test_a_switch_value_that_never_finishes_rendering_is_dropped_not_waited_for() -> None:
+    analysis = analyze(source(SLOW_SWITCH, "slow-switch"), time_limit=0.3)
+    assert "slow" not in analysis.spec.prompt.switches
+    assert analysis.spec.end_markers == ("<|end|>",)
+    assert not [w for w in analysis.warnings if "timed out" in w]  # the probes proper kept their budget

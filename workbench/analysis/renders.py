@@ -213,6 +213,7 @@ class ProbeRenderer:
         self.failures: dict[str, str] = {}
         self.notes: list[str] = []
         self._timeouts = 0
+        self._switch_timeouts = 0  # renders with a switch set (render_with, prefetch) that timed out
 
     # ------------------------------------------------------------------------------------------- public
     @property
@@ -267,51 +268,57 @@ class ProbeRenderer:
         return text
 
     def prefetch(self, requests: Sequence[tuple[Variant, Mapping[str, Any]]]) -> None:
-        """Render many (variant, extra kwargs) pairs in one worker round trip (``render_many``) and cache
-        those that render as they are; the others are left to :meth:`render_with` and its fallbacks.
+        """Render many (variant, extra kwargs) pairs with few worker round trips (``render_many``, one batch
+        per kwargs setting) and cache those that render as they are; the others are left to
+        :meth:`render_with` and its fallbacks.
 
-        Switch probing renders a handful of conversations per candidate value: one batch instead of one
-        pipe round trip each keeps the analysis' time close to what it was without switches.
+        Switch probing renders a handful of conversations per candidate value: a batch per value instead of
+        one pipe round trip per render keeps the analysis' time close to what it was without switches.  A
+        value whose renders time out counts against a :data:`_MAX_TIMEOUTS` budget of its own, so a
+        template that loops forever for one switch value costs at most two time limits more and leaves the
+        probes proper their own budget.
         """
-        todo: dict[str, tuple[Variant, dict[str, Any]]] = {}
+        groups: dict[str, list[tuple[str, Variant, dict[str, Any]]]] = {}
         for variant, kwargs in requests:
             key = _switch_key(variant, kwargs)
             if variant.has_calls or key in self._cache or key in self.failures:
                 continue
-            todo[key] = (variant, dict(kwargs))
-        if not todo or self._timeouts:
-            return
+            group = groups.setdefault(json.dumps(dict(kwargs), sort_keys=True, default=str), [])
+            if all(k != key for k, _, _ in group):
+                group.append((key, variant, dict(kwargs)))
+        for group in groups.values():
+            for with_tools in (False, True):
+                if self._timeouts or self._switch_timeouts >= _MAX_TIMEOUTS:
+                    return
+                batch = [item for item in group if bool(item[1].tools) == with_tools]
+                if batch:
+                    self._render_batch(batch, with_tools)
+
+    def _render_batch(self, batch: list[tuple[str, Variant, dict[str, Any]]], with_tools: bool) -> None:
         ladder = self._ladder
-        for with_tools in (False, True):
-            keys = [k for k, (v, _) in todo.items() if bool(v.tools) == with_tools]
-            if not keys:
-                continue
-            calls = []
-            for key in keys:
-                variant, kwargs = todo[key]
-                tools = list(TOOLS) if variant.tools else ([] if self._empty_tools else None)
-                context = {
-                    **self.source.render_kwargs(),
-                    **ladder.extra_kwargs,
-                    **variant.kwargs,
-                    **kwargs,
+        calls = []
+        for _, variant, kwargs in batch:
+            tools = list(TOOLS) if variant.tools else ([] if self._empty_tools else None)
+            context = {**self.source.render_kwargs(), **ladder.extra_kwargs, **variant.kwargs, **kwargs}
+            calls.append(
+                {
+                    **context,
+                    "messages": list(variant.messages),
+                    "tools": tools,
+                    "add_generation_prompt": variant.add_generation_prompt,
                 }
-                calls.append(
-                    {
-                        **context,
-                        "messages": list(variant.messages),
-                        "tools": tools,
-                        "add_generation_prompt": variant.add_generation_prompt,
-                    }
-                )
-            try:
-                outcomes = render_many(ladder.texts[with_tools], calls, time_limit=self.time_limit)
-            except TemplateError:
-                return
-            ladder.render_count += len(calls)
-            for key, outcome in zip(keys, outcomes, strict=True):
-                if isinstance(outcome, str):
-                    self._cache[key] = outcome
+            )
+        try:
+            outcomes = render_many(ladder.texts[with_tools], calls, time_limit=self.time_limit)
+        except TemplateError:
+            return
+        ladder.render_count += len(calls)
+        for (key, _, _), outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, str):
+                self._cache[key] = outcome
+            elif outcome.kind in ("timeout", "cancelled"):
+                self.failures[key] = str(outcome)
+                self._switch_timeouts += 1
 
     def render_with(self, name: str, kwargs: Mapping[str, Any], variant: Variant | None = None) -> str | None:
         """The render of variant ``name`` (or of ``variant``, an ad-hoc one) with extra template ``kwargs``
@@ -321,14 +328,14 @@ class ProbeRenderer:
         key = _switch_key(base, kwargs)
         if key in self._cache:
             return self._cache[key]
-        if key in self.failures or self._timeouts >= _MAX_TIMEOUTS:
+        if key in self.failures or max(self._timeouts, self._switch_timeouts) >= _MAX_TIMEOUTS:
             return None
         try:
             text = self._render_with_fallbacks(replace(base, kwargs={**base.kwargs, **kwargs}))
         except TemplateError as exc:
             self.failures[key] = str(exc)
             if exc.kind in ("timeout", "cancelled"):
-                self._timeouts += 1
+                self._switch_timeouts += 1  # a budget of its own: the probes proper keep theirs
             return None
         self._cache[key] = text
         return text

@@ -101,6 +101,13 @@ def find_switches(source: str) -> tuple[SwitchCandidate, ...]:
 
 @lru_cache(maxsize=32)
 def _find_switches(source: str) -> tuple[SwitchCandidate, ...]:
+    try:
+        return _switches_of(source)
+    except RecursionError:  # a hostile nesting depth: no switches rather than a crash
+        return ()
+
+
+def _switches_of(source: str) -> tuple[SwitchCandidate, ...]:
     tree = _parse(source)
     if tree is None:
         return ()
