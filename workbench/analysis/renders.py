@@ -267,30 +267,28 @@ class ProbeRenderer:
         self._cache[name] = text
         return text
 
-    def prefetch(self, requests: Sequence[tuple[Variant, Mapping[str, Any]]]) -> None:
-        """Render many (variant, extra kwargs) pairs with few worker round trips (``render_many``, one batch
-        per kwargs setting) and cache those that render as they are; the others are left to
-        :meth:`render_with` and its fallbacks.
+    def prefetch(self, batches: Sequence[Sequence[tuple[Variant, Mapping[str, Any]]]]) -> None:
+        """Render (variant, extra kwargs) pairs with one worker round trip per batch (``render_many``) and
+        cache those that render as they are; the others are left to :meth:`render_with` and its fallbacks.
 
-        Switch probing renders a handful of conversations per candidate value: a batch per value instead of
+        Switch probing renders a few conversations per candidate value: a batch per candidate instead of
         one pipe round trip per render keeps the analysis' time close to what it was without switches.  A
-        value whose renders time out counts against a :data:`_MAX_TIMEOUTS` budget of its own, so a
-        template that loops forever for one switch value costs at most two time limits more and leaves the
-        probes proper their own budget.
+        render that times out counts against a :data:`_MAX_TIMEOUTS` budget of its own and stops the
+        batches after it, so a template that loops forever for one switch value costs at most one batch of
+        time limits and leaves the probes proper their own budget.
         """
-        groups: dict[str, list[tuple[str, Variant, dict[str, Any]]]] = {}
-        for variant, kwargs in requests:
-            key = _switch_key(variant, kwargs)
-            if variant.has_calls or key in self._cache or key in self.failures:
-                continue
-            group = groups.setdefault(json.dumps(dict(kwargs), sort_keys=True, default=str), [])
-            if all(k != key for k, _, _ in group):
-                group.append((key, variant, dict(kwargs)))
-        for group in groups.values():
-            for with_tools in (False, True):
+        for requests in batches:
+            seen: set[str] = set()
+            by_tools: dict[bool, list[tuple[str, Variant, dict[str, Any]]]] = {False: [], True: []}
+            for variant, kwargs in requests:
+                key = _switch_key(variant, kwargs)
+                if variant.has_calls or key in self._cache or key in self.failures or key in seen:
+                    continue
+                seen.add(key)
+                by_tools[bool(variant.tools)].append((key, variant, dict(kwargs)))
+            for with_tools, batch in by_tools.items():
                 if self._timeouts or self._switch_timeouts >= _MAX_TIMEOUTS:
                     return
-                batch = [item for item in group if bool(item[1].tools) == with_tools]
                 if batch:
                     self._render_batch(batch, with_tools)
 

@@ -43,22 +43,23 @@ class Observation:
 
 
 def observe(f: Findings, kwargs: dict[str, Any]) -> Observation:
-    """Render the prompt, a reasoning turn and a history turn with ``kwargs`` (cached by the renderer)."""
+    """Render the prompt, a reasoning turn and a history turn with ``kwargs`` (cached by the renderer).
+
+    The generation prompt is what follows the user's text (and the user turn's end the structure phase
+    found); the text before the user's is where system text a switch changes shows.
+    """
     r = f.renderer
     if kwargs:
-        none, full = r.render_with("prompt_none", kwargs), r.render_with("prompt", kwargs)
-        reasoning = r.render_with("reasoning", kwargs)
+        full, reasoning = r.render_with("prompt", kwargs), r.render_with("reasoning", kwargs)
     else:
-        none, full, reasoning = r.get("prompt_none"), r.get("prompt"), r.get("reasoning")
+        full, reasoning = r.get("prompt"), r.get("reasoning")
     history = r.render_with(_HISTORY.name, kwargs, _HISTORY)
-    base, gen = tail_after_user(none), tail_after_user(full)
-    if base is None or gen is None:
-        generation_prompt = None
-    elif gen.startswith(base):
-        generation_prompt = gen[len(base) :] or gen
-    else:
-        generation_prompt = diff_split(base, gen).right
-    before = none[: none.rfind(USER_TEXT)] if none is not None and USER_TEXT in none else None
+    gen = tail_after_user(full)
+    # Measured as the structure phase measures it: after the user turn's own end (``f.user_end``).
+    if gen is not None and f.user_end and gen.startswith(f.user_end):
+        gen = gen[len(f.user_end) :]
+    generation_prompt = gen
+    before = full[: full.rfind(USER_TEXT)] if full is not None and USER_TEXT in full else None
     answer = tail_after_user(reasoning)
     return Observation(
         generation_prompt=generation_prompt,
@@ -115,15 +116,17 @@ def probe_switches(f: Findings) -> None:
 
 
 def _prefetch(f: Findings, candidates: list[SwitchCandidate]) -> None:
-    """Every render :func:`observe` will ask for, in one batch."""
-    names = ("prompt_none", "prompt", "reasoning")
-    requests: list[tuple[Variant, dict[str, Any]]] = [(_HISTORY, {})]
+    """Every render :func:`observe` will ask for, in one batch per candidate."""
+    names = ("prompt", "reasoning")
+    batches: list[list[tuple[Variant, dict[str, Any]]]] = [[(_HISTORY, {})]]
     for cand in candidates:
+        batch: list[tuple[Variant, dict[str, Any]]] = []
         for value in cand.values:
             kwargs = {cand.name: value}
-            requests += [(VARIANTS[n], kwargs) for n in names]
-            requests.append((_HISTORY, kwargs))
-    f.renderer.prefetch(requests)
+            batch += [(VARIANTS[n], kwargs) for n in names]
+            batch.append((_HISTORY, kwargs))
+        batches.append(batch)
+    f.renderer.prefetch(batches)
 
 
 def _effects(f: Findings, cand: SwitchCandidate, default: Observation) -> list[dict[str, Any]]:
