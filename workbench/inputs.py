@@ -100,7 +100,9 @@ def read_json_document(path: str | os.PathLike[str], what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        state = "truncated" if exc.pos >= len(text.rstrip()) - 1 else "corrupt"
+        # A string left open runs to the end of the text: the error points at its start, but the file was cut.
+        ends_early = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
+        state = "truncated" if ends_early else "corrupt"
         where = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
         raise InputError(f"{what} file {p} is {state}: not valid JSON ({where})") from None
     except (RecursionError, ValueError) as exc:

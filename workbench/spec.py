@@ -340,6 +340,50 @@ class PromptSpec:
     suffix_when_thinking: str = ""
     suffix_when_not_thinking: str = ""
     output_prefix: str = ""
+    switches: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_switches(self.switches)
+
+
+#: Where the model's output starts, as the prompt left it (:meth:`FormatSpec.output_start_stage`).
+StartStage = Literal["start", "reasoning", "content", "answer"]
+START_STAGES: tuple[StartStage, ...] = get_args(StartStage)
+#: The keys of one recorded switch value (``PromptSpec.switches[name]["effects"][i]``).
+SWITCH_EFFECT_KEYS = frozenset(
+    {"value", "generation_prompt", "start", "renders_reasoning", "keeps_history_reasoning", "changes"}
+)
+
+
+def check_switches(switches: Any) -> None:
+    """``PromptSpec.switches``: template variable -> ``{"kind", "values", "effects"}`` (SpecError otherwise).
+
+    ``kind`` is ``choice`` or ``flag``; ``values`` the JSON values tried; ``effects`` one object per value:
+    ``value``, the ``generation_prompt`` it gives (measured from the end of the user text), the ``start``
+    stage that prompt leaves the output in, whether the assistant turn ``renders_reasoning``, whether
+    earlier turns keep theirs (``keeps_history_reasoning``), and ``changes``: what differs from the default
+    render, in words.
+    """
+    where = "spec.prompt.switches"
+    if not isinstance(switches, dict):
+        raise SpecError(f"{where}: expected an object")
+    for name, info in switches.items():
+        at = f"{where}.{name}"
+        if not isinstance(name, str) or not name.isidentifier():
+            raise SpecError(f"{where}: {name!r} is not a variable name")
+        if not isinstance(info, dict) or set(info) != {"kind", "values", "effects"}:
+            raise SpecError(f"{at}: expected an object with kind, values and effects")
+        if info["kind"] not in ("choice", "flag"):
+            raise SpecError(f"{at}.kind: {info['kind']!r} is not one of choice, flag")
+        if not isinstance(info["values"], list) or not isinstance(info["effects"], list):
+            raise SpecError(f"{at}: values and effects must be lists")
+        for effect in info["effects"]:
+            if not isinstance(effect, dict) or not set(effect) <= SWITCH_EFFECT_KEYS or "value" not in effect:
+                raise SpecError(f"{at}.effects: each effect is an object with a value and known keys")
+            if "start" in effect and effect["start"] not in START_STAGES:
+                raise SpecError(
+                    f"{at}.effects: start {effect['start']!r} is not one of {', '.join(START_STAGES)}"
+                )
 
 
 @dataclass(frozen=True)
@@ -432,6 +476,51 @@ class FormatSpec:
             at = generation_prompt.rfind(start)
             return at >= 0 and end not in generation_prompt[at + len(start) :]
         return enable_thinking and (r.mode in _OPENED_MODES or self.prompt.thinking_opened)
+
+    def output_start_stage(
+        self, *, enable_thinking: bool = True, generation_prompt: str | None = None
+    ) -> StartStage:
+        """Where the model's output starts, as the prompt left it (the DeepSeek RFC's "stage detection from
+        the prompt"): the one rule behind parsers starting mid-turn, for generation prompts and for
+        ``continue_final_message`` prompts alike.
+
+        * ``reasoning``: inside an open reasoning block: the prompt's last start marker is not closed (the
+          prompt wins over ``enable_thinking``); without a start marker, :meth:`output_starts_in_reasoning`;
+        * ``answer``: inside the open answer wrapper (``content.start`` with no ``content.end`` after it:
+          ``...<answer>\n`` or a partial answer being continued);
+        * ``content``: the prompt already closed reasoning (``<think></think>``, a thinking switch that is
+          off, a continued answer after its reasoning): whatever the output says is the answer, so a
+          reasoning start marker in it is text;
+        * ``start``: nothing opened or closed; the output may begin with reasoning where the format allows.
+
+        Only the prompt's current turn is read: the text after the last end-of-turn marker (earlier turns
+        hold closed blocks of their own).  Without a prompt the spec's facts decide between ``reasoning``
+        and ``start``.  Pure.
+        """
+        if generation_prompt is None:
+            opened = self.output_starts_in_reasoning(enable_thinking=enable_thinking)
+            return "reasoning" if opened else "start"
+        tail = generation_prompt
+        for marker in self.end_markers:
+            if marker.strip() and marker.strip() in tail:
+                tail = tail[tail.rfind(marker.strip()) + len(marker.strip()) :]
+        r_start, r_end = self.reasoning.start.strip(), self.reasoning.end.strip()
+        reasons = self.reasoning.mode != "none" and bool(r_end)
+        if reasons and not r_start and r_end in tail:
+            return "content"  # the delimiter that ends reasoning is behind us
+        if reasons and r_start:  # an open block is read off the prompt, whatever the switches say
+            at = tail.rfind(r_start)
+            if at >= 0 and r_end not in tail[at + len(r_start) :]:
+                return "reasoning"
+        elif self.output_starts_in_reasoning(enable_thinking=enable_thinking):
+            return "reasoning"
+        c_start, c_end = self.content.start.strip(), self.content.end.strip()
+        c_open = self.content.mode != "plain" and bool(c_start) and c_start in tail
+        if c_open and (not c_end or c_end not in tail[tail.rfind(c_start) + len(c_start) :]):
+            return "answer"
+        if reasons and r_end in tail[max(tail.rfind(r_start), 0) if r_start else 0 :]:
+            return "content"
+        return "start"
 
     def with_edit(self, **changes: Any) -> FormatSpec:
         """Return a copy with changes applied to nested parts, flagged as edited by a person.

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from workbench import __version__
-from workbench.analysis import arguments, content, pattern, prompt, reasoning, tools, workarounds
+from workbench.analysis import arguments, content, pattern, prompt, reasoning, switches, tools, workarounds
 from workbench.analysis.diff import element_markers, element_syntax
 from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
@@ -72,12 +72,14 @@ def _check_renderable(renderer: ProbeRenderer) -> None:
 
 _PHASES: tuple[tuple[str, Callable[[Findings], None]], ...] = (
     ("structure", prompt.analyze_structure),
+    ("switches", switches.probe_switches),
     ("reasoning", reasoning.analyze_reasoning),
     ("prompt", prompt.analyze_prompt_facts),
     ("reasoning mode", reasoning.decide_mode),
     ("content", content.analyze_content),
     ("tools", tools.analyze_tools),
     ("arguments", arguments.analyze_arguments),
+    ("switch stages", switches.read_start_stages),
 )
 
 

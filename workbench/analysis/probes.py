@@ -244,6 +244,22 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+#: Conversations only switch probing renders (``workbench.analysis.switches``), each once per switch value:
+#: not part of any probe pair, so they are kept out of :data:`VARIANTS`.
+SWITCH_VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        _v(
+            "switch_history",
+            "assistant reasons and answers, then the user speaks again",
+            USER,
+            _assistant(reasoning=REASONING_TEXT),
+            {"role": "user", "content": USER_TEXT_2},
+        ),
+    )
+}
+
+
 # ----------------------------------------------------------------------------------------- probes
 @dataclass(frozen=True)
 class Probe:

@@ -28,6 +28,7 @@ from workbench.analysis.markers import first_marker_after, last_marker_before, l
 from workbench.analysis.probes import REASONING_TEXT
 from workbench.analysis.prompt import opened_tag_by_convention
 from workbench.analysis.state import Findings
+from workbench.analysis.switches import switch_settings
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,8 @@ def analyze_reasoning(f: Findings) -> None:
         found = ReasoningMarkers("wrapped", toggle.start, toggle.end)
         f.reasoning_source = "R2"
     if found is None:
+        found = reasoning_from_switches(f)
+    if found is None:
         conv = opened_tag_by_convention(f)
         if conv is not None:
             found = ReasoningMarkers("wrapped", conv[0], conv[1])
@@ -145,6 +148,47 @@ def analyze_reasoning(f: Findings) -> None:
         return
     f.reasoning.update(start=found.start, end=found.end)
     f.reasoning_shape = f.reasoning_shape or found.shape
+
+
+def reasoning_from_switches(f: Findings) -> ReasoningMarkers | None:
+    """The reasoning markers seen with a template switch set (``thinking=true``, ``reasoning_effort``):
+    the default render may drop reasoning, or never open it, while another value of a switch renders it.
+
+    Tried in order: R1's diff (content against reasoning) rendered with each recorded switch value, those
+    that render reasoning first; then R2's reading of two generation prompts, for every two values of one
+    switch.  Notes which setting showed the markers (mutates ``f``); None when no setting shows any.
+    """
+    r = f.renderer
+    for kwargs in switch_settings(f):
+        plain, with_reasoning = r.render_with("content", kwargs), r.render_with("reasoning", kwargs)
+        if plain is None or with_reasoning is None or plain == with_reasoning:
+            continue
+        found = read_markers(diff_split(plain, with_reasoning))
+        if found is not None:
+            f.reasoning_source = "R1"
+            f.reasoning_shape = found.shape
+            f.note("R1", f"with {_said(kwargs)}: {found.shape}: start {found.start!r}, end {found.end!r}")
+            return found
+    for name, info in (f.prompt.get("switches") or {}).items():
+        prompts = [(e["value"], e.get("generation_prompt")) for e in info["effects"]]
+        for off_value, off in prompts:
+            for on_value, on in prompts:
+                if off is None or on is None or off_value == on_value:
+                    continue
+                toggle = read_toggle(off, on)
+                if toggle is not None:
+                    f.reasoning_source = "R2"
+                    f.note(
+                        "R2",
+                        f"switch {name!r}: {off_value!r} against {on_value!r}: start {toggle.start!r}, "
+                        f"end {toggle.end!r}",
+                    )
+                    return ReasoningMarkers("wrapped", toggle.start, toggle.end)
+    return None
+
+
+def _said(kwargs: dict[str, object]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 
 
 def decide_mode(f: Findings) -> None:

@@ -17,9 +17,10 @@ probe that needs it reports the error on itself (``ProbeResult.error``) while th
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -28,7 +29,7 @@ import jinja2.meta
 from workbench.analysis.diff import DiffSplit, diff_split
 from workbench.analysis.probes import ARG_A, ARG_B, TOOLS, VARIANTS, Probe, Variant, stringify_arguments
 from workbench.analysis.workarounds import RENDER_PATCHES
-from workbench.template.render import TemplateError, compile_template, render
+from workbench.template.render import TemplateError, compile_template, render, render_many
 from workbench.template.source import TemplateSource
 
 _UNDEFINED_NAME = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
@@ -212,6 +213,7 @@ class ProbeRenderer:
         self.failures: dict[str, str] = {}
         self.notes: list[str] = []
         self._timeouts = 0
+        self._switch_timeouts = 0  # renders with a switch set (render_with, prefetch) that timed out
 
     # ------------------------------------------------------------------------------------------- public
     @property
@@ -263,6 +265,77 @@ class ProbeRenderer:
                 self._timeouts += 1
             raise VariantFailed(str(exc)) from None
         self._cache[name] = text
+        return text
+
+    def prefetch(self, batches: Sequence[Sequence[tuple[Variant, Mapping[str, Any]]]]) -> None:
+        """Render (variant, extra kwargs) pairs with one worker round trip per batch (``render_many``) and
+        cache those that render as they are; the others are left to :meth:`render_with` and its fallbacks.
+
+        Switch probing renders a few conversations per candidate value: a batch per candidate instead of
+        one pipe round trip per render keeps the analysis' time close to what it was without switches.  A
+        render that times out counts against a :data:`_MAX_TIMEOUTS` budget of its own and stops the
+        batches after it, so a template that loops forever for one switch value costs at most one batch of
+        time limits and leaves the probes proper their own budget.
+        """
+        for requests in batches:
+            seen: set[str] = set()
+            by_tools: dict[bool, list[tuple[str, Variant, dict[str, Any]]]] = {False: [], True: []}
+            for variant, kwargs in requests:
+                key = _switch_key(variant, kwargs)
+                if variant.has_calls or key in self._cache or key in self.failures or key in seen:
+                    continue
+                seen.add(key)
+                by_tools[bool(variant.tools)].append((key, variant, dict(kwargs)))
+            for with_tools, batch in by_tools.items():
+                if self._timeouts or self._switch_timeouts >= _MAX_TIMEOUTS:
+                    return
+                if batch:
+                    self._render_batch(batch, with_tools)
+
+    def _render_batch(self, batch: list[tuple[str, Variant, dict[str, Any]]], with_tools: bool) -> None:
+        ladder = self._ladder
+        calls = []
+        for _, variant, kwargs in batch:
+            tools = list(TOOLS) if variant.tools else ([] if self._empty_tools else None)
+            context = {**self.source.render_kwargs(), **ladder.extra_kwargs, **variant.kwargs, **kwargs}
+            calls.append(
+                {
+                    **context,
+                    "messages": list(variant.messages),
+                    "tools": tools,
+                    "add_generation_prompt": variant.add_generation_prompt,
+                }
+            )
+        try:
+            outcomes = render_many(ladder.texts[with_tools], calls, time_limit=self.time_limit)
+        except TemplateError:
+            return
+        ladder.render_count += len(calls)
+        for (key, _, _), outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, str):
+                self._cache[key] = outcome
+            elif outcome.kind in ("timeout", "cancelled"):
+                self.failures[key] = str(outcome)
+                self._switch_timeouts += 1
+
+    def render_with(self, name: str, kwargs: Mapping[str, Any], variant: Variant | None = None) -> str | None:
+        """The render of variant ``name`` (or of ``variant``, an ad-hoc one) with extra template ``kwargs``
+        (a switch's value), cached; None when it fails.  Switch probing renders the same conversations with
+        each candidate value; a failure only means that value is not probed."""
+        base = variant if variant is not None else VARIANTS[name]
+        key = _switch_key(base, kwargs)
+        if key in self._cache:
+            return self._cache[key]
+        if key in self.failures or max(self._timeouts, self._switch_timeouts) >= _MAX_TIMEOUTS:
+            return None
+        try:
+            text = self._render_with_fallbacks(replace(base, kwargs={**base.kwargs, **kwargs}))
+        except TemplateError as exc:
+            self.failures[key] = str(exc)
+            if exc.kind in ("timeout", "cancelled"):
+                self._switch_timeouts += 1  # a budget of its own: the probes proper keep theirs
+            return None
+        self._cache[key] = text
         return text
 
     def run(self, probe: Probe) -> ProbeResult:
@@ -365,6 +438,11 @@ class ProbeRenderer:
             self.notes.append(f"render workaround {taken.name!r} applied: {taken.summary}")
         self._cache.clear()
         return True
+
+
+def _switch_key(variant: Variant, kwargs: Mapping[str, Any]) -> str:
+    """The cache key of a variant rendered with extra kwargs (never a plain variant name: it has a ``|``)."""
+    return f"{variant.name}|{json.dumps(dict(kwargs), sort_keys=True, default=str)}"
 
 
 _ARGS_REPR = re.compile(r"\{'(?:" + ARG_A + "|" + ARG_B + r")': '")

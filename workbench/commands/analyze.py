@@ -18,6 +18,7 @@ Exit codes: 0 every template analysed; 1 bad input (one line on stderr per templ
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -159,6 +160,7 @@ def print_analysis(analysis: Any, verdicts: tuple[Verdict, ...] = ()) -> None:
         if p.outcome:
             console.print(f"  [yellow]→[/] {escape(p.outcome)}")
     _print_markers(spec)
+    _print_switches(spec)
     if verdicts:
         _print_verdicts(verdicts)
     for note in analysis.notes:
@@ -223,4 +225,23 @@ def _print_verdicts(verdicts: tuple[Verdict, ...]) -> None:
         style = _VERDICT_STYLES[v.status]
         detail = v.reason if v.status == "not_rendered" else f"{v.case}: {v.difference}" if v.case else ""
         table.add_row(v.feature, f"[{style}]{_VERDICT_WORDS[v.status]}[/]", escape(detail))
+    console.print(table)
+
+
+def _print_switches(spec: Any) -> None:
+    """The template switches found (``prompt.switches``): per value, what it changes and where the output
+    starts; pass one with ``--kw NAME=VALUE`` to render, parse, validate or generate."""
+    switches = spec.prompt.switches
+    if not switches:
+        return
+    table = Table(title="template switches (pass with --kw NAME=VALUE)", title_justify="left")
+    table.add_column("switch", style="bold")
+    table.add_column("value")
+    table.add_column("output starts")
+    table.add_column("changes", overflow="fold")
+    for name, info in switches.items():
+        for effect in info["effects"]:
+            value = json.dumps(effect["value"], ensure_ascii=False)
+            changes = ", ".join(effect["changes"]) or "(as the default)"
+            table.add_row(escape(name), escape(value), effect.get("start", "?"), escape(changes))
     console.print(table)

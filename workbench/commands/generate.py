@@ -2,7 +2,7 @@
 
 ``workbench generate (--template T | --spec S) [--model M] --messages M.json [--tools T.json]
 [--tool-choice auto|required|none|NAME] [--max-new-tokens N] [--seed S] [--temperature X] [--no-constrain]
-[--save-session FILE] [--json]``
+[--save-session FILE] [--kw K=V ...] [--json]``
 
 ``--spec`` takes an exported spec or ``workbench analyze --json`` output.  ``--save-session FILE`` records
 the run as a session (what the TUI's "save session" writes), written atomically after the run;
@@ -86,18 +86,24 @@ def generate_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per step, then the parsed message.")
     ] = False,
+    kw: Annotated[
+        list[str] | None,
+        typer.Option("--kw", help="Template switch key=value for the prompt (e.g. reasoning_effort=none)."),
+    ] = None,
 ) -> None:
     """Generate an answer under the grammar derived from the template's format, step by step."""
     if template is None and spec_path is None:
         raise typer.BadParameter("pass --template or --spec (or both: the spec, rendered with the template)")
     if messages_path is None:
         raise typer.BadParameter("--messages is required")
+    from workbench.commands.render import parse_kw
     from workbench.engine.generate import Generator
     from workbench.engine.model import load_model
     from workbench.engine.sampling import SamplingConfig
     from workbench.engine.threads import apply_thread_policy
     from workbench.grammar import build_grammar
 
+    template_kwargs = parse_kw(kw)
     with input_errors():
         messages = load_messages(load_json_file(messages_path, "messages"))
         tools = load_tools(load_json_file(tools_path, "tools")) if tools_path else []
@@ -122,6 +128,7 @@ def generate_command(
             reasoning=enable_thinking,
             parallel=parallel,
             max_new_tokens=max_new_tokens,
+            template_kwargs=template_kwargs,
         )
         _run(gen, as_json)
         if save_session is not None:

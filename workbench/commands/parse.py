@@ -1,4 +1,10 @@
-"""``workbench parse (--template T | --spec S) [--tools T.json] [--engine E] [--stream] INPUT|- [--json]``.
+"""``workbench parse (--template T | --spec S) [--tools T.json] [--engine E] [--stream] [--kw K=V]``
+``[--prompt P] INPUT|- [--json]``.
+
+``--kw`` names template switches the prompt was rendered with (``reasoning_effort=none``): the output is read
+from the stage that prompt leaves it in (rendered with the template, or recorded in the spec's
+``prompt.switches``).  ``--prompt FILE`` gives the rendered prompt itself (a ``continue_final_message``
+render of a partial answer or partial reasoning): the output is read from the stage it leaves.
 
 ``--engine`` picks the parsing policies (``ParseOptions.for_engine``): ``workbench`` (the default) is the
 workbench's own rules; ``llama.cpp``, ``sglang`` and ``vllm`` reproduce where those engines read the same
@@ -86,14 +92,33 @@ def parse_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Machine-readable output (see the contract).")
     ] = False,
+    kw: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kw",
+            help="Template switch key=value the prompt was rendered with (e.g. reasoning_effort=none): the "
+            "output is read from where that prompt leaves it.",
+        ),
+    ] = None,
+    prompt_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--prompt",
+            help="The rendered prompt the output continues (a generation prompt or a continue_final_message "
+            "render): the output is read from where it leaves it (reasoning, answer, content).",
+        ),
+    ] = None,
 ) -> None:
     """Parse a model output with a template's (or a spec's) FormatSpec."""
     if (template is None) == (spec_path is None):
         print("usage error: give exactly one of --template or --spec", file=sys.stderr)
         raise typer.Exit(code=2)
+    from workbench.analysis.switches import start_stage_for
+    from workbench.commands.render import parse_kw
     from workbench.parsing import DeltaTracker, StreamParser
     from workbench.parsing.deltas import chunk, finish_reason
 
+    template_kwargs = parse_kw(kw)
     with input_errors():
         resolved = resolve(template, spec_path)
         spec = resolved.spec
@@ -101,8 +126,19 @@ def parse_command(
             print(f"warning: {warning}", file=sys.stderr)
         tools = _load_tools(tools_path)
         text = _read_input(input_path)
+        stage, note = start_stage_for(spec, resolved.source, template_kwargs, enable_thinking=enable_thinking)
+        if prompt_path is not None:
+            prompt = read_input_text(str(prompt_path), "prompt")
+            stage = spec.output_start_stage(generation_prompt=prompt, enable_thinking=enable_thinking)
+            note = ""
+    if note:
+        print(f"warning: {note}", file=sys.stderr)
     options = parse_options(
-        engine=engine.value, streaming=stream, enable_thinking=enable_thinking, keep_reasoning=keep_reasoning
+        engine=engine.value,
+        streaming=stream,
+        enable_thinking=enable_thinking,
+        keep_reasoning=keep_reasoning,
+        start_stage=stage,
     )
     parser = StreamParser(spec, tools, options=options)
     pieces = _PIECE_RX.findall(text) if stream else [text]

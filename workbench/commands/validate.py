@@ -1,4 +1,6 @@
-"""``workbench validate (TEMPLATE | --spec S) [--json]``: round-trip validation of a spec.
+"""``workbench validate (TEMPLATE | --spec S) [--kw K=V ...] [--json]``: round-trip validation of a spec.
+
+``--kw`` renders every case with template switches (``reasoning_effort=none``); it needs the template.
 
 Output contract:
 - default: one line per case (status, id, reason), one line per feature, and the verdict;
@@ -45,15 +47,27 @@ def validate_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the validation report as JSON.")] = False,
     time_limit: TimeLimitOption = 2.0,
+    kw: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kw", help="Template switch key=value every case is rendered with (e.g. reasoning_effort=none)."
+        ),
+    ] = None,
 ) -> None:
     """Render known messages through the template, parse them back, and compare."""
+    from workbench.commands.render import parse_kw
     from workbench.export import resolve_inputs
 
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
+    template_kwargs = parse_kw(kw)
     with input_errors():
         source, loaded_spec = load_inputs(template, spec)
-        _, report = resolve_inputs(source, loaded_spec, time_limit=time_limit)
+        if template_kwargs and source is None:
+            fail("--kw needs a TEMPLATE to render the cases with")
+        _, report = resolve_inputs(
+            source, loaded_spec, time_limit=time_limit, template_kwargs=template_kwargs
+        )
     if as_json:
         print_json(report.to_dict())
     else:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,8 +72,10 @@ def render_prompt(
     template: TemplateSource | str | None,
     *,
     reasoning: bool,
+    template_kwargs: Mapping[str, Any] | None = None,
 ) -> str:
-    """The prompt text: the given template (or the tokenizer's own) with the generation prompt added."""
+    """The prompt text: the given template (or the tokenizer's own) with the generation prompt added;
+    ``template_kwargs`` are template switches (``reasoning_effort``, ...) passed to the render."""
     from workbench.template.render import render
 
     if isinstance(template, TemplateSource):
@@ -93,8 +95,7 @@ def render_prompt(
         list(messages),
         tools=list(tools) or None,
         add_generation_prompt=True,
-        enable_thinking=reasoning,
-        **kwargs,
+        **{**kwargs, "enable_thinking": reasoning, **(template_kwargs or {})},
     )
 
 
@@ -114,6 +115,8 @@ class Generator:
         parallel: allow several tool calls when the spec supports them.
         max_new_tokens: the answer's length limit.
         top_candidates: how many pre-mask candidates each step records.
+        template_kwargs: template switches the prompt is rendered with (``--kw``); whether the output starts
+            inside reasoning is read off that prompt.
     """
 
     def __init__(
@@ -132,6 +135,7 @@ class Generator:
         max_new_tokens: int = 256,
         top_candidates: int = 8,
         any_whitespace: bool = False,
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         import torch
         import xgrammar as xgr
@@ -143,7 +147,14 @@ class Generator:
         self.max_new_tokens = max_new_tokens
         self.top_candidates = top_candidates
         self.reasoning = reasoning and (spec.reasoning.mode != "none" or spec.tools.format == "harmony")
-        self.prompt = render_prompt(loaded, messages, self.tools, template, reasoning=reasoning)
+        self.prompt = render_prompt(
+            loaded, messages, self.tools, template, reasoning=reasoning, template_kwargs=template_kwargs
+        )
+        if template_kwargs and spec.output_start_stage(generation_prompt=self.prompt) in (
+            "content",
+            "answer",
+        ):
+            self.reasoning = False  # a switch closed reasoning in the prompt (reasoning_effort=none)
         opened = self.reasoning and spec.output_starts_in_reasoning(generation_prompt=self.prompt)
         self.plan: GrammarPlan = build_grammar(
             spec,

@@ -53,7 +53,11 @@ class ExportResult:
 
 
 def resolve_inputs(
-    template: TemplateSource | None, spec: FormatSpec | None, *, time_limit: float = 2.0
+    template: TemplateSource | None,
+    spec: FormatSpec | None,
+    *,
+    time_limit: float = 2.0,
+    template_kwargs: dict[str, Any] | None = None,
 ) -> tuple[FormatSpec, ValidationReport]:
     """The spec to export and its validation report, from a template, a spec, or both.
 
@@ -66,7 +70,7 @@ def resolve_inputs(
             from workbench.analysis import analyze
 
             spec = analyze(template, time_limit=time_limit).spec
-        return spec, validate(template, spec, time_limit=time_limit)
+        return spec, validate(template, spec, time_limit=time_limit, template_kwargs=template_kwargs)
     if spec is None:
         raise ExportError("pass a template or --spec FILE")
     recorded = report_from_spec(spec)

@@ -16,6 +16,7 @@ from typing import Any
 
 from workbench.chat import Message
 from workbench.events import Diagnostic
+from workbench.spec import START_STAGES
 
 #: Allowed values of each policy field (validated in ``__post_init__``).
 POLICY_VALUES: dict[str, tuple[str, ...]] = {
@@ -49,6 +50,11 @@ class ParseOptions:
             before any non-whitespace content, and text after a call ends tool parsing for the turn.
         check_tool_names: a call to a function that is not among the request's tools is ignored (with an
             E-CALL-SCHEMA diagnostic), as SGLang does; False keeps it (vLLM).  Without tools any name goes.
+        start_stage: where the prompt left the output (``FormatSpec.output_start_stage``, read off the
+            rendered prompt: a generation prompt, or a ``continue_final_message`` prompt): ``reasoning``
+            (inside an open block), ``answer`` (inside the open answer wrapper), ``content`` (reasoning
+            already closed: reasoning tags are text), ``start``; None decides from ``thinking_opened`` and
+            the spec.  It wins over ``thinking_opened`` and ``enable_thinking``.
 
     Policies (where engines disagree; the defaults are the workbench's own rules):
         untyped_values: a tagged argument value (``<parameter=k>5</parameter>``) whose parameter has no
@@ -89,8 +95,11 @@ class ParseOptions:
     text_after_calls: str = "content"
     space_before_calls: str = "keep"
     value_newlines: str = "strip"
+    start_stage: str | None = None
 
     def __post_init__(self) -> None:
+        if self.start_stage is not None and self.start_stage not in START_STAGES:
+            raise ValueError(f"ParseOptions.start_stage must be one of {', '.join(START_STAGES)}")
         for name, allowed in POLICY_VALUES.items():
             value = getattr(self, name)
             if value not in allowed:

@@ -43,14 +43,25 @@ def reasoning_setup(spec: FormatSpec, options: ParseOptions) -> tuple[bool, bool
       template with a thinking toggle) is off: the tags stay in the content verbatim.
     - opened: ``options.thinking_opened`` when given, else forced_open and delimiter modes (the prompt
       opened it, or reasoning has no start marker), else what the prompt analysis says.
+    - ``options.start_stage`` (read off the rendered prompt) wins over both: ``reasoning`` starts inside
+      reasoning whatever the switches say; ``content`` and ``answer`` mean the prompt already closed
+      reasoning or began the answer, so reasoning cannot come any more (its tags are text); ``start``
+      starts outside reasoning.
     """
     mode = spec.reasoning.mode
     if mode == "none" or not options.extract_reasoning or not core_of(spec.reasoning.end):
         return False, False
+    stage = options.start_stage
+    if stage in ("content", "answer"):
+        return False, False
+    if stage == "reasoning":
+        return True, True
     if not options.enable_thinking and (
         mode in ("forced_open", "forced_closed") or spec.prompt.supports_thinking_toggle
     ):
         return False, False
+    if stage == "start":
+        return True, False
     if options.thinking_opened is not None:
         return True, options.thinking_opened
     return True, spec.output_starts_in_reasoning(enable_thinking=options.enable_thinking)

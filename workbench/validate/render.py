@@ -28,22 +28,27 @@ class CaseRenderer:
     :class:`~workbench.analysis.renders.RenderLadder`.  Every fallback taken is noted in the report.
     """
 
-    def __init__(self, source: TemplateSource, time_limit: float = 2.0) -> None:
+    def __init__(
+        self,
+        source: TemplateSource,
+        time_limit: float = 2.0,
+        template_kwargs: dict[str, Any] | None = None,
+    ) -> None:
         self.source = source
         self.time_limit = time_limit
+        self.template_kwargs = dict(template_kwargs or {})  # template switches (``--kw``)
         self.notes: list[str] = []
         self._ladder = RenderLadder(source, time_limit=time_limit)
 
     def render(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation: bool
     ) -> str:
-        """Render with thinking enabled (the cases carry reasoning); raises the template's error when no
-        fallback helps."""
+        """Render with thinking enabled (the cases carry reasoning) and the template switches given; raises
+        the template's error when no fallback helps."""
         seen = len(self._ladder.fallbacks)
+        kwargs = {"enable_thinking": True, **self.template_kwargs}
         try:
-            return self._ladder.render(
-                messages, tools, add_generation_prompt=generation, base_kwargs={"enable_thinking": True}
-            )
+            return self._ladder.render(messages, tools, add_generation_prompt=generation, base_kwargs=kwargs)
         finally:
             self.notes.extend(_note(f) for f in self._ladder.fallbacks[seen:])
 
@@ -133,7 +138,7 @@ def render_case(
     if note:
         thinking_opened = _opened_by_output(spec, output)
     else:
-        thinking_opened = spec.output_starts_in_reasoning(generation_prompt=generation_prompt)
+        thinking_opened = spec.output_start_stage(generation_prompt=generation_prompt) == "reasoning"
     # Context for parsers that read the prompt: the real generation prompt when the output continues it,
     # else the history's own text in front of the output.
     if thinking_opened and note:

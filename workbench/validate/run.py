@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
 from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
@@ -19,15 +20,23 @@ def validate(
     *,
     time_limit: float = 2.0,
     parse: ParseFn = parse_output,
+    template_kwargs: dict[str, Any] | None = None,
 ) -> ValidationReport:
-    """Validate ``spec`` (analysed from ``source`` when not given) against the template's own renders."""
+    """Validate ``spec`` (analysed from ``source`` when not given) against the template's own renders.
+
+    ``template_kwargs`` are template switches (``--kw reasoning_effort=none``) every case is rendered with;
+    the output is read from the stage the prompt they give leaves it in.
+    """
     if spec is None:
         from workbench.analysis import analyze
 
         spec = analyze(source, time_limit=time_limit).spec
     results: list[CaseResult] = []
     notes: list[str] = []
-    renderer = CaseRenderer(source, time_limit)
+    renderer = CaseRenderer(source, time_limit, template_kwargs)
+    if template_kwargs:
+        said = ", ".join(f"{k}={v!r}" for k, v in template_kwargs.items())
+        notes.append(f"rendered with the template switches {said}")
     turn_end = find_turn_end(renderer, spec)
     if turn_end:
         notes.append(

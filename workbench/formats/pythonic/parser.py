@@ -33,6 +33,20 @@ DONE, MORE, BAD = "done", "more", "bad"
 _CLOSE = {"[": "]", "(": ")", "{": "}"}
 
 
+def _dotted_name_end(buf: str, i: int) -> int:
+    """The end of the dotted identifier (``a.b.c``) starting at ``i``; ``i`` when none starts there."""
+    m = _IDENT_RX.match(buf, i)
+    if m is None:
+        return i
+    end = m.end()
+    while end < len(buf) and buf[end] == ".":
+        m = _IDENT_RX.match(buf, end + 1)
+        if m is None:
+            break
+        end = m.end()
+    return end
+
+
 class PyValueScanner:
     """Finds the end of one Python literal argument (before a top-level ``,`` or ``)``), incrementally."""
 
@@ -165,19 +179,18 @@ class PythonicParser(ToolParser):
         return [c for c in (self.sec_start, "[") if c]
 
     def _call_head(self, look: Look) -> str:
+        """``name(`` where the name may be dotted (``weather.get_current``).
+
+        Streamed, the buffer may end right after an identifier or a dot: either may still grow into a longer
+        dotted name, so the lookahead asks for more instead of deciding on a prefix of the name.
+        """
         look.ws()
-        m = _IDENT_RX.match(look.buf, look.i)
-        name_end = m.end() if m else look.i
-        # dotted names (module.function) are allowed
-        while (
-            name_end < len(look.buf) and look.buf[name_end] == "." and _IDENT_RX.match(look.buf, name_end + 1)
-        ):
-            name_end = _IDENT_RX.match(look.buf, name_end + 1).end()  # type: ignore[union-attr]
+        name_end = _dotted_name_end(look.buf, look.i)
         if name_end == look.i:
             if look.at_end():
                 look.need()
             raise Fail
-        if name_end >= len(look.buf):
+        if name_end >= len(look.buf) or (look.buf[name_end] == "." and name_end + 1 >= len(look.buf)):
             look.need()
         name = look.buf[look.i : name_end]
         look.span("tool_name", name_end - look.i)
