@@ -89,7 +89,8 @@ def test_continuing_a_partial_answer_stays_in_the_answer(thinking: bool) -> None
 def test_without_the_stage_a_continued_answer_is_misread_as_reasoning() -> None:
     """What the stage fixes: the spec's default (forced_open) reads the continuation as reasoning."""
     _, spec = opened_answer()
-    assert parse(spec, " 42.\n</answer>").message.reasoning_content.strip() == "42."
+    # ("</answer>" closes the answer, not the turn: read as reasoning, it stays in the reasoning text.)
+    assert parse(spec, " 42.\n</answer>").message.reasoning_content.strip().startswith("42.")
 
 
 @pytest.mark.parametrize("thinking", [True, False], ids=["thinking", "not-thinking"])
@@ -176,6 +177,6 @@ def test_parse_cli_reads_the_output_from_where_the_prompt_leaves_it(tmp_path: Pa
     out.write_text(" 42.\n</answer>", encoding="utf-8")
     args = ["parse", "--template", str(OPENED_ANSWER), str(out), "--json"]
     default = json.loads(CliRunner().invoke(app, args).stdout)
-    assert default["reasoning_content"].strip() == "42."  # the spec's default: inside <think>
+    assert default["reasoning_content"].strip().startswith("42.")  # the spec's default: inside <think>
     continued = json.loads(CliRunner().invoke(app, [*args, "--prompt", str(prompt)]).stdout)
     assert (continued["reasoning_content"], continued["content"].strip()) == ("", "42.")
