@@ -274,3 +274,20 @@ def test_a_pattern_spec_round_trips_through_json_and_the_schema() -> None:
     data["tools"]["pattern"]["arguments"][0]["value"] = "yaml"
     with pytest.raises(SpecError, match=r"tools\.pattern\.arguments\[0\]\.value"):
         FormatSpec.from_dict(data)
+
+
+@pytest.mark.parametrize("stem", KINDS)
+def test_names_with_dots_and_underscores(stem: str) -> None:
+    """A name slot runs to the literal after it, so dotted, underscored names come back whole."""
+    name = "weather.get_current_v2"
+    tool = Tool.from_openai({**WEATHER, "function": {**WEATHER["function"], "name": name}})
+    calls = [{"id": "c9", "type": "function", "function": {"name": name, "arguments": {"city": "Rome"}}}]
+    text = (NEW / f"{stem}.jinja").read_text(encoding="utf-8")
+    user = [{"role": "user", "content": "Weather?"}]
+    full = render(text, [*user, {"role": "assistant", "content": "", "tool_calls": calls}], tools=[WEATHER])
+    at = full.find(_spec(stem).tools.trigger.strip())
+    output = full[at:]
+    for chunks in ([output], list(output)):
+        _, result = parse_events(_spec(stem), chunks, tools=[tool])
+        got = [(c.name, json.loads(c.arguments)) for c in result.message.tool_calls]
+        assert got == [(name, {"city": "Rome"})], (stem, result.diagnostics)
