@@ -72,8 +72,14 @@ def _vllm_cases(name: str, tokenizer: Any, cases: list[dict[str, Any]]) -> list[
             model="workbench", messages=[{"role": "user", "content": "x"}], tools=case["tools"] or None
         )
         prompt_ids = deltas.encode(case["prefix"])
+        # The serving layer lets the parser adjust each request first; our markers must survive
+        # detokenization, so the parser has to turn skipping special tokens off.
+        request = parser_cls(tokenizer, request.tools).adjust_request(request)
+        kept = "" if request.skip_special_tokens is False else "the parser left skip_special_tokens on"
 
-        def one_shot(case: dict[str, Any] = case, request: Any = request) -> Message:
+        def one_shot(case: dict[str, Any] = case, request: Any = request, kept: str = kept) -> Message:
+            if kept:
+                raise ValueError(kept)
             parser = parser_cls(tokenizer, request.tools)
             reasoning, content, calls = parser.parse(case["output"], request, enable_auto_tools=True)
             return _message(

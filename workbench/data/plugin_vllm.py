@@ -62,6 +62,14 @@ def _delta_message(deltas: Sequence[dict[str, Any]]) -> DeltaMessage | None:
     )
 
 
+def _keep_special_tokens(request: Any) -> Any:
+    """The format's markers may be special tokens, which vLLM's detokenizer drops by default: the parsers
+    must see them (end-of-turn tokens included; the parser removes those itself)."""
+    if hasattr(request, "skip_special_tokens"):
+        request.skip_special_tokens = False
+    return request
+
+
 def _call_id() -> str:
     from vllm.renderers.chat_utils import make_tool_call_id
 
@@ -80,8 +88,12 @@ class WorkbenchToolParser(ToolParser):
         super().__init__(tokenizer, tools)
         self._stream: Any = None
 
+    def adjust_request(self, request: Any) -> Any:
+        return _keep_special_tokens(super().adjust_request(request))
+
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
-        content, calls = FORMAT.parse_rest(model_output, getattr(request, "tools", None))
+        tools = getattr(request, "tools", None)
+        content, calls = FORMAT.parse_rest(model_output, tools, enable_thinking=_enable_thinking(request))
         tool_calls = [
             ToolCall(
                 **({"id": c["id"]} if c["id"] else {}),
@@ -151,6 +163,9 @@ class WorkbenchReasoningParser(ReasoningParser):
 
     def _text(self, ids: Sequence[int]) -> str:
         return str(self.model_tokenizer.decode(list(ids), skip_special_tokens=False))
+
+    def adjust_request(self, request: Any) -> Any:
+        return _keep_special_tokens(super().adjust_request(request))
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         return bool(FORMAT.reasoning_ended_in(self._text(input_ids)))

@@ -74,6 +74,9 @@ token deltas).
 
 - Registering through SGLang's tables is not a supported SGLang API: a new SGLang release may move them.
 - No structural tag is exported: `tool_choice="required"` / named calls are not constrained.
+- SGLang keeps special tokens in the decoded text only for requests with tools (and for the reasoning
+  parsers it knows by name): when this format's reasoning markers are special tokens, send requests
+  without tools with `"skip_special_tokens": false`.
 """
 
 

@@ -79,6 +79,9 @@ reasoning, the tool parser the content and tool calls after it.  Neither needs t
 
 The package's `vllm.general_plugins` entry point registers both parsers in every vLLM process.
 
+Both parsers turn `skip_special_tokens` off for the requests they parse: the format's markers may be
+special tokens, which vLLM's detokenizer would otherwise drop before the parsers see them.
+
 ## Limits
 
 - `tool_choice="required"` and named tool choice are parsed from the model's own call format (the parser
