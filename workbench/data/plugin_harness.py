@@ -209,6 +209,21 @@ def _prompt_opens_reasoning(prompt: str, start: str, end: str) -> bool:
     return at >= 0 and end not in prompt[at + len(start) :]
 
 
+def _sglang_cli_refuses(name: str) -> str:
+    """What SGLang's server argument parsing says about ``--tool-call-parser NAME --reasoning-parser NAME``
+    once the launcher registered them ("" when accepted): its choices are the registries' keys."""
+    from sglang.srt.server_args import prepare_server_args
+
+    args = ["--model-path", "unused", "--tool-call-parser", name, "--reasoning-parser", name]
+    try:
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            prepare_server_args(args)
+    except SystemExit:
+        lines = err.getvalue().strip().splitlines() or ["no message"]
+        return f"SGLang's command line refused the parser names: {lines[-1]}"
+    return ""
+
+
 def run_sglang(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     """The detector module registered as its launcher does, then SGLang's own ``FunctionCallParser`` and
     ``ReasoningParser`` (what its serving layer builds per request) over each case."""
@@ -222,6 +237,9 @@ def run_sglang(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     module.register()
     if name not in FunctionCallParser.ToolCallParserEnum or name not in ReasoningParser.DetectorMap:
         return {"accepted": False, "reason": f"{name!r} not registered with SGLang", "cases": []}
+    refused = _sglang_cli_refuses(name)
+    if refused:
+        return {"accepted": False, "reason": refused, "cases": []}
     deltas = Deltas(tokenizer)
     results = []
     for case in job["cases"]:

@@ -82,17 +82,18 @@ class WorkbenchDetector(BaseFormatDetector):
         return StreamingParseResult(normal_text=text, calls=items)
 
     def _track(self, items: list[ToolCallItem]) -> None:
-        """Keep the serving layer's view of the calls equal to what was streamed."""
+        """Keep the serving layer's view of the calls equal to what was streamed: its end-of-stream check
+        sends ``arguments[len(streamed):]``, so the arguments are kept as the very text streamed."""
         for item in items:
             while len(self.prev_tool_call_arr) <= item.tool_index:
-                self.prev_tool_call_arr.append({"name": "", "arguments": {}})
+                self.prev_tool_call_arr.append({"name": "", "arguments": ""})
                 self.streamed_args_for_tool.append("")
             if item.name:
                 self.prev_tool_call_arr[item.tool_index]["name"] = item.name
             self.streamed_args_for_tool[item.tool_index] += item.parameters
-            self.prev_tool_call_arr[item.tool_index]["arguments"] = _core.arguments_value(
-                self.streamed_args_for_tool[item.tool_index]
-            )
+            self.prev_tool_call_arr[item.tool_index]["arguments"] = self.streamed_args_for_tool[
+                item.tool_index
+            ]
             self.current_tool_id = item.tool_index
             self.current_tool_name_sent = True
 

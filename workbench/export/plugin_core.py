@@ -16,7 +16,6 @@ may import only the parser runtime and the standard library.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -254,11 +253,3 @@ def merge(deltas: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if calls:
         out["tool_calls"] = [calls[i] for i in sorted(calls)]
     return out
-
-
-def arguments_value(text: str) -> Any:
-    """A call's arguments as a value (what SGLang's ``ToolCallItem.parameters`` carries as JSON text)."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text

@@ -60,7 +60,8 @@ def _readme(names: PluginNames, prov: dict[str, Any]) -> str:
 
 Made by `workbench export --target sglang-plugin` (workbench {prov["workbench_version"]}) from the
 template with sha256 `{prov["template_sha256"] or "(none: exported from a spec file)"}`; proven with SGLang
-{prov["proven_with"]}: SGLang's own `FunctionCallParser` and `ReasoningParser` returned every round-trip
+{prov["proven_with"]}: once registered, SGLang's argument parsing accepted the parser names, and SGLang's own
+`FunctionCallParser` and `ReasoningParser` returned every round-trip
 message of the template, one-shot (`detect_and_parse`) and streamed (`parse_streaming_increment`, real
 token deltas).
 
