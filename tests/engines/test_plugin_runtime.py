@@ -140,6 +140,7 @@ json.dump(out, sys.stdout)
 """
 
 
+@pytest.mark.slow
 def test_the_vendored_runtime_parses_like_the_workbench_without_it(tmp_path: Path) -> None:
     """Every project template's vLLM export (package and single file) and SGLang export, loaded in a
     fresh interpreter that cannot import ``workbench``, parses every round-trip output exactly as the
