@@ -244,3 +244,36 @@ def test_a_folder_target_refuses_stdout(tmp_path: Path, monkeypatch: pytest.Monk
     result = CliRunner().invoke(app, ["export", str(template), "--target", "vllm-plugin", "-o", "-"])
     assert result.exit_code == 1
     assert "writes a folder" in result.output
+
+
+@pytest.mark.slow
+def test_the_package_builds_into_a_wheel_with_the_entry_point(tmp_path: Path) -> None:
+    """`pip install ./package` works offline: the package builds (setuptools, no network) into a wheel
+    holding the parsers, the whole vendored runtime and the ``vllm.general_plugins`` entry point."""
+    pytest.importorskip("setuptools")
+    import zipfile
+
+    spec, _cases = validated("pythonic-calls")
+    names = PluginNames.for_template("pythonic-calls")
+    files = build_plugin("vllm-plugin", spec, names)
+    write_files(tmp_path / "export", files)
+    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q"]
+    done = subprocess.run(
+        [*pip, "-w", str(tmp_path / "wheel"), str(tmp_path / "export" / "package")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = (tmp_path / "wheel").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names_in = set(archive.namelist())
+        points = next(archive.read(n).decode() for n in names_in if n.endswith("entry_points.txt"))
+    assert points.split() == [
+        "[vllm.general_plugins]",
+        "wb_pythonic_calls",
+        "=",
+        "workbench_plugin_pythonic_calls.vllm_parsers:register",
+    ]
+    packaged = {rel.removeprefix("package/src/") for rel in files if rel.startswith("package/src/")}
+    assert packaged <= names_in
