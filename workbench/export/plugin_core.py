@@ -127,6 +127,7 @@ class ReasoningSplit:
     _fed: list[str] = field(default_factory=list)
     _owned: int = 0
     _saw_start: bool = False
+    _closing: bool = False  # the end marker was seen: only separating whitespace is still owned
 
     def __post_init__(self) -> None:
         self._start = core_of(self.runtime.spec.reasoning.start)
@@ -181,19 +182,26 @@ class ReasoningSplit:
         return held + reasoning, rest
 
     def _take(self, events: Sequence[Any]) -> tuple[str, str | None]:
+        """Own the events of the reasoning stage; the first event of anything else ends it.  Whitespace our
+        parser reads as separation (a marker event) is owned too, before the block and after its end marker
+        (``</think>\n\n``): the tool stage must not see it as the start of the content."""
         reasoning: list[str] = []
         for event in events:
-            if event.kind == "reasoning":
+            if self._closing:
+                if event.kind != "marker" or event.text.strip():
+                    self.ended = True
+                    break
+            elif event.kind == "reasoning":
                 reasoning.append(event.text)
+            elif event.kind == "marker" and not event.text.strip():
+                pass  # separation before or inside the block (a leading newline before <think>)
             elif (
                 event.kind == "marker"
                 and self._end
                 and self._end in event.text
                 and (self.opened or self._saw_start or reasoning or self._owned)
             ):
-                self._owned += len(event.text)
-                self.ended = True
-                break
+                self._closing = True
             elif event.kind == "marker" and self._start and self._start in event.text and not self._saw_start:
                 self._saw_start = True
             else:

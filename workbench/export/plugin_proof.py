@@ -57,6 +57,19 @@ class PluginJob:
         return out
 
 
+def exact_differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """Where the texts differ at all, whitespace included (``compare_messages`` trims it, as templates pad
+    content; a plug-in carries our parser, so it must give the same text).  Whitespace-only text counts as
+    empty: the engines drop it (vLLM returns no content for whitespace-only content)."""
+    out = []
+    for key in ("content", "reasoning_content"):
+        want, have = expected.get(key) or "", got.get(key) or ""
+        want, have = (want if want.strip() else ""), (have if have.strip() else "")
+        if want != have:
+            out.append(f"{key}: expected exactly {want!r}, got {have!r}")
+    return out
+
+
 def run_plugin_harness(
     jobs: Sequence[PluginJob], engines: Sequence[str], *, timeout: float = 1800
 ) -> dict[str, Any]:
@@ -110,7 +123,9 @@ def plugin_proof(job: PluginJob, answer: dict[str, Any], runner: str, versions: 
             if "error" in message:
                 problems.append(f"{mode}: raised {message['error']}")
                 continue
-            diff = compare_messages(case.parsed, message, compare_ids=False)
+            diff = compare_messages(case.parsed, message, compare_ids=False) or exact_differences(
+                case.parsed, message
+            )
             if diff:
                 problems.append(f"{mode}: {diff[0]}")
         out.append(CaseProof(case.id, FAIL if problems else PASS, "; ".join(problems)))
