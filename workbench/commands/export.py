@@ -3,7 +3,8 @@
 Targets: ``spec`` (default; FormatSpec JSON with provenance and the validation report),
 ``response-template`` (the ``response_template`` of transformers/vLLM/SGLang; ``--profile`` picks the
 consumer), ``structural-tag`` (xgrammar, needs ``--tools``), ``tests`` (a
-pytest file; ``--session`` adds recorded sessions).  See docs/export.md.
+pytest file; ``--session`` adds recorded sessions), ``vllm-plugin`` / ``sglang-plugin`` (a folder: the
+engine's parser plug-in, proven in the engine when ``make engines`` has run).  See docs/export.md.
 
 The spec must be validated and, for ``response-template`` and ``structural-tag``, the consumer (transformers,
 xgrammar) must agree with our parser on every round-trip case; otherwise nothing is written unless
@@ -44,7 +45,12 @@ def export_command(
     ] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="Where to write (`-` for stdout).")] = "",
     target: Annotated[
-        str, typer.Option("--target", "-t", help="spec | response-template | structural-tag | tests")
+        str,
+        typer.Option(
+            "--target",
+            "-t",
+            help="spec | response-template | structural-tag | tests | vllm-plugin | sglang-plugin",
+        ),
     ] = "spec",
     spec: Annotated[
         Path | None, typer.Option("--spec", help="Export this spec (e.g. an exported one).")

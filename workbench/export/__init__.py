@@ -11,6 +11,9 @@ Targets, one module each:
   round-trip case and comparing with our parser.
 * ``structural-tag`` (:mod:`.structural_tag`) — an xgrammar StructuralTag for a given tool list, proven by
   compiling it and feeding every round-trip tool-call output to a ``GrammarMatcher`` token by token.
+* ``vllm-plugin`` / ``sglang-plugin`` (:mod:`.vllm_plugin`, :mod:`.sglang_plugin`) — a folder: the engine's
+  tool + reasoning parser plug-in carrying the workbench parser (vendored by :mod:`.plugin_runtime`),
+  proven by loading it into the real engine (:mod:`.plugin_proof`).
 * ``tests`` (:mod:`.tests_file`) — a pytest file holding the round-trip cases (and recorded sessions) that a
   user can drop into their own repository; it needs only this package (the spec is embedded).
 

@@ -28,7 +28,9 @@ from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.validate import FAIL, ValidationReport, report_from_spec, validate, validate_recorded
 
-TARGETS = ("spec", "response-template", "structural-tag", "tests")
+TARGETS = ("spec", "response-template", "structural-tag", "tests", "vllm-plugin", "sglang-plugin")
+#: Targets written as a folder of files (``ExportResult.files``), not one text.
+FOLDER_TARGETS = ("vllm-plugin", "sglang-plugin")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class ExportResult:
     report: ValidationReport
     proof: Proof | None = None
     warnings: tuple[str, ...] = ()
+    files: dict[str, str] | None = None  # folder targets: relative path -> text (``text`` is the README)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -158,6 +161,13 @@ def export(
         compile_or_fail(built, tok)
         proof = prove_structural_tag(spec, report, tok)
         text = json.dumps(built, indent=2, ensure_ascii=False) + "\n"
+    elif target in FOLDER_TARGETS:
+        from workbench.export.plugin_proof import export_plugin
+
+        files, proof, notes = export_plugin(target, exported, report, tokenizer=tokenizer)
+        warnings.extend(notes)
+        result = ExportResult(target, files["README.md"], exported, report, proof, (), files)
+        return _checked(result, force, warnings)
     else:
         for name, session in sessions:
             mismatch = _session_mismatch(spec, session)
@@ -168,13 +178,19 @@ def export(
             if mismatch:
                 warnings.append(f"session {name} does not replay with this spec: {mismatch}")
         text = build_tests_file(exported, report, sessions)
+    return _checked(ExportResult(target, text, exported, report, proof), force, warnings)
+
+
+def _checked(result: ExportResult, force: bool, warnings: list[str]) -> ExportResult:
+    """``result`` with its warnings, unless the consumer's proof failed and ``force`` is off."""
+    proof = result.proof
     if proof is not None and not proof.passed:
         failing = next((c for c in proof.cases if c.status == FAIL), None)
         detail = f" (first: {failing.id}: {failing.detail})" if failing else ""
         if not force:
             raise ExportError(f"{proof.summary()}{detail}; pass --force to export anyway")
         warnings.append(f"exported with --force: {proof.summary()}{detail}")
-    return ExportResult(target, text, exported, report, proof, tuple(warnings))
+    return replace(result, warnings=tuple(warnings))
 
 
 def _session_mismatch(spec: FormatSpec, session: Session) -> str:
@@ -185,7 +201,19 @@ def _session_mismatch(spec: FormatSpec, session: Session) -> str:
 
 
 def write_export(result: ExportResult, path: str | Path) -> Path:
-    """Write an export atomically; ``-`` writes to stdout."""
+    """Write an export atomically; ``-`` writes to stdout.  A folder target is written under ``path`` (a
+    folder, made if absent; each file atomically)."""
+    if result.files is not None:
+        from workbench.export.plugin_proof import write_files
+
+        folder = Path(path)
+        if str(path) == "-" or (folder.exists() and not folder.is_dir()):
+            raise ExportError(f"the {result.target} target writes a folder: pass -o DIR")
+        if not folder.parent.is_dir():
+            raise ExportError(f"cannot write {folder}: folder {folder.parent} does not exist")
+        folder.mkdir(exist_ok=True)
+        write_files(folder, result.files)
+        return folder
     if str(path) == "-":
         import sys
 

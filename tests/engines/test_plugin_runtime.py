@@ -1,0 +1,284 @@
+"""The plug-in exports without the engines: the two-stage split, the vendored runtime, the files written.
+
+The engines' own proof is in ``test_engine_plugins.py`` (it needs ``make engines``).  Here: the reasoning /
+tool split the plug-ins use gives back the round-trip messages our parser gives (one-shot and any
+chunking), the runtime vendored into a plug-in runs in a fresh interpreter where ``workbench`` cannot be
+imported and parses exactly as the workbench does, and the CLI writes the folder with its provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import PROJECT_TEMPLATES
+from workbench.analysis import analyze
+from workbench.cli import app
+from workbench.export.plugin_common import PluginNames
+from workbench.export.plugin_core import ContentStream, ReasoningSplit, Runtime, merge
+from workbench.export.plugin_proof import build_plugin, exact_differences, write_files
+from workbench.export.spec_target import spec_with_provenance
+from workbench.spec import FormatSpec
+from workbench.template.source import load_template
+from workbench.validate import ROUND_TRIP_TOOLS, UNSUPPORTED, CaseResult, compare_messages, validate
+
+TOOLS = [t.to_openai() for t in ROUND_TRIP_TOOLS]
+TEMPLATES = sorted(p.stem for p in PROJECT_TEMPLATES.glob("*.jinja"))
+
+
+@cache
+def validated(name: str) -> tuple[FormatSpec, tuple[CaseResult, ...]]:
+    source = load_template(str(PROJECT_TEMPLATES / f"{name}.jinja"))
+    spec = analyze(source).spec
+    report = validate(source, spec)
+    assert report.validated, report.summary()
+    spec = spec_with_provenance(spec, None, template_sha256=source.sha256, template_name=source.name)
+    return spec, tuple(c for c in report.cases if c.status != UNSUPPORTED and c.parsed is not None)
+
+
+def _message(reasoning: str, content: str, calls: list[dict[str, str]]) -> dict[str, object]:
+    return {
+        "content": content,
+        "reasoning_content": reasoning,
+        "tool_calls": [{"id": "", "name": c["name"], "arguments": json.loads(c["arguments"])} for c in calls],
+    }
+
+
+def _differences(expected: dict[str, object], got: dict[str, object]) -> list[str]:
+    """Our parser's message against the two stages': calls as values, texts exactly (whitespace too)."""
+    return compare_messages(expected, got, compare_ids=False) or exact_differences(expected, got)
+
+
+def _streamed(runtime: Runtime, output: str, opened: bool | None, rng: random.Random) -> dict[str, object]:
+    """Both stages fed random chunks, as an engine does: reasoning until it ends, the rest to the tools."""
+    split, stream = ReasoningSplit(runtime, opened=opened), ContentStream(runtime, TOOLS)
+    reasoning, deltas, at = [], [], 0
+    while at < len(output):
+        piece = output[at : at + rng.randint(1, 5)]
+        at += len(piece)
+        if split.ended:
+            deltas += stream.feed(piece)
+            continue
+        text, rest = split.feed(piece)
+        reasoning.append(text)
+        deltas += stream.feed(rest or "")
+    if not split.ended:
+        text, rest = split.finish()
+        reasoning.append(text)
+        deltas += stream.feed(rest)
+    merged = merge([*deltas, *stream.finish()])
+    calls = [
+        {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+        for c in merged.get("tool_calls", [])
+    ]
+    return _message(
+        "".join(reasoning) + merged.get("reasoning_content", ""), merged.get("content", ""), calls
+    )
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_the_two_stage_split_gives_back_every_round_trip_message(name: str) -> None:
+    """Reasoning stage + tool stage == our parser's message, whether the prompt tells the stage where the
+    output starts (True/False) or the output has to decide (None), one-shot and in random chunks."""
+    spec, cases = validated(name)
+    runtime = Runtime(spec)
+    rng = random.Random(name)
+    for case in cases:
+        from_prompt = runtime.opened_for(prompt=case.generation_prefix)
+        for opened in {from_prompt, None}:
+            reasoning, rest = runtime.split(case.output, opened=opened)
+            content, calls = runtime.parse_rest(rest, TOOLS)
+            assert (
+                compare_messages(case.parsed, _message(reasoning, content, calls), compare_ids=False) == []
+            ), (
+                case.id,
+                opened,
+            )
+            for _ in range(3):
+                got = _streamed(runtime, case.output, opened, rng)
+                assert _differences(case.parsed, got) == [], (case.id, opened)
+
+
+def test_a_stream_cut_inside_reasoning_keeps_the_reasoning() -> None:
+    spec, _cases = validated("chatml-think-tools")
+    runtime = Runtime(spec)
+    split = ReasoningSplit(runtime, opened=True)
+    text, rest = split.feed("still thinking about")
+    more, rest = split.finish()
+    assert (text + more, rest) == ("still thinking about", "")
+
+
+_VENDORED_CHECK = r"""
+import json, sys
+sys.modules["workbench"] = None  # importing workbench now raises ImportError
+request = json.load(sys.stdin)
+out = {}
+for job in request:
+    if job["kind"] == "package":
+        sys.path.insert(0, job["path"])
+        runtime_name = job["package"] + "._runtime"
+    else:  # the single file: its embedded finder serves the runtime; the vLLM import after it fails here
+        sys.modules["vllm"] = sys.modules["sglang"] = None
+        try:
+            exec(compile(open(job["path"]).read(), job["path"], "exec"), {"__name__": "plugin_file"})
+        except ImportError:
+            pass
+        runtime_name = job["runtime"]
+    import importlib
+    core = importlib.import_module(runtime_name + ".core")
+    exported = importlib.import_module(runtime_name + ".exported")
+    runtime = core.Runtime.from_json(exported.SPEC_JSON)
+    results = []
+    for output in job["outputs"]:
+        reasoning, rest = runtime.split(output, opened=None)
+        content, calls = runtime.parse_rest(rest, job["tools"])
+        results.append([reasoning, content, calls])
+    out[job["key"]] = {"results": results, "provenance": exported.PROVENANCE}
+json.dump(out, sys.stdout)
+"""
+
+
+@pytest.mark.slow
+def test_the_vendored_runtime_parses_like_the_workbench_without_it(tmp_path: Path) -> None:
+    """Every project template's vLLM export (package and single file) and SGLang export, loaded in a
+    fresh interpreter that cannot import ``workbench``, parses every round-trip output exactly as the
+    workbench's own two stages do."""
+    jobs, expected = [], {}
+    for name in TEMPLATES:
+        spec, cases = validated(name)
+        names = PluginNames.for_template(name)
+        outputs = [c.output for c in cases]
+        runtime = Runtime(spec)
+        want = []
+        for output in outputs:
+            reasoning, rest = runtime.split(output, opened=None)
+            content, calls = runtime.parse_rest(rest, TOOLS)
+            want.append([reasoning, content, calls])
+        for target in ("vllm-plugin", "sglang-plugin"):
+            folder = tmp_path / target / names.slug
+            write_files(folder, build_plugin(target, spec, names))
+            if target == "vllm-plugin":
+                package = {
+                    "kind": "package",
+                    "path": str(folder / "package" / "src"),
+                    "package": names.package,
+                }
+                jobs.append({"key": f"{name}:package", **package})
+                single = folder / f"{names.slug}_vllm.py"
+            else:
+                single = folder / f"{names.slug}_sglang.py"
+            jobs.append(
+                {
+                    "key": f"{name}:{target}",
+                    "kind": "file",
+                    "path": str(single),
+                    "runtime": names.single_runtime,
+                }
+            )
+        for job in jobs[-3:]:
+            job.update(outputs=outputs, tools=TOOLS)
+            expected[job["key"]] = want
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _VENDORED_CHECK],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout)
+    assert {k: v["results"] for k, v in got.items()} == expected
+    assert len(got) == 3 * len(TEMPLATES)
+    for key, value in got.items():
+        spec, _ = validated(key.split(":")[0])
+        assert value["provenance"]["template_sha256"] == spec.provenance.template_sha256
+
+
+def test_names_are_derived_from_the_template() -> None:
+    names = PluginNames.for_template("Qwen/Qwen3-0.6B")
+    assert (names.parser, names.package, names.distribution) == (
+        "wb_qwen_qwen3_0_6b",
+        "workbench_plugin_qwen_qwen3_0_6b",
+        "workbench-plugin-qwen-qwen3-0-6b",
+    )
+    assert PluginNames.for_template("3b-model").package.isidentifier()
+    assert PluginNames.for_template("???").parser == "wb_format"
+
+
+@pytest.mark.parametrize(
+    ("target", "files"),
+    [
+        ("vllm-plugin", ["chatml_think_tools_vllm.py", "package/pyproject.toml", "serve-flags.txt"]),
+        ("sglang-plugin", ["chatml_think_tools_sglang.py", "launch_chatml_think_tools.py"]),
+    ],
+)
+def test_the_cli_writes_the_folder_with_provenance_when_the_engines_are_absent(
+    target: str, files: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WORKBENCH_ENGINES_PYTHON", str(tmp_path / "no-such-python"))
+    out = tmp_path / "out"
+    template = PROJECT_TEMPLATES / "chatml-think-tools.jinja"
+    result = CliRunner().invoke(app, ["export", str(template), "--target", target, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "not proven in the engine" in result.stderr
+    for rel in files:
+        assert (out / rel).is_file(), rel
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["template_sha256"] == load_template(str(template)).sha256
+    assert prov["proven_with"].startswith("not proven")
+    assert prov["engine"] == target.removesuffix("-plugin")
+    if target == "vllm-plugin":
+        flags = (out / "serve-flags.txt").read_text()
+        assert "--tool-call-parser wb_chatml_think_tools --reasoning-parser wb_chatml_think_tools" in flags
+        pyproject = (out / "package" / "pyproject.toml").read_text()
+        assert '[project.entry-points."vllm.general_plugins"]' in pyproject
+        assert "workbench_plugin_chatml_think_tools.vllm_parsers:register" in pyproject
+
+
+def test_a_folder_target_refuses_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKBENCH_ENGINES_PYTHON", str(tmp_path / "no-such-python"))
+    template = PROJECT_TEMPLATES / "chatml-think-tools.jinja"
+    result = CliRunner().invoke(app, ["export", str(template), "--target", "vllm-plugin", "-o", "-"])
+    assert result.exit_code == 1
+    assert "writes a folder" in result.output
+
+
+@pytest.mark.slow
+def test_the_package_builds_into_a_wheel_with_the_entry_point(tmp_path: Path) -> None:
+    """`pip install ./package` works offline: the package builds (setuptools, no network) into a wheel
+    holding the parsers, the whole vendored runtime and the ``vllm.general_plugins`` entry point."""
+    pytest.importorskip("setuptools")
+    import zipfile
+
+    spec, _cases = validated("pythonic-calls")
+    names = PluginNames.for_template("pythonic-calls")
+    files = build_plugin("vllm-plugin", spec, names)
+    write_files(tmp_path / "export", files)
+    pip = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q"]
+    done = subprocess.run(
+        [*pip, "-w", str(tmp_path / "wheel"), str(tmp_path / "export" / "package")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = (tmp_path / "wheel").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names_in = set(archive.namelist())
+        points = next(archive.read(n).decode() for n in names_in if n.endswith("entry_points.txt"))
+    assert points.split() == [
+        "[vllm.general_plugins]",
+        "wb_pythonic_calls",
+        "=",
+        "workbench_plugin_pythonic_calls.vllm_parsers:register",
+    ]
+    packaged = {rel.removeprefix("package/src/") for rel in files if rel.startswith("package/src/")}
+    assert packaged <= names_in

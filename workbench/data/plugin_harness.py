@@ -1,0 +1,325 @@
+"""Load exported serving plug-ins into the real engines and run round-trip outputs through them.
+
+Standalone like :file:`engine_harness.py` (whose helpers it reuses): it runs in the engines' venv, which
+has vLLM and SGLang but not the workbench, and it must not import ``workbench`` (which also proves the
+plug-ins do not need it).  One subprocess per batch of templates, because importing vLLM takes 15-30 s.
+
+stdin (JSON)::
+
+    {"engines": ["vllm", "sglang"],
+     "jobs": [{"key": "...", "parser": "wb_...", "tokenizer": "/path",
+               "vllm": {"file": ".../x_vllm.py", "package_src": ".../package/src", "package": "...",
+                        "pyproject": ".../package/pyproject.toml"},
+               "sglang": {"module": ".../x_sglang.py"},
+               "cases": [{"id", "output", "prefix", "tools"}]}]}
+
+stdout (JSON)::
+
+    {"versions": {...}, "jobs": [{"key": "...", "engines": {"vllm-file": RESULT, "vllm-package": RESULT,
+     "sglang": RESULT}}]}
+
+RESULT is ``{"accepted": bool, "reason": str, "cases": [{"id", "one_shot": MESSAGE, "streamed": MESSAGE}]}``
+as in :file:`engine_harness.py`: "accepted" means the plug-in loaded and registered with the engine's own
+registry (the single file through vLLM's ``--tool-parser-plugin`` loader, the package through vLLM's
+``vllm.general_plugins`` entry-point loader, the SGLang module through the launcher's registration).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import logging
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from engine_harness import (
+    Deltas,
+    Message,
+    _first_line,
+    _guarded,
+    _ipython_stub,
+    _load_tokenizer,
+    _message,
+    versions,
+)
+
+# --------------------------------------------------------------------------------------------- vLLM
+
+
+def _vllm_cases(name: str, tokenizer: Any, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each case through the parser vLLM's serving layer composes for ``--tool-call-parser NAME
+    --reasoning-parser NAME --enable-auto-tool-choice`` (``ParserManager.get_parser``)."""
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser.parser_manager import ParserManager
+
+    parser_cls = ParserManager.get_parser(
+        tool_parser_name=name, reasoning_parser_name=name, enable_auto_tools=True, tokenizer=tokenizer
+    )
+    assert parser_cls is not None
+    deltas = Deltas(tokenizer)
+    results = []
+    for case in cases:
+        request = ChatCompletionRequest(
+            model="workbench", messages=[{"role": "user", "content": "x"}], tools=case["tools"] or None
+        )
+        prompt_ids = deltas.encode(case["prefix"])
+        # The serving layer lets the parser adjust each request first; our markers must survive
+        # detokenization, so the parser has to turn skipping special tokens off.
+        request = parser_cls(tokenizer, request.tools).adjust_request(request)
+        kept = "" if request.skip_special_tokens is False else "the parser left skip_special_tokens on"
+
+        def one_shot(case: dict[str, Any] = case, request: Any = request, kept: str = kept) -> Message:
+            if kept:
+                raise ValueError(kept)
+            parser = parser_cls(tokenizer, request.tools)
+            reasoning, content, calls = parser.parse(case["output"], request, enable_auto_tools=True)
+            return _message(
+                reasoning,
+                content,
+                [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls or []],
+            )
+
+        def streamed(
+            case: dict[str, Any] = case, request: Any = request, prompt_ids: list[int] = prompt_ids
+        ) -> Message:
+            parser = parser_cls(tokenizer, request.tools)
+            reasoning, content = [], []
+            calls: dict[int, dict[str, Any]] = {}
+            pieces = deltas.split(case["output"]) or [("", [])]
+            for n, (text, ids) in enumerate(pieces):
+                delta = parser.parse_delta(text, ids, request, prompt_ids, finished=n == len(pieces) - 1)
+                if delta is None:
+                    continue
+                reasoning.append(delta.reasoning or "")
+                content.append(delta.content or "")
+                for call in delta.tool_calls or []:
+                    slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+                    slot["id"] = call.id or slot["id"]
+                    if call.function is not None:
+                        slot["name"] += call.function.name or ""
+                        slot["arguments"] += call.function.arguments or ""
+            return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+
+        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+    return results
+
+
+def _registered(name: str) -> str:
+    """ "" when both of vLLM's registries know ``name``, else what is missing."""
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+
+    missing = [
+        kind
+        for kind, manager in (
+            ("tool parser", ToolParserManager),
+            ("reasoning parser", ReasoningParserManager),
+        )
+        if name not in manager.list_registered()
+    ]
+    return f"{' and '.join(missing)} {name!r} not registered" if missing else ""
+
+
+def _forget(name: str) -> None:
+    """Unregister ``name`` so the next form of the plug-in has to register it itself."""
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+
+    for manager in (ToolParserManager, ReasoningParserManager):
+        for table in ("tool_parsers", "lazy_parsers", "reasoning_parsers"):
+            getattr(manager, table, {}).pop(name, None)
+
+
+def run_vllm_file(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
+    """The single file, loaded the way ``--tool-parser-plugin FILE --reasoning-parser-plugin FILE`` does."""
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+
+    name, path = job["parser"], job["vllm"]["file"]
+    _forget(name)
+    ToolParserManager.import_tool_parser(path)
+    ReasoningParserManager.import_reasoning_parser(path)
+    missing = _registered(name)
+    if missing:
+        return {"accepted": False, "reason": f"{path}: {missing}", "cases": []}
+    return {"accepted": True, "reason": "", "cases": _vllm_cases(name, tokenizer, job["cases"])}
+
+
+def run_vllm_package(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
+    """The package, found through its ``vllm.general_plugins`` entry point by vLLM's own plug-in loader.
+
+    Installing it is replaced by what installing leaves behind: its sources on ``sys.path`` and a
+    ``.dist-info`` holding the entry points of its ``pyproject.toml``.
+    """
+    from vllm.plugins import DEFAULT_PLUGINS_GROUP, load_plugins_by_group
+
+    info = job["vllm"]
+    name = job["parser"]
+    _forget(name)
+    project = tomllib.loads(Path(info["pyproject"]).read_text(encoding="utf-8"))["project"]
+    points = project.get("entry-points", {}).get(DEFAULT_PLUGINS_GROUP, {})
+    site = Path(tempfile.mkdtemp(prefix="wb-plugin-site-"))
+    dist = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n", encoding="utf-8"
+    )
+    lines = [f"[{DEFAULT_PLUGINS_GROUP}]", *(f"{k} = {v}" for k, v in points.items())]
+    (dist / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sys.path[:0] = [str(site), info["package_src"]]
+    try:
+        plugins = load_plugins_by_group(DEFAULT_PLUGINS_GROUP)
+        if name not in plugins:
+            return {"accepted": False, "reason": f"entry point {name!r} not loaded by vLLM", "cases": []}
+        plugins[name]()
+        missing = _registered(name)
+        if missing:
+            return {"accepted": False, "reason": missing, "cases": []}
+        return {"accepted": True, "reason": "", "cases": _vllm_cases(name, tokenizer, job["cases"])}
+    finally:
+        sys.path.remove(str(site))
+        sys.path.remove(info["package_src"])
+
+
+# ------------------------------------------------------------------------------------------- SGLang
+
+
+def _load_module(path: str) -> Any:
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _prompt_opens_reasoning(prompt: str, start: str, end: str) -> bool:
+    """SGLang's ``force_reasoning``: the generation prompt leaves a reasoning block open (its last start
+    marker is not followed by an end marker); False when the format has no start marker to look for."""
+    at = prompt.rfind(start) if start else -1
+    return at >= 0 and end not in prompt[at + len(start) :]
+
+
+def _sglang_cli_refuses(name: str) -> str:
+    """What SGLang's server argument parsing says about ``--tool-call-parser NAME --reasoning-parser NAME``
+    once the launcher registered them ("" when accepted): its choices are the registries' keys."""
+    from sglang.srt.server_args import prepare_server_args
+
+    args = ["--model-path", "unused", "--tool-call-parser", name, "--reasoning-parser", name]
+    try:
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            prepare_server_args(args)
+    except SystemExit:
+        lines = err.getvalue().strip().splitlines() or ["no message"]
+        return f"SGLang's command line refused the parser names: {lines[-1]}"
+    return ""
+
+
+def run_sglang(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
+    """The detector module registered as its launcher does, then SGLang's own ``FunctionCallParser`` and
+    ``ReasoningParser`` (what its serving layer builds per request) over each case."""
+    _ipython_stub()
+    from sglang.srt.entrypoints.openai.protocol import Tool
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    name = job["parser"]
+    module = _load_module(job["sglang"]["module"])
+    module.register()
+    if name not in FunctionCallParser.ToolCallParserEnum or name not in ReasoningParser.DetectorMap:
+        return {"accepted": False, "reason": f"{name!r} not registered with SGLang", "cases": []}
+    refused = _sglang_cli_refuses(name)
+    if refused:
+        return {"accepted": False, "reason": refused, "cases": []}
+    deltas = Deltas(tokenizer)
+    results = []
+    for case in job["cases"]:
+        tools = [Tool(**t) for t in case["tools"]]
+        opened = _prompt_opens_reasoning(case["prefix"], *job["sglang"].get("reasoning", ("", "")))
+
+        def parsers(tools: list[Any] = tools, opened: bool | None = opened) -> tuple[Any, Any]:
+            reasoning = ReasoningParser(name, force_reasoning=opened, tool_call_parser_active=True)
+            return reasoning, FunctionCallParser(tools, name)
+
+        def one_shot(case: dict[str, Any] = case) -> Message:
+            reasoning_parser, call_parser = parsers()
+            reasoning, normal = reasoning_parser.parse_non_stream(case["output"])
+            text, items = call_parser.parse_non_stream(normal or "")
+            return _message(reasoning, text, [{"name": i.name, "arguments": i.parameters} for i in items])
+
+        def streamed(case: dict[str, Any] = case) -> Message:
+            reasoning_parser, call_parser = parsers()
+            reasoning, content = [], []
+            calls: dict[int, dict[str, Any]] = {}
+
+            def tool_text(normal: str, end: bool = False) -> None:
+                text, items = call_parser.parse_stream_chunk(normal) if normal else ("", [])
+                if end:
+                    tail, more = call_parser.parse_stream_end()
+                    text, items = text + (tail or ""), [*items, *more]
+                content.append(text or "")
+                for item in items:
+                    slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
+                    slot["name"] = item.name or slot["name"]
+                    slot["arguments"] += item.parameters or ""
+
+            for text, _ids in deltas.split(case["output"]):
+                r, normal = reasoning_parser.parse_stream_chunk(text)
+                reasoning.append(r or "")
+                tool_text(normal or "")
+            r, normal = reasoning_parser.parse_stream_end()
+            reasoning.append(r or "")
+            tool_text(normal or "", end=True)
+            return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+
+        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+    return {"accepted": True, "reason": "", "cases": results}
+
+
+RUNNERS = {"vllm-file": run_vllm_file, "vllm-package": run_vllm_package, "sglang": run_sglang}
+ENGINE_OF = {"vllm-file": "vllm", "vllm-package": "vllm", "sglang": "sglang"}
+
+
+def run_job(job: dict[str, Any], engines: list[str], tokenizers: dict[str, Any]) -> dict[str, Any]:
+    path = job["tokenizer"]
+    if path not in tokenizers:
+        tokenizers[path] = _load_tokenizer(path)
+    out: dict[str, Any] = {"key": job.get("key", ""), "engines": {}}
+    for runner, fn in RUNNERS.items():
+        if ENGINE_OF[runner] not in engines or ENGINE_OF[runner] not in job:
+            continue
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                out["engines"][runner] = fn(job, tokenizers[path])
+        except Exception as exc:
+            out["engines"][runner] = {
+                "accepted": False,
+                "reason": f"harness error: {_first_line(exc)}",
+                "trace": traceback.format_exc(limit=4),
+                "cases": [],
+            }
+    return out
+
+
+def main() -> int:
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    logging.disable(logging.WARNING)
+    request = json.load(sys.stdin)
+    engines = request.get("engines") or ["vllm", "sglang"]
+    tokenizers: dict[str, Any] = {}
+    jobs = [run_job(job, engines, tokenizers) for job in request["jobs"]]
+    json.dump({"versions": versions(), "jobs": jobs}, sys.stdout, ensure_ascii=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

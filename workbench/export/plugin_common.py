@@ -1,0 +1,138 @@
+"""What the vLLM and SGLang plug-in exports share: names, provenance, the embedded spec, the single-file form.
+
+A plug-in export is a folder of files (``{relative path: text}``), built purely from the spec; the engines'
+harness proves it afterwards (:mod:`workbench.export.plugin_proof`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench import __version__
+from workbench.export.plugin_runtime import runtime_sources
+from workbench.spec import FormatSpec
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@dataclass(frozen=True)
+class PluginNames:
+    """The names one export registers and installs under, all derived from the template's name."""
+
+    slug: str  # lower-case, [a-z0-9_]: "qwen_qwen3_0_6b"
+
+    @classmethod
+    def for_template(cls, name: str) -> PluginNames:
+        slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "format"
+        if slug[0].isdigit():
+            slug = "t_" + slug
+        return cls(slug[:60])
+
+    @property
+    def parser(self) -> str:
+        """The ``--tool-call-parser`` / ``--reasoning-parser`` value (and the SGLang parser name)."""
+        return "wb_" + self.slug
+
+    @property
+    def package(self) -> str:
+        """The Python package of the pip-installable plug-in."""
+        return "workbench_plugin_" + self.slug
+
+    @property
+    def distribution(self) -> str:
+        return "workbench-plugin-" + self.slug.replace("_", "-")
+
+    @property
+    def single_runtime(self) -> str:
+        """The private top-level name the single-file plug-in loads its embedded runtime under."""
+        return "_workbench_runtime_" + self.slug
+
+
+def provenance(spec: FormatSpec, engine: str, engine_version: str) -> dict[str, Any]:
+    """Where an export comes from and what it was proven with (``engine_version`` "" until proven)."""
+    prov = spec.provenance
+    return {
+        "template_name": prov.template_name,
+        "template_sha256": prov.template_sha256,
+        "workbench_version": __version__,
+        "engine": engine,
+        "proven_with": engine_version or "not proven (engines venv absent: run `make engines`)",
+    }
+
+
+def exported_module(spec: FormatSpec, prov: dict[str, Any]) -> str:
+    """The runtime's ``exported`` module: the spec JSON and the provenance, as Python literals."""
+    return (
+        '"""The exported chat format (a workbench FormatSpec) and where it came from."""\n\n'
+        f"SPEC_JSON = {spec.to_json()!r}\n\nPROVENANCE = {json.dumps(prov, indent=4, sort_keys=True)}\n"
+    )
+
+
+def runtime_files(package: str, spec: FormatSpec, prov: dict[str, Any]) -> dict[str, str]:
+    files = runtime_sources(package)
+    files["exported.py"] = exported_module(spec, prov)
+    return files
+
+
+def adapter_source(name: str, runtime: str, parser_name: str) -> str:
+    """One of ``workbench/data/plugin_<engine>.py`` with its placeholders filled in."""
+    text = (DATA / name).read_text(encoding="utf-8")
+    return text.replace("__WORKBENCH_RUNTIME__", runtime).replace("__WORKBENCH_PARSER_NAME__", parser_name)
+
+
+_LOADER = """
+# The parser runtime (workbench's parser, vendored) travels inside this file: a module finder serves it
+# under a private name, so nothing needs installing beside the file.
+import importlib.abc as _abc
+import importlib.util as _util
+import sys as _sys
+
+_RUNTIME_NAME = {runtime!r}
+_SOURCES = {sources}
+
+
+class _EmbeddedRuntime(_abc.MetaPathFinder, _abc.Loader):
+    def _file(self, fullname):
+        if fullname != _RUNTIME_NAME and not fullname.startswith(_RUNTIME_NAME + "."):
+            return None
+        base = "/".join(fullname.split(".")[1:])
+        for candidate in (base + "/__init__.py" if base else "__init__.py", base + ".py"):
+            if candidate in _SOURCES:
+                return candidate
+        return None
+
+    def find_spec(self, fullname, path=None, target=None):
+        found = self._file(fullname)
+        if found is None:
+            return None
+        return _util.spec_from_loader(fullname, self, is_package=found.endswith("__init__.py"))
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        found = self._file(module.__name__)
+        exec(compile(_SOURCES[found], f"<{{_RUNTIME_NAME}}>/{{found}}", "exec"), module.__dict__)
+
+
+if not any(getattr(f, "name", "") == _RUNTIME_NAME for f in _sys.meta_path):
+    _finder = _EmbeddedRuntime()
+    _finder.name = _RUNTIME_NAME
+    _sys.meta_path.insert(0, _finder)
+"""
+
+
+def single_file(adapter: str, runtime: str, files: dict[str, str], header: str) -> str:
+    """A plug-in as one file: ``header``, the embedded runtime, then the adapter (minus its docstring and
+    ``__future__`` import, which the header takes over)."""
+    body = adapter
+    if body.startswith('"""'):
+        body = body[body.index('"""', 3) + 3 :]
+    body = body.replace("from __future__ import annotations\n", "", 1)
+    sources = "{\n" + "".join(f"    {rel!r}: {text!r},\n" for rel, text in sorted(files.items())) + "}"
+    loader = _LOADER.format(runtime=runtime, sources=sources)
+    return f'"""{header}"""\n\nfrom __future__ import annotations\n{loader}{body}'

@@ -1,0 +1,101 @@
+"""``--target sglang-plugin``: an SGLang tool-call detector and reasoning detector for the exported format.
+
+SGLang has no plug-in flag, so the export is a self-contained detector module (the workbench parser is
+vendored inside it, see :mod:`.plugin_runtime`) plus a launcher that registers both detectors in SGLang's
+tables and then runs ``sglang.launch_server`` with the same arguments (registering this way is not a
+supported SGLang API; the launcher is the one place that depends on it).  ``provenance.json`` records the
+template hash, workbench version and the SGLang version the export was proven with.  The adapter itself is
+``workbench/data/plugin_sglang.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from workbench.export.plugin_common import (
+    PluginNames,
+    adapter_source,
+    provenance,
+    runtime_files,
+    single_file,
+)
+from workbench.spec import FormatSpec
+
+ENGINE = "sglang"
+
+_LAUNCHER = '''#!/usr/bin/env python
+"""Start SGLang with the `{parser}` detectors registered (made by workbench export).
+
+    python {launcher} --model-path MODEL [any sglang.launch_server argument]
+
+It registers the tool-call and reasoning detectors of {module}.py, adds `--tool-call-parser {parser}
+--reasoning-parser {parser}` unless given, and runs `sglang.launch_server` in this process.
+"""
+
+import runpy
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import {module} as plugin  # noqa: E402
+
+plugin.register()
+args = sys.argv[1:]
+for flag in ("--tool-call-parser", "--reasoning-parser"):
+    if flag not in args:
+        args += [flag, plugin.NAME]
+sys.argv = [sys.argv[0], *args]
+runpy.run_module("sglang.launch_server", run_name="__main__", alter_sys=True)
+'''
+
+
+def launch_command(names: PluginNames) -> str:
+    return f"python launch_{names.slug}.py --model-path MODEL"
+
+
+def _readme(names: PluginNames, prov: dict[str, Any]) -> str:
+    return f"""# SGLang detectors for {prov["template_name"] or names.slug}
+
+Made by `workbench export --target sglang-plugin` (workbench {prov["workbench_version"]}) from the
+template with sha256 `{prov["template_sha256"] or "(none: exported from a spec file)"}`; proven with SGLang
+{prov["proven_with"]}: once registered, SGLang's argument parsing accepted the parser names, and SGLang's own
+`FunctionCallParser` and `ReasoningParser` returned every round-trip
+message of the template, one-shot (`detect_and_parse`) and streamed (`parse_streaming_increment`, real
+token deltas).
+
+    {launch_command(names)}
+
+`{names.slug}_sglang.py` holds a `BaseFormatDetector` and a `BaseReasoningFormatDetector` registered as
+`{names.parser}`; the launcher registers them, then starts `sglang.launch_server` with
+`--tool-call-parser {names.parser} --reasoning-parser {names.parser}`.  Neither needs the workbench.
+
+## Limits
+
+- Registering through SGLang's tables is not a supported SGLang API: a new SGLang release may move them.
+- No structural tag is exported: `tool_choice="required"` / named calls are not constrained.
+- SGLang keeps special tokens in the decoded text only for requests with tools (and for the reasoning
+  parsers it knows by name): when this format's reasoning markers are special tokens, send requests
+  without tools with `"skip_special_tokens": false`.
+"""
+
+
+def build_sglang_plugin(spec: FormatSpec, names: PluginNames, engine_version: str = "") -> dict[str, str]:
+    """Every file of the export, by path relative to the output folder (pure: writes nothing)."""
+    prov = provenance(spec, ENGINE, engine_version)
+    module = f"{names.slug}_sglang"
+    header = (
+        f"SGLang detectors `{names.parser}` for {prov['template_name'] or names.slug} (made by workbench "
+        f"export).\n\nStart SGLang with launch_{names.slug}.py, which registers them.\n"
+    )
+    runtime = runtime_files(names.single_runtime, spec, prov)
+    adapter = adapter_source("plugin_sglang.py", names.single_runtime, names.parser)
+    return {
+        f"{module}.py": single_file(adapter, names.single_runtime, runtime, header),
+        f"launch_{names.slug}.py": _LAUNCHER.format(
+            parser=names.parser, module=module, launcher=f"launch_{names.slug}.py"
+        ),
+        "README.md": _readme(names, prov),
+        "provenance.json": json.dumps(prov, indent=2, sort_keys=True) + "\n",
+    }

@@ -1,0 +1,117 @@
+"""``--target vllm-plugin``: a vLLM tool parser and reasoning parser for the exported format.
+
+Two forms of the same parsers, both self-contained (the workbench parser is vendored, see
+:mod:`.plugin_runtime`; nothing imports ``workbench`` when vLLM loads them):
+
+* ``<name>_vllm.py``: one file for ``--tool-parser-plugin`` / ``--reasoning-parser-plugin``;
+* ``package/``: a pip-installable package whose ``vllm.general_plugins`` entry point registers both parsers
+  in every vLLM process, with no plug-in flag.
+
+``serve-flags.txt`` holds the exact ``vllm serve`` flags, ``provenance.json`` the template hash, workbench
+version and the vLLM version the export was proven with.  The adapter itself is
+``workbench/data/plugin_vllm.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from workbench.export.plugin_common import (
+    PluginNames,
+    adapter_source,
+    provenance,
+    runtime_files,
+    single_file,
+)
+from workbench.spec import FormatSpec
+
+ENGINE = "vllm"
+
+
+def serve_flags(names: PluginNames, plugin_file: str = "") -> str:
+    """The ``vllm serve`` flags, with the single file, or (no file) with the installed package."""
+    plugin = (
+        f"--tool-parser-plugin {plugin_file} --reasoning-parser-plugin {plugin_file} " if plugin_file else ""
+    )
+    parsers = f"--tool-call-parser {names.parser} --reasoning-parser {names.parser}"
+    return f"--enable-auto-tool-choice {plugin}{parsers}"
+
+
+def _pyproject(names: PluginNames, prov: dict[str, Any]) -> str:
+    return f"""[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{names.distribution}"
+version = "0.1.0"
+description = "vLLM parsers for {prov["template_name"] or names.slug} (made by workbench export)"
+requires-python = ">=3.10"
+
+[project.entry-points."vllm.general_plugins"]
+{names.parser} = "{names.package}.vllm_parsers:register"
+
+[tool.setuptools.packages.find]
+where = ["src"]
+"""
+
+
+def _readme(names: PluginNames, prov: dict[str, Any], single: str) -> str:
+    return f"""# vLLM parsers for {prov["template_name"] or names.slug}
+
+Made by `workbench export --target vllm-plugin` (workbench {prov["workbench_version"]}) from the template
+with sha256 `{prov["template_sha256"] or "(none: exported from a spec file)"}`; proven with vLLM
+{prov["proven_with"]}: vLLM's own parser composition (`ParserManager.get_parser`) returned every round-trip
+message of the template, one-shot and streamed as real token deltas.
+
+Both parsers are registered as `{names.parser}`: the reasoning parser takes the text up to the end of
+reasoning, the tool parser the content and tool calls after it.  Neither needs the workbench installed.
+
+## One file
+
+    vllm serve MODEL {serve_flags(names, single)}
+
+## Installed package (no plug-in flag)
+
+    pip install ./package
+    vllm serve MODEL {serve_flags(names)}
+
+The package's `vllm.general_plugins` entry point registers both parsers in every vLLM process.
+
+Both parsers turn `skip_special_tokens` off for the requests they parse: the format's markers may be
+special tokens, which vLLM's detokenizer would otherwise drop before the parsers see them.
+
+## Limits
+
+- `tool_choice="required"` and named tool choice are parsed from the model's own call format (the parser
+  sets `supports_required_and_named = False`); no structural tag constrains them (not exported yet).
+"""
+
+
+def build_vllm_plugin(spec: FormatSpec, names: PluginNames, engine_version: str = "") -> dict[str, str]:
+    """Every file of the export, by path relative to the output folder (pure: writes nothing)."""
+    prov = provenance(spec, ENGINE, engine_version)
+    single = f"{names.slug}_vllm.py"
+    package_runtime = f"{names.package}._runtime"
+    files: dict[str, str] = {}
+    header = (
+        f"vLLM tool + reasoning parsers `{names.parser}` for {prov['template_name'] or names.slug}, as one "
+        f"file (made by workbench export).\n\nUse: vllm serve MODEL {serve_flags(names, single)}\n"
+    )
+    runtime = runtime_files(names.single_runtime, spec, prov)
+    adapter = adapter_source("plugin_vllm.py", names.single_runtime, names.parser)
+    files[single] = single_file(adapter, names.single_runtime, runtime, header)
+    src = f"package/src/{names.package}"
+    files[f"{src}/__init__.py"] = f'"""vLLM parsers `{names.parser}` (made by workbench export)."""\n'
+    files[f"{src}/vllm_parsers.py"] = adapter_source("plugin_vllm.py", package_runtime, names.parser)
+    for rel, text in runtime_files(package_runtime, spec, prov).items():
+        files[f"{src}/_runtime/{rel}"] = text
+    files["package/pyproject.toml"] = _pyproject(names, prov)
+    files["README.md"] = _readme(names, prov, single)
+    files["serve-flags.txt"] = (
+        f"# one file:\n{serve_flags(names, single)}\n# installed package (pip install ./package):\n"
+        f"{serve_flags(names)}\n"
+    )
+    files["provenance.json"] = json.dumps(prov, indent=2, sort_keys=True) + "\n"
+    return files
