@@ -43,6 +43,7 @@ RUNTIME_MODULES = (
     "formats/base.py",
     "formats/values.py",
     "formats/harmony/markers.py",
+    "formats/call_pattern/encoding.py",
 )
 
 _IMPORT_RX = re.compile(r"^(\s*(?:from|import)\s+)workbench(?=[.\s])", re.MULTILINE)
