@@ -61,23 +61,39 @@ def _conversation(*calls: dict[str, Any]) -> list[dict[str, Any]]:
     return [dict(USER), msg]
 
 
+def typed_tools(calls: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The probe tools with each argument of the first call typed as its value: templates that write a
+    value by its declared type, and parsers that read a raw value by it, then agree with the value."""
+    from workbench.formats.call_pattern.samples import json_type
+
+    args = calls[0]["function"]["arguments"] if calls else {}
+    out = []
+    for tool in TOOLS:
+        fn = dict(tool["function"])
+        params = dict(fn["parameters"])
+        props = {k: dict(v) for k, v in params["properties"].items()}
+        for key, value in args.items():
+            if key in props:
+                props[key]["type"] = json_type(value)
+        fn["parameters"] = {**params, "properties": props}
+        out.append({**tool, "function": fn})
+    return out
+
+
 @dataclass
 class _Renders:
     """The learner's renders, each reduced to the region the call(s) take (None when not rendered)."""
 
     render: Render
     end_markers: Sequence[str]
-    base: str | None = None
 
     def region(self, *calls: dict[str, Any]) -> str | None:
-        if self.base is None:
-            self.base = self.render(_conversation(), list(TOOLS), False)
-            if self.base is None:
-                return None
-        text = self.render(_conversation(*calls), list(TOOLS), False)
-        if text is None:
+        tools = typed_tools(calls)
+        base = self.render(_conversation(), tools, False)
+        text = self.render(_conversation(*calls), tools, False)
+        if base is None or text is None:
             return None
-        d = diff_split(self.base, text)
+        d = diff_split(base, text)
         start, end = len(d.prefix), len(text) - len(d.suffix)
         while start < end and text[start] in _WS:
             start += 1
@@ -427,16 +443,29 @@ def pattern_markers(pattern: CallPattern) -> list[str]:
 
 
 # ----------------------------------------------------------------------------------------- adoption
-def read_back_score(spec: FormatSpec, render: Render, end_markers: Sequence[str]) -> int:
-    """How many of the learner's call renders ``spec`` parses back to the calls rendered (pure w.r.t.
-    the template: renders only)."""
+#: One render that holds every way a call varies (two calls; a string and a nested value of every JSON
+#: type), and its one-call twin for templates that write one call per turn: a spec that reads it back
+#: needs no pattern.
+_NESTED = {"kk": [7, "ab", None, True, 2.5]}
+QUICK_CASES: tuple[tuple[dict[str, Any], ...], ...] = (
+    (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: _NESTED}, ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, ID_B)),
+    (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: _NESTED}, ID_A),),
+)
+
+
+def read_back_score(
+    spec: FormatSpec,
+    render: Render,
+    end_markers: Sequence[str],
+    cases: Sequence[tuple[dict[str, Any], ...]] | None = None,
+) -> int:
+    """How many of the learner's call renders (or of ``cases``) ``spec`` parses back to the calls rendered
+    (pure w.r.t. the template: renders only)."""
     from workbench.chat import Tool
-    from workbench.parsing import parse
+    from workbench.parsing import ParseOptions, parse
 
     r = _Renders(render, end_markers)
-    tools = [Tool.from_openai(t) for t in TOOLS]
-    prompt = render([dict(USER)], list(TOOLS), True)
-    cases: list[tuple[dict[str, Any], ...]] = [
+    cases = list(cases) if cases is not None else [
         (_call(FUNC_A, {ARG_A: VALUE_A}, ID_A),),
         (_call(FUNC_A, {ARG_A: VALUE_A}, ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, ID_B)),
         (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: VALUE_B}, ID_A),),
@@ -444,13 +473,17 @@ def read_back_score(spec: FormatSpec, render: Render, end_markers: Sequence[str]
     ]
     score = 0
     for calls in cases:
+        typed = typed_tools(calls)
+        tools = [Tool.from_openai(t) for t in typed]
+        prompt = render([dict(USER)], typed, True)
         output, content = _turn_output(render, prompt, calls, end_markers), CONTENT_TEXT
         if output is None:  # the template rewrites earlier turns: read the calls' region alone
             output, content = r.region(*calls), ""
         if output is None:
             continue
         try:
-            message = parse(spec, output, tools).message
+            stage = spec.output_start_stage(generation_prompt=prompt) if content else None
+            message = parse(spec, output, tools, ParseOptions(start_stage=stage)).message
         except Exception:  # a spec that cannot even build a parser reads nothing back
             continue
         got = [(c.name, c.arguments_value()) for c in message.tool_calls]
@@ -460,11 +493,19 @@ def read_back_score(spec: FormatSpec, render: Render, end_markers: Sequence[str]
     return score
 
 
+def _reads_quick_case(spec: FormatSpec, render: Render, end_markers: Sequence[str]) -> bool:
+    """True when ``spec`` reads back the first quick case the template renders."""
+    for case in QUICK_CASES:
+        if render(_conversation(*case), typed_tools(case), False) is not None:
+            return read_back_score(spec, render, end_markers, [case]) == 1
+    return False
+
+
 def _turn_output(
     render: Render, prompt: str | None, calls: tuple[dict[str, Any], ...], end_markers: Sequence[str]
 ) -> str | None:
     """The model's part of an answer with ``calls``: after the generation prompt, before the turn's end."""
-    full = render(_conversation(*calls), list(TOOLS), False)
+    full = render(_conversation(*calls), typed_tools(calls), False)
     if prompt is None or full is None or not full.startswith(prompt):
         return None
     out = full[len(prompt) :].rstrip(_WS)
@@ -483,16 +524,12 @@ def memoized(render: Render) -> Render:
     cache: dict[str, str | None] = {}
 
     def cached(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
-        key = json.dumps([messages, prompt], sort_keys=True, default=str)
+        key = json.dumps([messages, tools, prompt], sort_keys=True, default=str)
         if key not in cache:
             cache[key] = render(messages, tools, prompt)
         return cache[key]
 
     return cached
-
-
-#: How many call renders :func:`read_back_score` checks (a spec that reads them all needs no pattern).
-READ_BACK_CASES = 3 + len(TYPED_VALUES)
 
 
 def adopt_pattern(
@@ -506,9 +543,9 @@ def adopt_pattern(
     if spec.tools.format in ("harmony", "pythonic", "recipient"):
         return spec, []
     render = memoized(render)
-    before = read_back_score(spec, render, end_markers) if spec.tools.supported else 0
-    if before == READ_BACK_CASES:
+    if spec.tools.supported and _reads_quick_case(spec, render, end_markers):
         return spec, []
+    before = read_back_score(spec, render, end_markers) if spec.tools.supported else 0
     learned, notes = learn_pattern(render, end_markers)
     if learned is None:
         return spec, []
