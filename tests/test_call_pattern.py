@@ -104,7 +104,7 @@ def _output(stem: str, calls: list[dict[str, Any]] = CALLS) -> str:
 
 
 # The kinds the pattern describes, with what each template's documentation says about it.
-KINDS = ["typed-attr-args", "delimited-strings", "id-first-calls", "element-markup"]
+KINDS = ["typed-attr-args", "delimited-strings", "id-first-calls", "element-markup", "mixture"]
 
 
 def test_typed_attributes_are_one_way_per_type() -> None:
@@ -150,6 +150,20 @@ def test_the_id_comes_before_the_name() -> None:
     assert t.pattern.args == "json"
 
 
+def test_a_mixture_of_kinds_is_one_pattern() -> None:
+    """mixture: element markup everywhere, the id before the name, a json="yes"/"no" attribute per argument."""
+    spec = _spec("mixture")
+    assert (spec.reasoning.start, spec.reasoning.end) == ("<|begin|>think<|body|>", "<|end|>think")
+    assert (spec.content.start, spec.content.end) == ("<|begin|>say<|body|>", "<|end|>say")
+    assert spec.end_markers == ("<|end|>turn",)
+    t = spec.tools
+    assert (t.call_start, t.call_end) == ('<|begin|>call id="', "<|end|>call")
+    assert t.pattern.call == ("$id", '" fn="', "$name", '"<|body|>', "$args")
+    by_type = {ty: v for v in t.pattern.arguments for ty in v.types}
+    assert by_type["string"].parts[2] == '" json="no"<|body|>' and by_type["string"].value == "raw"
+    assert by_type["object"].parts[2] == '" json="yes"<|body|>' and by_type["object"].value == "json"
+
+
 def test_element_calls_carry_a_counter_from_one() -> None:
     """element-markup: <|begin|>invoke fn="NAME" n="K"<|body|>JSON<|end|>invoke, K counting from 1."""
     t = _spec("element-markup").tools
@@ -165,7 +179,7 @@ def test_the_templates_calls_parse_back_one_shot(stem: str) -> None:
     got = [(c.name, json.loads(c.arguments)) for c in result.message.tool_calls]
     assert got == [(c["function"]["name"], c["function"]["arguments"]) for c in CALLS], result.diagnostics
     assert result.message.content == "Checking."
-    if stem == "id-first-calls":
+    if stem in ("id-first-calls", "mixture"):
         assert [c.id for c in result.message.tool_calls] == ["c1", "c2"]
 
 

@@ -25,6 +25,7 @@ KINDS: dict[str, str | None] = {
     "id-first-calls": None,
     "opened-answer": None,
     "effort-switches": None,
+    "mixture": None,
 }
 
 WEATHER = {
