@@ -151,7 +151,7 @@ def test_the_id_comes_before_the_name() -> None:
 
 
 def test_a_mixture_of_kinds_is_one_pattern() -> None:
-    """mixture: element markup everywhere, the id before the name, a json="yes"/"no" attribute per argument."""
+    """mixture: element markup everywhere, the id before the name, a json="yes"/"no" attribute per arg."""
     spec = _spec("mixture")
     assert (spec.reasoning.start, spec.reasoning.end) == ("<|begin|>think<|body|>", "<|end|>think")
     assert (spec.content.start, spec.content.end) == ("<|begin|>say<|body|>", "<|end|>say")
