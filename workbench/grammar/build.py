@@ -23,6 +23,7 @@ from workbench.grammar.elements import (
 )
 from workbench.grammar.plan import TOOL_CHOICES, GrammarPlan, ReasoningGate
 from workbench.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar
+from workbench.grammar.tool_schemas import check_tool_schemas
 from workbench.spec import FormatSpec
 
 
@@ -104,6 +105,7 @@ def build_grammar(
             without tool calls, or a format the grammar builder does not know.
     """
     tools = list(tools)
+    check_tool_schemas(tools)
     seen: set[str] = set()
     for tool in tools:
         if tool.name in seen:
@@ -208,6 +210,7 @@ def build_output_grammar(
         GrammarError: no tools, no tool-call format, or a format without a grammar.
     """
     tools = list(tools)
+    check_tool_schemas(tools)
     if not tools:
         raise GrammarError("the structural tag needs at least one tool")
     grammar_cls = _grammar_class(spec.tools.format)

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from workbench.chat import Tool
 from workbench.events import Event
+from workbench.parsing import schema_check
 from workbench.parsing.builder import CallLog, MessageBuilder
 from workbench.parsing.lookahead import Fail, Look, More
 from workbench.parsing.markers import MarkerSet
@@ -324,7 +325,12 @@ class Machine:
         )
 
     def check_schema(self, call: CallLog) -> None:
-        """Validate the arguments against the tool's JSON schema; a mismatch is reported, not fatal."""
+        """Validate the arguments against the tool's JSON schema; a mismatch is reported, not fatal.
+
+        The schema is the request's, so it is not trusted (:mod:`workbench.parsing.schema_check`): a
+        ``$ref`` that does not resolve, or a regex that runs out of time, is reported once and that tool's
+        arguments are not checked any further (no verdict rather than a wrong one or a hang).
+        """
         if self.tools is None or call.name not in self.tools:
             return
         schema = self.tools[call.name].parameters
@@ -332,17 +338,30 @@ class Machine:
         if not ok or not isinstance(schema, dict):
             return
         import jsonschema
+        import regex
 
+        validator = self._validator(call.name, schema)
+        if validator is None:
+            return
         try:
-            validator = self._validators.get(call.name)
-            if validator is None:
-                validator = self._validators[call.name] = jsonschema.validators.validator_for(schema)(schema)
             error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        except schema_check.PatternTimeout as exc:
+            self._validators[call.name] = None
+            self.out.diagnose(
+                "E-TOOL-SCHEMA",
+                f"tool {call.name!r}: the schema pattern {exc.pattern!r} took over "
+                f"{schema_check.PATTERN_TIMEOUT:g} s on one value (catastrophic backtracking): "
+                "its arguments are not checked against the schema",
+                self.offset(),
+            )
+            return
         except (
             jsonschema.SchemaError,
             jsonschema.exceptions.UnknownType,
+            regex.error,
             TypeError,
             ValueError,
+            LookupError,
             RecursionError,
         ):
             return  # a schema this validator cannot read (e.g. a non-standard "float" type): no verdict
@@ -353,6 +372,27 @@ class Machine:
                 self.offset(),
                 "info",
             )
+
+    def _validator(self, name: str, schema: dict[str, Any]) -> Any:
+        """The tool's validator (built once), or None when its schema cannot give a verdict."""
+        if name in self._validators:
+            return self._validators[name]
+        validator = None
+        bad = schema_check.unresolved_refs(schema)
+        if bad:
+            self.out.diagnose(
+                "E-TOOL-SCHEMA",
+                f"tool {name!r}: the schema's $ref {bad[0]!r} does not resolve "
+                "(only references inside the schema are followed): its arguments are not checked",
+                self.offset(),
+            )
+        else:
+            try:
+                validator = schema_check.validator_for(schema)
+            except Exception:  # a schema jsonschema cannot even load: no verdict
+                validator = None
+        self._validators[name] = validator
+        return validator
 
 
 __all__ = ["BAD", "DONE", "MORE", "STOP", "Gen", "Machine", "Stalled"]
