@@ -55,7 +55,15 @@ class Machine:
         self.base = -self._silent  # absolute input offset of buf[0]
         self.final = False
         self.out = MessageBuilder()
-        self._pending: list[list[Any]] = []  # [kind, tool_index, parts] per merged event
+        # Events not taken yet, as flat lists of atoms (kind and tool index per merged event, where its
+        # texts start in ``_parts``): a one-shot parse of megabytes holds ~100k of them until the end, and
+        # a list per event would give the garbage collector that many more containers to scan.
+        self._kinds: list[str] = []
+        self._indexes: list[int | None] = []
+        self._starts: list[int] = []
+        self._parts: list[str] = []
+        #: False when nobody reads the events (a one-shot :func:`~workbench.parsing.parse`): none are kept.
+        self.keep_events = True
         self._validators: dict[str, Any] = {}
         # The text of the tool section being parsed, kept only when an unfinished call at the end of the
         # output is to become content (``unclosed_calls="content"``); ``_recorded`` is its length.
@@ -133,11 +141,13 @@ class Machine:
         if self._record is not None:
             self._record.append(text)
             self._recorded += n
-        pend = self._pending
-        if pend and pend[-1][0] == kind and pend[-1][1] == index:
-            pend[-1][2].append(text)
-        else:
-            pend.append([kind, index, [text]])
+        if not self.keep_events:
+            return text
+        if not self._kinds or self._kinds[-1] != kind or self._indexes[-1] != index:
+            self._kinds.append(kind)
+            self._indexes.append(index)
+            self._starts.append(len(self._parts))
+        self._parts.append(text)
         return text
 
     def emit_spans(self, spans: Sequence[Sequence[Any]], index: int | None = None) -> dict[str, str]:
@@ -152,8 +162,12 @@ class Machine:
         return texts
 
     def take_events(self) -> list[Event]:
-        out = [Event(kind, "".join(parts), index) for kind, index, parts in self._pending]
-        self._pending = []
+        parts, starts = self._parts, [*self._starts, len(self._parts)]
+        out = [
+            Event(kind, "".join(parts[starts[i] : starts[i + 1]]), index)
+            for i, (kind, index) in enumerate(zip(self._kinds, self._indexes, strict=True))
+        ]
+        self._kinds, self._indexes, self._starts, self._parts = [], [], [], []
         return out
 
     # ------------------------------------------------------------------------------------------ primitives
