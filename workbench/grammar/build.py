@@ -101,7 +101,9 @@ def build_grammar(
         any_whitespace: let JSON arguments use any whitespace (off by default: small models loop on it).
 
     Raises:
-        GrammarError: unknown tool name, a schema xgrammar cannot compile, a forced call on a template
+        GrammarError: unknown tool name, a schema xgrammar cannot compile (or with a ``$ref`` that does not
+            resolve, or more enum values than :data:`~workbench.grammar.tool_schemas.MAX_ENUM_VALUES`), a
+            forced call on a template
             without tool calls, or a format the grammar builder does not know.
     """
     tools = list(tools)
