@@ -103,8 +103,7 @@ def build_grammar(
     Raises:
         GrammarError: unknown tool name, a schema xgrammar cannot compile (or with a ``$ref`` that does not
             resolve, or more enum values than :data:`~workbench.grammar.tool_schemas.MAX_ENUM_VALUES`), a
-            forced call on a template
-            without tool calls, or a format the grammar builder does not know.
+            forced call on a template without tool calls, or a format the grammar builder does not know.
     """
     tools = list(tools)
     check_tool_schemas(tools)
