@@ -18,15 +18,18 @@ The scale part (``--only shapes``) feeds hostile output *shapes* of 64 KB to 8 M
 (4-character chunks, a :class:`~workbench.parsing.DeltaTracker` taking deltas after every chunk, as an
 engine plug-in streams): many small calls, marker soup, near-markers (text full of ``<`` and marker
 prefixes), deep nesting, and long prose. For each shape and mode it prints microseconds per kilobyte and the
-per-byte cost ratio largest/smallest (goal <= 1.5: the parser is linear in every shape).
+per-byte cost ratio largest/smallest (goal <= 1.5: the parser is linear in every shape).  The shapes are
+timed in CPU seconds of this process, best of 3 (one run above 1 MB), after a warm-up run and a
+``gc.collect()``; ``--shape NAME`` (repeatable) measures only some shapes, e.g. one per process.
 
 Usage: ``python benchmarks/stream_parse.py [--sizes 1000 10000 100000] [--repeat 3] [--sglang DIR]
-[--shape-sizes 65536 1048576 8388608] [--only tokens|shapes]``
+[--shape-sizes 65536 1048576 2097152 8388608] [--only tokens|shapes]``
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import glob
 import importlib
 import json
@@ -174,37 +177,60 @@ SHAPES: dict[str, Callable[[int], str]] = {
 
 
 def time_one_shot(text: str) -> float:
-    start = time.perf_counter()
+    gc.collect()  # garbage of the previous run is not this run's cost
+    start = time.process_time()
     parse(SPEC, text)
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def time_streamed(text: str, chunk: int = 4) -> float:
+    gc.collect()
     parser = StreamParser(SPEC)
     tracker = DeltaTracker(parser)
-    start = time.perf_counter()
+    start = time.process_time()
     for i in range(0, len(text), chunk):
         parser.feed(text[i : i + chunk])
         tracker.take()
     parser.finish()
     tracker.take()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
-def run_shapes(sizes: list[int]) -> None:
-    """Per-kilobyte cost of every shape, one-shot and streamed, and its growth from smallest to largest."""
-    print("scale: per-byte cost by output shape (goal: ratio largest/smallest <= 1.5)")
-    print(f"  {'shape':<14} {'mode':<9}" + "".join(f"{_size_label(n):>12}" for n in sizes) + "     ratio")
+def measure_shapes(
+    sizes: list[int], repeat: int = 3, shapes: list[str] | None = None
+) -> dict[tuple[str, str], dict[int, float]]:
+    """Microseconds of CPU per KB, best of ``repeat`` (one run above 1 MB), per (shape, mode) and size.
+
+    CPU time of this process (``time.process_time``), not wall time: on a shared machine other jobs' load
+    moved wall-clock figures by +-50 % between runs, far more than the growth this measures.
+    """
+    out: dict[tuple[str, str], dict[int, float]] = {}
     for name, make in SHAPES.items():
+        if shapes and name not in shapes:
+            continue
         texts = {n: make(n) for n in sizes}
         for mode, timer in (("one-shot", time_one_shot), ("streamed", time_streamed)):
+            timer(texts[min(sizes)])  # warm-up: lazy imports and caches are not the parser's per-byte cost
             per_kb: dict[int, float] = {}
             for n in sizes:
-                repeat = 3 if n <= 1 << 20 else 1
-                per_kb[n] = min(timer(texts[n]) for _ in range(repeat)) / len(texts[n]) * 1024 * 1e6
-            ratio = per_kb[max(sizes)] / per_kb[min(sizes)]
-            cells = "".join(f"{per_kb[n]:>9.0f} us" for n in sizes)
-            print(f"  {name:<14} {mode:<9}{cells}   {ratio:6.2f}  (us per KB)")
+                runs = repeat if n <= 1 << 20 else 1
+                per_kb[n] = min(timer(texts[n]) for _ in range(runs)) / len(texts[n]) * 1024 * 1e6
+            out[(name, mode)] = per_kb
+    return out
+
+
+def run_shapes(
+    sizes: list[int], repeat: int = 3, shapes: list[str] | None = None
+) -> dict[tuple[str, str], dict[int, float]]:
+    """Per-kilobyte cost of every shape, one-shot and streamed, and its growth from smallest to largest."""
+    print("scale: CPU per KB by output shape (goal: ratio largest/smallest <= 1.5)")
+    print(f"  {'shape':<14} {'mode':<9}" + "".join(f"{_size_label(n):>12}" for n in sizes) + "     ratio")
+    results = measure_shapes(sizes, repeat, shapes)
+    for (name, mode), per_kb in results.items():
+        ratio = per_kb[max(sizes)] / per_kb[min(sizes)]
+        cells = "".join(f"{per_kb[n]:>9.0f} us" for n in sizes)
+        print(f"  {name:<14} {mode:<9}{cells}   {ratio:6.2f}  (us per KB)", flush=True)
+    return results
 
 
 def _size_label(n: int) -> str:
@@ -311,12 +337,13 @@ def main() -> None:
         default=os.environ.get("WORKBENCH_SGLANG_DIR", "/tmp/sglang_dl"),
         help="folder with the sglang and partial_json_parser wheels",
     )
-    ap.add_argument("--shape-sizes", type=int, nargs="+", default=[1 << 16, 1 << 20, 1 << 23])
+    ap.add_argument("--shape-sizes", type=int, nargs="+", default=[1 << 16, 1 << 20, 1 << 21, 1 << 23])
     ap.add_argument("--only", choices=("tokens", "shapes"), default=None)
+    ap.add_argument("--shape", action="append", choices=tuple(SHAPES), help="Only this shape (repeatable).")
     args = ap.parse_args()
 
     if args.only != "tokens":
-        run_shapes(args.shape_sizes)
+        run_shapes(args.shape_sizes, shapes=args.shape)
         if args.only == "shapes":
             return
 

@@ -126,3 +126,25 @@ def test_malformed_header_is_reported_and_parsing_continues() -> None:
 
 def test_plain_text_without_headers_is_final_content() -> None:
     assert run("The weather is nice.")[:3] == ("", "The weather is nice.", [])
+
+
+# --- OpenChatML 2.2 §3: <<| escapes a control token outside a literal block ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content"),
+    [
+        ("<|channel|>final<|message|>Print <<|start|> now<|return|>", "", "Print <|start|> now"),
+        ("<|channel|>final<|message|>a <<|end|> b <<|literal|> c<|return|>", "", "a <|end|> b <|literal|> c"),
+        ("<|channel|>analysis<|message|>x <<|call|> y<|end|>", "x <|call|> y", ""),
+        ("<<|start|>hi", "", "<|start|>hi"),  # before any message
+        ("a <<<|end|>", "", "a <<|end|>"),  # only the < right before the token is the escape
+        ("<|channel|>final<|message|><|literal|>a <<|end|> b<|endliteral|>!<|return|>", "", "a <<|end|> b!"),
+    ],
+)
+def test_a_doubled_lt_makes_a_control_token_text(text: str, reasoning: str, content: str) -> None:
+    r, c, calls, codes = run(text)
+    assert (r, c, calls) == (reasoning, content, [])
+    assert "E-STREAM-TRUNCATED" not in codes and "E-PARSE-HEADER" not in codes
+    events, _ = parse_events(HARMONY, list(text), TOOLS)
+    assert "".join(e.text for e in events) == text  # the extra < is released as a marker

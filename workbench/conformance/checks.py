@@ -10,7 +10,9 @@ llama.cpp (``../shared/conformance/llamacpp/README.md``, "How llama.cpp compares
 Peers (``../shared/conformance/peers/README.md``, "expect"): only the keys present are checked; ``null`` and
 ``""`` are treated alike (our message type does not promise the vLLM distinction); ``arguments`` compares the
 decoded JSON value (key order free), ``arguments_text`` the exact string; plus the partial checks
-``content_contains`` & co., ``tool_calls_any_of``, ``no_crash`` and ``is_reasoning_end``.
+``content_contains`` & co., ``tool_calls_any_of``, ``no_crash`` and ``is_reasoning_end``; the workbench's
+own case files (``workbench/data/conformance/``) add ``diagnostics_contains`` / ``diagnostics_excludes``,
+diagnostic codes the finished parse must / must not report (OpenChatML's error taxonomy).
 
 In both suites JSON values compare *typed*: ``true`` is not ``1`` and ``42`` is not ``42.0`` (vLLM's
 "int stays int, float stays float"; llama.cpp's round trip prints them differently).  Python's ``==``
@@ -48,6 +50,8 @@ PEER_KEYS = frozenset(
         "tool_calls_any_of",
         "no_crash",
         "is_reasoning_end",
+        "diagnostics_contains",
+        "diagnostics_excludes",
     }
 )
 PEER_CALL_KEYS = frozenset(
@@ -187,6 +191,13 @@ def check_peer(expect: Mapping[str, Any], got: Observed) -> list[str]:
             diffs.append(f"tool_calls_any_of: no option matches ({firsts})")
     if "is_reasoning_end" in expect and got.reasoning_ended is not expect["is_reasoning_end"]:
         diffs.append(f"is_reasoning_end: expected {expect['is_reasoning_end']}, got {got.reasoning_ended}")
+    codes = set(got.diagnostics)
+    for code in expect.get("diagnostics_contains", ()):
+        if code not in codes:
+            diffs.append(f"diagnostics_contains: {code} not among {show(sorted(codes))}")
+    for code in expect.get("diagnostics_excludes", ()):
+        if code in codes:
+            diffs.append(f"diagnostics_excludes: {code} was reported")
     # ``no_crash`` holds by construction once we have an Observed: a raised exception never gets here.
     return diffs
 

@@ -135,6 +135,14 @@ FAMILY_RULES: tuple[FamilyRule, ...] = (
     FamilyRule("glm47", _s("glm47", "GLM-4.7 drops the newlines of GLM-4.6; no 4.7 template in the corpus")),
     FamilyRule("gpt_oss", _t("openai-gpt-oss-120b", "the gpt-oss template speaks Harmony")),
     FamilyRule(
+        "openchatml",
+        _s(
+            "openchatml",
+            "OpenChatML 2.2 (seed 002) is Harmony's envelope plus literal blocks and <<| escapes; the "
+            "workbench's own cases from its §17 fixtures (workbench/data/conformance/openchatml.json)",
+        ),
+    ),
+    FamilyRule(
         "hermes",
         _t(
             "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use",

@@ -23,6 +23,7 @@ from workbench.grammar.elements import (
 )
 from workbench.grammar.plan import TOOL_CHOICES, GrammarPlan, ReasoningGate
 from workbench.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar
+from workbench.grammar.tool_schemas import check_tool_schemas
 from workbench.spec import FormatSpec
 
 
@@ -100,10 +101,12 @@ def build_grammar(
         any_whitespace: let JSON arguments use any whitespace (off by default: small models loop on it).
 
     Raises:
-        GrammarError: unknown tool name, a schema xgrammar cannot compile, a forced call on a template
-            without tool calls, or a format the grammar builder does not know.
+        GrammarError: unknown tool name, a schema xgrammar cannot compile (or with a ``$ref`` that does not
+            resolve, or more enum values than :data:`~workbench.grammar.tool_schemas.MAX_ENUM_VALUES`), a
+            forced call on a template without tool calls, or a format the grammar builder does not know.
     """
     tools = list(tools)
+    check_tool_schemas(tools)
     seen: set[str] = set()
     for tool in tools:
         if tool.name in seen:
@@ -208,6 +211,7 @@ def build_output_grammar(
         GrammarError: no tools, no tool-call format, or a format without a grammar.
     """
     tools = list(tools)
+    check_tool_schemas(tools)
     if not tools:
         raise GrammarError("the structural tag needs at least one tool")
     grammar_cls = _grammar_class(spec.tools.format)

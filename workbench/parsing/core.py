@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from workbench.chat import Tool
 from workbench.events import Event
+from workbench.parsing import schema_check
 from workbench.parsing.builder import CallLog, MessageBuilder
 from workbench.parsing.lookahead import Fail, Look, More
 from workbench.parsing.markers import MarkerSet
@@ -54,7 +55,15 @@ class Machine:
         self.base = -self._silent  # absolute input offset of buf[0]
         self.final = False
         self.out = MessageBuilder()
-        self._pending: list[list[Any]] = []  # [kind, tool_index, parts] per merged event
+        # Events not taken yet, as flat lists of atoms (kind and tool index per merged event, where its
+        # texts start in ``_parts``): a one-shot parse of megabytes holds ~100k of them until the end, and
+        # a list per event would give the garbage collector that many more containers to scan.
+        self._kinds: list[str] = []
+        self._indexes: list[int | None] = []
+        self._starts: list[int] = []
+        self._parts: list[str] = []
+        #: False when nobody reads the events (a one-shot :func:`~workbench.parsing.parse`): none are kept.
+        self.keep_events = True
         self._validators: dict[str, Any] = {}
         # The text of the tool section being parsed, kept only when an unfinished call at the end of the
         # output is to become content (``unclosed_calls="content"``); ``_recorded`` is its length.
@@ -132,11 +141,13 @@ class Machine:
         if self._record is not None:
             self._record.append(text)
             self._recorded += n
-        pend = self._pending
-        if pend and pend[-1][0] == kind and pend[-1][1] == index:
-            pend[-1][2].append(text)
-        else:
-            pend.append([kind, index, [text]])
+        if not self.keep_events:
+            return text
+        if not self._kinds or self._kinds[-1] != kind or self._indexes[-1] != index:
+            self._kinds.append(kind)
+            self._indexes.append(index)
+            self._starts.append(len(self._parts))
+        self._parts.append(text)
         return text
 
     def emit_spans(self, spans: Sequence[Sequence[Any]], index: int | None = None) -> dict[str, str]:
@@ -151,8 +162,12 @@ class Machine:
         return texts
 
     def take_events(self) -> list[Event]:
-        out = [Event(kind, "".join(parts), index) for kind, index, parts in self._pending]
-        self._pending = []
+        parts, starts = self._parts, [*self._starts, len(self._parts)]
+        out = [
+            Event(kind, "".join(parts[starts[i] : starts[i + 1]]), index)
+            for i, (kind, index) in enumerate(zip(self._kinds, self._indexes, strict=True))
+        ]
+        self._kinds, self._indexes, self._starts, self._parts = [], [], [], []
         return out
 
     # ------------------------------------------------------------------------------------------ primitives
@@ -324,7 +339,12 @@ class Machine:
         )
 
     def check_schema(self, call: CallLog) -> None:
-        """Validate the arguments against the tool's JSON schema; a mismatch is reported, not fatal."""
+        """Validate the arguments against the tool's JSON schema; a mismatch is reported, not fatal.
+
+        The schema is the request's, so it is not trusted (:mod:`workbench.parsing.schema_check`): a
+        ``$ref`` that does not resolve, or a regex that runs out of time, is reported once and that tool's
+        arguments are not checked any further (no verdict rather than a wrong one or a hang).
+        """
         if self.tools is None or call.name not in self.tools:
             return
         schema = self.tools[call.name].parameters
@@ -332,17 +352,30 @@ class Machine:
         if not ok or not isinstance(schema, dict):
             return
         import jsonschema
+        import regex
 
+        validator = self._validator(call.name, schema)
+        if validator is None:
+            return
         try:
-            validator = self._validators.get(call.name)
-            if validator is None:
-                validator = self._validators[call.name] = jsonschema.validators.validator_for(schema)(schema)
             error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        except schema_check.PatternTimeout as exc:
+            self._validators[call.name] = None
+            self.out.diagnose(
+                "E-TOOL-SCHEMA",
+                f"tool {call.name!r}: the schema pattern {exc.pattern!r} took over "
+                f"{schema_check.PATTERN_TIMEOUT:g} s on one value (catastrophic backtracking): "
+                "its arguments are not checked against the schema",
+                self.offset(),
+            )
+            return
         except (
             jsonschema.SchemaError,
             jsonschema.exceptions.UnknownType,
+            regex.error,
             TypeError,
             ValueError,
+            LookupError,
             RecursionError,
         ):
             return  # a schema this validator cannot read (e.g. a non-standard "float" type): no verdict
@@ -353,6 +386,27 @@ class Machine:
                 self.offset(),
                 "info",
             )
+
+    def _validator(self, name: str, schema: dict[str, Any]) -> Any:
+        """The tool's validator (built once), or None when its schema cannot give a verdict."""
+        if name in self._validators:
+            return self._validators[name]
+        validator = None
+        bad = schema_check.unresolved_refs(schema)
+        if bad:
+            self.out.diagnose(
+                "E-TOOL-SCHEMA",
+                f"tool {name!r}: the schema's $ref {bad[0]!r} does not resolve "
+                "(only references inside the schema are followed): its arguments are not checked",
+                self.offset(),
+            )
+        else:
+            try:
+                validator = schema_check.validator_for(schema)
+            except Exception:  # a schema jsonschema cannot even load: no verdict
+                validator = None
+        self._validators[name] = validator
+        return validator
 
 
 __all__ = ["BAD", "DONE", "MORE", "STOP", "Gen", "Machine", "Stalled"]

@@ -16,6 +16,9 @@ from workbench.parsing.options import ParseOptions, ParseResult
 from workbench.parsing.registry import build_machine
 from workbench.spec import FormatSpec
 
+#: Chunks joined into one piece of the remembered text (see ``StreamParser._remember``).
+_FED_GROUP = 1024
+
 
 @dataclass(frozen=True)
 class Snapshot:
@@ -42,7 +45,11 @@ class StreamParser:
             [t if isinstance(t, Tool) else Tool.from_openai(t) for t in tools] if tools is not None else None
         )
         self.options = options or ParseOptions()
+        # The text fed so far, for ``restore``: pieces of up to _FED_GROUP chunks joined together, so a
+        # stream fed a few characters at a time does not keep millions of tiny string objects alive.
         self._fed: list[str] = []
+        self._tail = 0  # chunks in the last piece of _fed that is still growing
+        self._chunks = 0
         self._chars = 0
         self._machine = build_machine(spec, self.tools, self.options)
         self._result: ParseResult | None = None
@@ -55,8 +62,7 @@ class StreamParser:
             raise RuntimeError("feed() after finish(): create a new StreamParser for a new output")
         if not text:
             return []
-        self._fed.append(text)
-        self._chars += len(text)
+        self._remember(text)
         self._machine.push(text)
         self._machine.resume()
         return self._machine.take_events()
@@ -95,9 +101,18 @@ class StreamParser:
         return self._machine.out
 
     # ------------------------------------------------------------------------------------------ rewind
+    def _remember(self, text: str) -> None:
+        self._fed.append(text)
+        self._tail += 1
+        if self._tail >= _FED_GROUP:  # join the last group: linear overall, one object per group kept
+            self._fed[-self._tail :] = ["".join(self._fed[-self._tail :])]
+            self._tail = 0
+        self._chunks += 1
+        self._chars += len(text)
+
     def snapshot(self) -> Snapshot:
         """A mark to :meth:`restore` to later (O(1): the parser keeps the text it was fed)."""
-        return Snapshot(len(self._fed), self._chars)
+        return Snapshot(self._chunks, self._chars)
 
     def restore(self, snap: object) -> None:
         """Return to the state right after the input marked by ``snap`` was fed.
@@ -105,18 +120,21 @@ class StreamParser:
         The text is re-parsed from the start (O(n), as rare as a rewind is); the state reached does not depend
         on how the text was chunked, so this is exactly the state the snapshot was taken in.
         """
-        if not isinstance(snap, Snapshot) or snap.chunks > len(self._fed):
+        if not isinstance(snap, Snapshot) or snap.chunks > self._chunks or snap.chars > self._chars:
             raise ValueError("not a snapshot of this parser")
-        kept = self._fed[: snap.chunks]
-        self._fed = []
-        self._chars = 0
+        text = "".join(self._fed)[: snap.chars]
+        self._fed, self._tail, self._chunks, self._chars = [], 0, 0, 0
         self._machine = build_machine(self.spec, self.tools, self.options)
         self._result = None
         self.final_events = []
-        text = "".join(kept)
         if text:
             self.feed(text)
-        self._fed = kept
+        self._fed, self._tail, self._chunks, self._chars = (
+            ([text] if text else []),
+            0,
+            snap.chunks,
+            snap.chars,
+        )
 
 
 def parse(
@@ -125,8 +143,13 @@ def parse(
     tools: Sequence[Tool] | None = None,
     options: ParseOptions | None = None,
 ) -> ParseResult:
-    """Parse a complete output in one shot (the streaming machine fed once)."""
+    """Parse a complete output in one shot (the streaming machine fed once).
+
+    Nobody reads the events of a one-shot parse, so the machine keeps none: for a long output they were
+    most of the objects the parse allocated (and the garbage collector scanned).
+    """
     parser = StreamParser(spec, tools, options=options)
+    parser._machine.keep_events = False
     parser.feed(text)
     return parser.finish()
 

@@ -13,6 +13,9 @@ END, CALL, RETURN = "<|end|>", "<|call|>", "<|return|>"
 CONSTRAIN, LITERAL, ENDLITERAL = "<|constrain|>", "<|literal|>", "<|endliteral|>"
 CONTROL = (START, CHANNEL, MESSAGE, END, CALL, RETURN, CONSTRAIN, LITERAL, ENDLITERAL)
 TERMINATORS = (END, CALL, RETURN)
+#: OpenChatML 2.2 §3: outside a literal block, ``<<|start|>`` is the text ``<|start|>`` (the leading ``<``
+#: doubled), for every control token.
+ESCAPES = tuple("<" + token for token in CONTROL)
 HEADER_TOKENS = (START, CHANNEL, CONSTRAIN, MESSAGE)
 
 #: Channel names: reasoning, the answer, and tool calls (plus preambles shown to the user).

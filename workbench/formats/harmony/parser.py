@@ -11,7 +11,10 @@ Grammar (OpenChatML 2.2 §6, with HIP-1's compatibility rules)::
 - a recipient ``to=functions.NAME`` (in the role header or after the channel) makes the message a tool
   call whose body is the arguments, closed by ``<|call|>``;
 - the output usually starts inside the first header, because the prompt ends with ``<|start|>assistant``;
-- ``<|literal|>...<|endliteral|>`` is opaque: no control token is recognised inside it.
+- ``<|literal|>...<|endliteral|>`` is opaque: no control token is recognised inside it;
+- outside a literal block, a control token with its ``<`` doubled is text: ``<<|start|>`` reads as the
+  text ``<|start|>`` (§3; the extra ``<`` is released as a marker, so the event texts still add up to the
+  input).  Inside a tool call's JSON arguments the JSON decides where they end, so no escape is read there.
 
 The spec's error taxonomy (§14) becomes diagnostic codes: E-PARSE-HEADER (malformed header),
 E-PARSE-CHANNEL-MISSING (assistant message without a channel, info), E-BODY-CONSTRAINT-VIOLATION (a body
@@ -35,6 +38,7 @@ from workbench.formats.harmony.markers import (
     CONTROL,
     END,
     ENDLITERAL,
+    ESCAPES,
     FUNCTIONS,
     HEADER_TOKENS,
     LITERAL,
@@ -82,8 +86,9 @@ class HarmonyMachine(Machine):
         super().__init__(spec, tools, options)
         ends = [core_of(e) for e in (*spec.end_markers, spec.eos_token)]
         self.end_cores = [e for e in ends if e and e not in CONTROL]
-        self.top_markers = marker_set([*CONTROL, *self.end_cores])
+        self.top_markers = marker_set([*CONTROL, *ESCAPES, *self.end_cores])
         self.body_markers = marker_set([*TERMINATORS, START, CHANNEL, LITERAL, *self.end_cores])
+        self.text_markers = marker_set([*TERMINATORS, START, CHANNEL, LITERAL, *ESCAPES, *self.end_cores])
         self.extract = options.extract_reasoning
         self.parse_tools = options.parse_tools
         self.terminated = False
@@ -128,6 +133,11 @@ class HarmonyMachine(Machine):
                     yield from self.wait()
                     continue
             token = m.group(0)
+            if token in ESCAPES:
+                self._content(lead)
+                self._escape(token, self._content)
+                boundary = False
+                continue
             boundary = True
             if token in HEADER_TOKENS:
                 self.outside = False
@@ -159,6 +169,11 @@ class HarmonyMachine(Machine):
                 look.need()
             raise Fail
         return True
+
+    def _escape(self, token: str, release: Any) -> None:
+        """An escaped control token: the doubled ``<`` is a marker, the token is released as text."""
+        self.emit("marker", 1)
+        release(len(token) - 1)
 
     def _content(self, n: int) -> None:
         if not self.outside:
@@ -305,7 +320,7 @@ class HarmonyMachine(Machine):
         """Body text up to its terminator, emitted as ``kind``; consumes the terminator."""
         index = call.index if call is not None else None
         while True:
-            m, stop = self.scan(self.body_markers)
+            m, stop = self.scan(self.text_markers)
             text = self.emit(kind, stop - self.pos, index)
             self._account(kind, text, call, raw_args)
             if m is None:
@@ -327,6 +342,10 @@ class HarmonyMachine(Machine):
                 yield from self.wait()
                 continue
             token = m.group(0)
+            if token in ESCAPES:
+                self.emit("marker", 1, index)
+                self._account(kind, self.emit(kind, len(token) - 1, index), call, raw_args)
+                continue
             if token == LITERAL:
                 yield from self.literal(kind, call, raw_args=raw_args)
                 continue

@@ -1,0 +1,171 @@
+"""Checking call arguments against a tool's JSON schema without trusting the schema (issue 13).
+
+A tool schema comes with the request, so it is untrusted input like the model output:
+
+- **regexes** (``pattern``, ``patternProperties``) run through the ``regex`` module with a time bound per
+  match.  jsonschema runs them with ``re``, a backtracking engine whose single C call cannot be interrupted:
+  ``^(a+)+$`` against 30 ``a`` and a ``!`` takes minutes.  A match that runs out of time raises
+  :class:`PatternTimeout`, and the caller gives up on that tool's schema (no verdict) instead of hanging;
+- **references** (``$ref``) are resolved only inside the schema itself and against the JSON Schema
+  meta-schemas, never fetched over the network; :func:`unresolved_refs` lists the ones that do not resolve,
+  so the caller can say so instead of the validator failing half-way through a parse;
+- **size**: walks over the schema are iterative and stop after :data:`MAX_SCHEMA_NODES` nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import regex
+
+#: Seconds one schema regex may take on one value (a normal pattern takes microseconds).
+PATTERN_TIMEOUT = 0.05
+#: Schema nodes a walk looks at before it stops (a real tool schema has tens).
+MAX_SCHEMA_NODES = 100_000
+
+
+class PatternTimeout(Exception):
+    """A schema regex ran out of time on a value (catastrophic backtracking)."""
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__(pattern)
+        self.pattern = pattern
+
+
+def search(pattern: str, text: str) -> bool:
+    """``re.search(pattern, text)`` semantics, bounded by :data:`PATTERN_TIMEOUT`.
+
+    Raises:
+        PatternTimeout: the match ran out of time.
+        regex.error: the pattern is not a valid regular expression.
+    """
+    try:
+        return regex.search(pattern, text, timeout=PATTERN_TIMEOUT) is not None
+    except TimeoutError:
+        raise PatternTimeout(pattern) from None
+
+
+def walk(schema: Any) -> Iterator[dict[str, Any]]:
+    """Every object node of a schema (iteratively: a deeply nested schema cannot exhaust the stack)."""
+    stack = [schema]
+    seen = 0
+    while stack and seen < MAX_SCHEMA_NODES:
+        node = stack.pop()
+        seen += 1
+        if isinstance(node, dict):
+            yield node
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def unresolved_refs(schema: Any) -> list[str]:
+    """The ``$ref`` values of ``schema`` that resolve neither inside it nor to a JSON Schema meta-schema.
+
+    A ``$ref`` under a nested ``$id`` is resolved by the validator against that id; it is not judged here.
+    """
+    if not isinstance(schema, dict):
+        return []
+    refs = [n["$ref"] for n in walk(schema) if isinstance(n.get("$ref"), str)]
+    if not refs:
+        return []
+    resolver = _registry(schema).resolver()
+    bad: list[str] = []
+    for ref in dict.fromkeys(refs):
+        try:
+            resolver.lookup(ref)
+        except Exception:  # referencing's Unresolvable and its subclasses, or a malformed pointer
+            bad.append(ref)
+    return bad
+
+
+def _registry(schema: dict[str, Any]) -> Any:
+    from jsonschema_specifications import REGISTRY
+    from referencing.jsonschema import DRAFT202012, specification_with
+
+    spec = specification_with(str(schema.get("$schema", "")), default=DRAFT202012)
+    return REGISTRY.with_resource(uri=str(schema.get("$id", "")), resource=spec.create_resource(schema))
+
+
+def validator_for(schema: dict[str, Any]) -> Any:
+    """A jsonschema validator for ``schema`` whose regexes are time-bounded and whose refs stay local."""
+    import jsonschema
+
+    base = jsonschema.validators.validator_for(schema)
+    cls = _bounded_class(base)
+    return cls(schema, registry=_registry(schema))
+
+
+_CLASSES: dict[Any, Any] = {}
+
+
+def _bounded_class(base: Any) -> Any:
+    cls = _CLASSES.get(base)
+    if cls is None:
+        import jsonschema
+
+        keywords = {"pattern": _pattern, "patternProperties": _pattern_properties}
+        if "additionalProperties" in base.VALIDATORS:
+            keywords["additionalProperties"] = _additional_properties
+        if "unevaluatedProperties" in base.VALIDATORS:
+            keywords["unevaluatedProperties"] = _unevaluated(base.VALIDATORS["unevaluatedProperties"])
+        cls = _CLASSES[base] = jsonschema.validators.extend(base, keywords)
+    return cls
+
+
+# The keyword functions follow jsonschema's calling convention: (validator, value, instance, schema) and
+# yield ValidationErrors.  Only the regex calls differ from jsonschema's own versions.
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema import ValidationError
+
+    if validator.is_type(instance, "string") and isinstance(pattern, str) and not search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    if not validator.is_type(instance, "object") or not isinstance(patterns, dict):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, extra_schema: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties") or {}
+    patterns = list(schema.get("patternProperties") or {})
+    extras = [key for key in instance if key not in properties and not any(search(p, key) for p in patterns)]
+    if validator.is_type(extra_schema, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], extra_schema, path=key)
+    elif extra_schema is False and extras:
+        names = ", ".join(repr(k) for k in sorted(extras))
+        yield ValidationError(f"additional properties are not allowed ({names} unexpected)")
+
+
+def _unevaluated(original: Any) -> Any:
+    """jsonschema's ``unevaluatedProperties`` matches ``patternProperties`` with ``re``: without them it is
+    safe to keep; with them, no verdict (rare in tool schemas, and unbounded otherwise)."""
+
+    def check(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if any("patternProperties" in node for node in walk(validator.schema)):
+            return
+        yield from original(validator, value, instance, schema)
+
+    return check
+
+
+__all__ = [
+    "MAX_SCHEMA_NODES",
+    "PATTERN_TIMEOUT",
+    "PatternTimeout",
+    "search",
+    "unresolved_refs",
+    "validator_for",
+    "walk",
+]
