@@ -36,6 +36,7 @@ RUNTIME_MODULES = (
     "parsing/options.py",
     "parsing/partial_json.py",
     "parsing/registry.py",
+    "parsing/schema_check.py",
     "parsing/stream.py",
     "parsing/tool_tag.py",
     "parsing/tools_base.py",
