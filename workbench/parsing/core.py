@@ -16,6 +16,7 @@ Invariants the helpers maintain:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
@@ -338,6 +339,28 @@ class Machine:
             "E-CALL-SCHEMA", f"tool call {call.index} ({call.name}) dropped: {why}", self.offset()
         )
 
+    def _check_duplicate_keys(self, call: CallLog) -> None:
+        """An argument written twice: engines disagree on which value counts, so say which one we kept
+        (the last, as JSON decoders do), one-shot and streamed alike."""
+        seen: list[str] = []
+
+        def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+            keys = [k for k, _ in items]
+            seen.extend(k for k in dict.fromkeys(keys) if keys.count(k) > 1)
+            return dict(items)
+
+        try:
+            json.loads(call.arguments, object_pairs_hook=pairs)
+        except (ValueError, RecursionError):
+            return
+        if seen:
+            self.out.diagnose(
+                "W-ARGS-DUPLICATE-KEY",
+                f"tool call {call.index} ({call.name}): argument {seen[0]!r} is written more than once; "
+                "the last value is kept",
+                self.offset(),
+            )
+
     def check_schema(self, call: CallLog) -> None:
         """Validate the arguments against the tool's JSON schema; a mismatch is reported, not fatal.
 
@@ -345,6 +368,7 @@ class Machine:
         ``$ref`` that does not resolve, or a regex that runs out of time, is reported once and that tool's
         arguments are not checked any further (no verdict rather than a wrong one or a hang).
         """
+        self._check_duplicate_keys(call)
         if self.tools is None or call.name not in self.tools:
             return
         schema = self.tools[call.name].parameters
