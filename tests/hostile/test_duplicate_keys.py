@@ -20,7 +20,11 @@ PYTHONIC = FormatSpec(
     )
 )
 CASES = {
-    "json": (QWEN3_LIKE, '<tool_call>\n{"name": "f", "arguments": {"a": 1, "b": 0, "a": 2}}\n</tool_call>', 2),
+    "json": (
+        QWEN3_LIKE,
+        '<tool_call>\n{"name": "f", "arguments": {"a": 1, "b": 0, "a": 2}}\n</tool_call>',
+        2,
+    ),
     "tagged": (
         XML_TAGGED,
         "<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n<parameter=a>\ny\n</parameter>\n"
