@@ -416,18 +416,19 @@ async def test_a_failing_validation_is_reported_not_raised(monkeypatch: pytest.M
 
 
 async def test_a_spec_that_misreads_its_template_is_a_warning() -> None:
-    """The analysis of typed-attr-args reads string arguments only: after the automatic validation the
-    person is told which features the spec cannot express, not left with a silent wrong spec."""
-    from tests.conftest import PROJECT_TEMPLATES
-    from workbench.template.source import load_template
+    """A template that writes its arguments back to front cannot be described by any spec: after the
+    automatic validation the person is told which features the spec cannot express, not left with a
+    silent wrong spec."""
+    from tests.test_selfcheck import REVERSED_TEXT
+    from workbench.template.source import TemplateSource
 
-    source = load_template(PROJECT_TEMPLATES / "new-formats" / "typed-attr-args.jinja")
+    source = TemplateSource(text=REVERSED_TEXT, name="reversed-arguments", origin="<test>")
     app = RecordingApp(source, replay_delay=0.0, load_model=False, analyze=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await settle(app, pilot)
-        assert "the spec cannot express: scalars, nested" in app.workspace.validation_summary
-        assert any("the spec cannot express scalars, nested" in n for n in app.notes)
+        assert "the spec cannot express: tool_call" in app.workspace.validation_summary
+        assert any("the spec cannot express tool_call" in n for n in app.notes)
 
 
 # ---------------------------------------------------------------------------------------------- app-wide
