@@ -24,7 +24,9 @@ class TagWithJsonGrammar(ToolGrammar):
 
     def call_id(self) -> Element:
         """A call id the model writes itself, between the spec's id markers."""
-        return seq(const(self.t.id_prefix), regex(CALL_ID_PATTERN), const(self.t.id_suffix))
+        return seq(
+            const(self.t.id_prefix), regex(CALL_ID_PATTERN), const(self.t.id_suffix)
+        )
 
     def call_body(self, tool: Tool) -> Element:
         t = self.t
