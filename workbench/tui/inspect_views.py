@@ -119,9 +119,6 @@ def grammar_text(
             out.append("\n")
         out.append("expects: ", style="dim")
         out.append(live.expects() + "\n")
-        if live.jump_forward:
-            out.append("j", style="bold #e0af68")
-            out.append(" writes the jump-forward string\n", style="dim")
     elif step is not None:
         out.append("at this step (recorded): ", style="dim")
         out.append(
@@ -136,14 +133,13 @@ def grammar_text(
     if answer:
         out.append("answer: ", style="dim")
         out.append(answer + "\n", style=ALLOWED_STYLE if answer_ok else "#ffb4a2")
-    out.append("w", style="bold #e0af68")
-    out.append(" why masked · ", style="dim")
-    out.append("t", style="bold #e0af68")
-    out.append(" test a string · ", style="dim")
-    out.append("g", style="bold #e0af68")
-    out.append(" grammar (EBNF)" if not expanded else " back", style="dim")
     if expanded:
         ebnf = getattr(live, "ebnf", "") if live is not None else ""
-        out.append("\n\n")
+        out.append("\n")
         out.append(ebnf or "(no grammar engaged at this position: nothing to show)", style="#c0c6d0")
+    out.rstrip()
     return out
+
+
+#: The grammar pane's border subtitle: its keys, always visible however long the answer.
+GRAMMAR_KEYS = "w why · t test · j jump · g EBNF"

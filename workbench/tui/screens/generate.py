@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Checkbox, Input, Select, Static
 
 from workbench.tui.messages import RequestGenerate, ToolChoice
+from workbench.tui.palette import visible
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.status import engine_status
 from workbench.tui.widgets.notice import Notice
@@ -163,4 +164,7 @@ class GenerateScreen(WorkbenchScreen):
             widget.update("")
             return
         widget.remove_class("-hidden")
-        widget.update(Text.assemble(("⋯ pending ", "bold #8a8f98"), (pending, "dim italic")))
+        shown = visible(pending[-400:])
+        widget.update(
+            Text.assemble(("⋯ pending (held back, not parsed yet) ", "bold #8a8f98"), (shown, "dim italic"))
+        )

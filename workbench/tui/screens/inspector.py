@@ -18,7 +18,14 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from workbench.engine.step import Step
-from workbench.tui.inspect_views import Row, allowed_rows, allowed_title, candidate_rows, grammar_text
+from workbench.tui.inspect_views import (
+    GRAMMAR_KEYS,
+    Row,
+    allowed_rows,
+    allowed_title,
+    candidate_rows,
+    grammar_text,
+)
 from workbench.tui.palette import SPAN_STYLES, visible
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.status import engine_status
@@ -99,6 +106,7 @@ class InspectorScreen(WorkbenchScreen):
                     yield Static(id="facts")
                 with VerticalScroll(id="grammar-pane") as grammar:
                     grammar.border_title = "grammar"
+                    grammar.border_subtitle = GRAMMAR_KEYS
                     yield Static(id="grammar")
             with Vertical(id="insp-right"):
                 table: DataTable[Any] = DataTable(id="candidates", cursor_type="row", zebra_stripes=False)
