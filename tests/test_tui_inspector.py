@@ -142,3 +142,47 @@ async def test_j_applies_the_jump_forward_string_and_t_tests_a_string() -> None:
         await pilot.press("enter")
         await settle(app, pilot)
         assert "rejected at char 7" in app.workspace.grammar_answer
+
+
+def test_the_grammar_pane_reads_the_live_position_else_the_steps_record() -> None:
+    from workbench.engine.why import GrammarPosition
+    from workbench.tui.inspect_views import grammar_text
+
+    step = next(s for s in demo_steps() if s.constrained)
+    recorded = grammar_text(step, note="the live grammar answers at the newest step (end)").plain
+    assert f"{step.allowed_count:,} of {step.vocab_size:,} allowed" in recorded
+    assert "the live grammar answers at the newest step" in recorded
+    live = GrammarPosition(
+        phase="tool",
+        grammar="section",
+        masked=True,
+        lost=False,
+        ebnf='root ::= "x"',
+        inside="<tool_call>",
+        jump_forward='\n{"name": ',
+        allowed_count=1,
+        vocab_size=10,
+        first_chars=(("\n", 1),),
+        free_until="",
+    )
+    text = grammar_text(step, live=live, answer="'a' is masked", answer_ok=False).plain
+    assert "tool phase · section grammar" in text and "so far in it: <tool_call>" in text
+    assert "exactly '\\n{\"name\": ' (jump-forward)" in text and "answer: 'a' is masked" in text
+    assert "root ::=" not in text and "root ::=" in grammar_text(step, live=live, expanded=True).plain
+
+
+def test_the_step_log_keeps_the_held_back_text_until_the_next_step_or_a_reset() -> None:
+    from workbench.tui.steps import StepLog
+
+    log = StepLog()
+    steps = demo_steps()[:2]
+    log.record(steps[0], None, pending="<tool_call>\n{")
+    assert log.pending == "<tool_call>\n{"
+    log.record(steps[1], None)
+    assert log.pending == ""
+    log.record(steps[1], None, pending="<tool")
+    log.truncate(1, pending="")
+    assert log.pending == "" and len(log) == 1
+    log.record(steps[1], None, pending="x")
+    log.reset()
+    assert log.pending == ""

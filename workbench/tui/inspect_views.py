@@ -120,14 +120,10 @@ def grammar_text(
         out.append("expects: ", style="dim")
         out.append(live.expects() + "\n")
     elif step is not None:
-        out.append("at this step (recorded): ", style="dim")
-        out.append(
-            f"{step.phase or step.region} phase · {'mask applied' if step.constrained else 'no mask'}\n"
-        )
-        out.append("jump-forward: ", style="dim")
+        out.append("recorded at this step: ", style="dim")
+        out.append(f"{step.phase or step.region} · {'mask applied' if step.constrained else 'no mask'}")
+        out.append(f" · {step.allowed_count:,} of {step.vocab_size:,} allowed · jump-forward ")
         out.append((visible(step.jump_forward) or "—") + "\n")
-        out.append("allowed: ", style="dim")
-        out.append(f"{step.allowed_count:,} of {step.vocab_size:,}\n")
     if note:
         out.append(note + "\n", style="dim italic")
     if answer:
