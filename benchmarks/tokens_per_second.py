@@ -79,10 +79,15 @@ class Run:
     total: float
     decode: float
     setup: float
+    cpu: float = 0.0  # this process's CPU seconds for all the tokens: what contention does not stretch
 
     @property
     def rate(self) -> float:
         return self.tokens / self.total
+
+    @property
+    def cpu_rate(self) -> float:
+        return self.tokens / self.cpu if self.cpu > 0 else 0.0
 
     @property
     def decode_rate(self) -> float:
@@ -93,14 +98,14 @@ def run_generate(loaded: LoadedModel, spec: Any, tokens: int) -> tuple[Run, str]
     """The CLI's loop, and the prompt it rendered."""
     t0 = time.perf_counter()
     gen = make_generator(loaded, spec, tokens)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     gen.step()  # the prompt's prefill and the first token
     t2 = time.perf_counter()
     while not gen.finished:
         gen.step()
     gen.message()
-    t3 = time.perf_counter()
-    return Run(len(gen.steps), t3 - t1, t3 - t2, t1 - t0), gen.prompt
+    t3, c3 = time.perf_counter(), time.process_time()
+    return Run(len(gen.steps), t3 - t1, t3 - t2, t1 - t0, c3 - c1), gen.prompt
 
 
 def run_tui(loaded: LoadedModel, spec: Any, tokens: int) -> Run:
@@ -109,12 +114,14 @@ def run_tui(loaded: LoadedModel, spec: Any, tokens: int) -> Run:
     posted: list[object] = []
     controller = EngineController(log, posted.append)
     setup: list[float] = []
+    setup_cpu: list[float] = []
     real = engine_mod.make_generator
 
     def timed(request: GenerationRequest) -> Generator:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         gen = make_generator(request.loaded, request.spec, tokens)
         setup.append(time.perf_counter() - t)
+        setup_cpu.append(time.process_time() - c)
         return gen
 
     request = GenerationRequest(
@@ -130,20 +137,20 @@ def run_tui(loaded: LoadedModel, spec: Any, tokens: int) -> Run:
     )
     engine_mod.make_generator = timed  # type: ignore[assignment]
     try:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         controller.generate(request)
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.process_time()
     finally:
         engine_mod.make_generator = real  # type: ignore[assignment]
     first = log._times[0]  # when the first step (prefill included) reached the log
-    return Run(len(log), t3 - t0 - setup[0], t3 - first, setup[0])
+    return Run(len(log), t3 - t0 - setup[0], t3 - first, setup[0], c3 - c0 - setup_cpu[0])
 
 
 def run_bare(loaded: LoadedModel, prompt: str, tokens: int) -> Run:
     """``tokens`` greedy tokens with a bare forward loop (the same number of forwards)."""
     ids = loaded.tokenizer.encode(prompt, add_special_tokens=False)
     model = loaded.model
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with torch.inference_mode():
         out = model(input_ids=torch.tensor([ids]), use_cache=True, logits_to_keep=1)
         cache = out.past_key_values
@@ -153,8 +160,8 @@ def run_bare(loaded: LoadedModel, prompt: str, tokens: int) -> Run:
             out = model(input_ids=torch.tensor([[token]]), past_key_values=cache, use_cache=True)
             cache = out.past_key_values
             token = int(out.logits[0, -1].argmax())
-    t2 = time.perf_counter()
-    return Run(tokens, t2 - t0, t2 - t1, 0.0)
+    t2, c2 = time.perf_counter(), time.process_time()
+    return Run(tokens, t2 - t0, t2 - t1, 0.0, c2 - c0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,10 +186,15 @@ def main(argv: list[str] | None = None) -> int:
         n = first.tokens
         run_bare(loaded, prompt, n)
         runs: dict[str, list[Run]] = {"bare": [], "generate": [], "tui": []}
-        for _ in range(args.repeats):
-            runs["generate"].append(run_generate(loaded, spec, args.tokens)[0])
-            runs["tui"].append(run_tui(loaded, spec, args.tokens))
-            runs["bare"].append(run_bare(loaded, prompt, n))
+        jobs = {
+            "bare": lambda: run_bare(loaded, prompt, n),
+            "generate": lambda: run_generate(loaded, spec, args.tokens)[0],
+            "tui": lambda: run_tui(loaded, spec, args.tokens),
+        }
+        order = list(jobs)
+        for i in range(args.repeats):  # the order rotates, so a load that drifts hits every path alike
+            for path in order[i % 3 :] + order[: i % 3]:
+                runs[path].append(jobs[path]())
     finally:
         if busy is not None:
             busy.terminate()
@@ -191,21 +203,25 @@ def main(argv: list[str] | None = None) -> int:
     load = "one competing busy process" if args.busy else "no extra load"
     print(f"{loaded.name}: {prompt_tokens}-token prompt, {n} new tokens (tool_choice=required)")
     print(f"1 torch thread, {load}, median of {args.repeats} interleaved runs per path")
-    print("all = prefill + every token; decode = the tokens after the first (prefill excluded)")
-    med = {
-        p: (statistics.median(r.rate for r in rs), statistics.median(r.decode_rate for r in rs))
-        for p, rs in runs.items()
-    }
-    bare_all, bare_dec = med["bare"]
-    print(f"{'path':<9} {'all tok/s':>9} {'ratio':>6} {'decode tok/s':>12} {'ratio':>6} {'setup s':>8}")
+    print("all = prefill + every token; decode = the tokens after the first (prefill excluded);")
+    print("cpu = tokens per CPU second of this process (all tokens): the overhead, whatever the load")
+
+    def median(path: str, what: str) -> float:
+        return statistics.median(getattr(r, what) for r in runs[path])
+
+    cols = ("rate", "decode_rate", "cpu_rate")
+    print(
+        f"{'path':<9}" + "".join(f" {name + ' tok/s':>12} {'ratio':>6}" for name in ("all", "decode", "cpu"))
+    )
     worst = 1.0
     for path in ("bare", "generate", "tui"):
-        rate, dec = med[path]
-        setup = statistics.median(r.setup for r in runs[path])
-        ratio_all, ratio_dec = rate / bare_all, dec / bare_dec
-        if path != "bare":
-            worst = min(worst, ratio_all, ratio_dec)
-        print(f"{path:<9} {rate:>9.2f} {ratio_all:>6.2f} {dec:>12.2f} {ratio_dec:>6.2f} {setup:>8.2f}")
+        line = f"{path:<9}"
+        for what in cols:
+            value, ratio = median(path, what), median(path, what) / median("bare", what)
+            line += f" {value:>12.2f} {ratio:>6.2f}"
+            if path != "bare":
+                worst = min(worst, ratio)
+        print(line)
     print(f"goal ratio >= 0.90: {'met' if worst >= 0.9 else 'NOT met'} (worst {worst:.2f})")
     return 0
 
