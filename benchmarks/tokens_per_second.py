@@ -22,7 +22,6 @@ Run:  PYTHONPATH=. .venv/bin/python benchmarks/tokens_per_second.py [--tokens 48
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import time
