@@ -263,8 +263,8 @@ class Generator:
         """Force the tokens of the grammar's jump-forward string (the text it allows and nothing else).
 
         The string is tokenized as the model's tokenizer would write it; each token is forced, so the usual
-        refusal applies if the grammar disagrees with the tokenization.  GenerationError when the grammar
-        forces nothing here.
+        refusal applies if the grammar disagrees with the tokenization (the tokens forced before it are
+        rewound).  GenerationError when the grammar forces nothing here.
         """
         with self._lock:
             jump = self.matcher.jump_forward()
@@ -277,10 +277,14 @@ class Generator:
                 )
             ids = self.loaded.tokenizer.encode(jump, add_special_tokens=False)
             steps: list[Step] = []
-            for token in ids:
-                if self.finished:
-                    break
-                steps.append(self._step(int(token)))
+            try:
+                for token in ids:
+                    if self.finished:
+                        break
+                    steps.append(self._step(int(token)))
+            except Exception:
+                self.rewind(len(steps))  # all or nothing: a refused token leaves no half-written string
+                raise
             return steps
 
     @property
