@@ -169,3 +169,20 @@ def test_prefill_reads_the_prompt_without_choosing_a_token(tiny: LoadedModel) ->
     gen.prefill()
     assert gen.steps == [] and gen.text == ""
     assert gen.step().index == 0
+
+
+def test_a_refused_jump_forward_leaves_nothing_half_written(
+    tiny: LoadedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench.engine.generate import ForceRefused
+
+    gen = make(tiny)
+    gen.force(tid(tiny, "<tool_call>"))
+    newline = tiny.tokenizer.encode("\n", add_special_tokens=False)
+    hello = tiny.tokenizer.encode("Hello", add_special_tokens=False)
+    # A tokenization the grammar disagrees with half-way: the newline is accepted, "Hello" is not.
+    monkeypatch.setattr(tiny.tokenizer, "encode", lambda text, **kw: newline + hello)
+    with pytest.raises(ForceRefused):
+        gen.apply_jump_forward()
+    assert len(gen.steps) == 1 and gen.text == "<tool_call>"
+    assert why.position(gen).jump_forward.startswith("\n")  # the matcher is back where it was
