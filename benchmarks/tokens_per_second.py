@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'path':<9}" + "".join(f" {name + ' tok/s':>12} {'ratio':>6}" for name in ("all", "decode", "cpu"))
     )
-    worst = 1.0
+    worst = float("inf")
     for path in ("bare", "generate", "tui"):
         line = f"{path:<9}"
         for what in cols:
