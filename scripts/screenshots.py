@@ -4,8 +4,11 @@
 
 The app runs headless (Textual's test driver) with no model: the Generate and Inspector screens replay the
 synthetic step stream of ``workbench.tui.demo`` (or ``--session FILE``), stepped to a fixed point so the
-pictures are reproducible.  ``--png DIR`` converts each SVG with ``rsvg-convert`` (Debian: librsvg2-bin) or
-cairosvg, whichever is installed, for looking at them with an image viewer (PNGs are not committed).
+pictures are reproducible.  Then, unless ``--no-live``, a live generation with the tiny random model shows
+what only a live grammar can: the inspector's grammar pane, a "why masked" answer and the EBNF view, and
+held-back text drawn as pending on Generate.  ``--png DIR`` converts each SVG with ``rsvg-convert``
+(Debian: librsvg2-bin) or cairosvg, whichever is installed, for looking at them with an image viewer
+(PNGs are not committed).
 """
 
 from __future__ import annotations
@@ -53,6 +56,65 @@ async def capture(
     return written
 
 
+async def capture_live(template: str, size: tuple[int, int], out: Path, suffix: str = "") -> list[Path]:
+    """The inspector answering "why" on a live generation with the tiny random model (its tokens are noise;
+    the grammar's answers are real): the grammar pane, a "why masked" answer, the EBNF view, and the
+    Generate screen with held-back text drawn as pending."""
+    from textual.widgets import Checkbox, Input, Select
+
+    app = WorkbenchApp(load_template(template), model="tiny", analyze=True, replay_delay=0.0)
+    written: list[Path] = []
+
+    async def settle() -> None:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+    async with app.run_test(size=size) as pilot:
+        for _ in range(600):
+            if app.workspace.model_state in ("ready", "failed") and app.workspace.spec is not None:
+                break
+            await asyncio.sleep(0.1)
+        if app.workspace.model_state != "ready":
+            print(f"live screenshots skipped: {app.workspace.model_notice}", file=sys.stderr)
+            return written
+        app.switch_mode("generate")
+        await settle()
+        screen = app.screen
+        screen.query_one("#tool-choice", Select).value = "required"
+        screen.query_one("#start-paused", Checkbox).value = True
+        chat = screen.query_one("#chat", Input)
+        chat.value = "What is the weather in Paris?"
+        chat.focus()
+        await pilot.press("enter")
+        await settle()
+        app._control("force", "<tool_call>")
+        await settle()
+        app._control("step")
+        await settle()
+        await pilot.pause(0.3)
+        path = out / f"generate-pending{suffix}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+        written.append(path)
+        app.switch_mode("inspector")
+        await settle()
+        await settle()
+        app._control("why", "Hello")
+        await settle()
+        app.clear_notifications()
+        await pilot.pause(0.3)
+        path = out / f"inspector-why{suffix}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+        written.append(path)
+        await pilot.press("g")
+        await settle()
+        await pilot.pause(0.3)
+        path = out / f"inspector-grammar{suffix}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+        written.append(path)
+    return written
+
+
 def _plain_spaces(svg_text: str) -> str:
     """Textual writes spaces as ``&#160;``; rsvg-convert collapses those at the start of a text run, which
     shifts indentation in the PNG.  Real spaces with ``xml:space="preserve"`` render as in a browser."""
@@ -86,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=72, help="demo steps to take before the pictures")
     parser.add_argument("--suffix", default="", help="appended to each file name, e.g. -80x24")
     parser.add_argument(
+        "--no-live", action="store_true", help="skip the live inspector pictures (tiny random model)"
+    )
+    parser.add_argument(
         "--png",
         metavar="DIR",
         default=None,
@@ -96,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = asyncio.run(capture(args.template, (width, height), out, args.steps, args.suffix))
+    if not args.no_live:
+        written += asyncio.run(capture_live(args.template, (width, height), out, args.suffix))
     for svg in written:
         line = str(svg)
         if args.png:

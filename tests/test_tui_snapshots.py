@@ -56,3 +56,62 @@ def test_help_snapshot(snap_compare: Any) -> None:
 
 def test_inspector_snapshot_small_terminal(snap_compare: Any) -> None:
     assert snap_compare(make_app("inspector"), terminal_size=(80, 24), run_before=prepare())
+
+
+def _grammar_position() -> Any:
+    """A grammar position as the live generator reports it (built by hand: a snapshot must not depend on
+    a model's speed), with the real EBNF of the demo format's tool section."""
+    from workbench.chat import load_tools
+    from workbench.engine.why import GrammarPosition
+    from workbench.grammar import build_grammar
+    from workbench.grammar.reference_specs import QWEN3_LIKE
+    from workbench.tui.workspace import DEFAULT_TOOLS
+
+    plan = build_grammar(QWEN3_LIKE, load_tools(DEFAULT_TOOLS), tool_choice="auto", reasoning=False)
+    return GrammarPosition(
+        phase="tool",
+        grammar="section",
+        masked=True,
+        lost=False,
+        ebnf=plan.ebnf("section"),
+        inside='<tool_call>\n{"name": "get_weather", "arguments": {"cit',
+        jump_forward='y": "',
+        allowed_count=2,
+        vocab_size=151936,
+        first_chars=(("y", 2),),
+        free_until="",
+    )
+
+
+def prepare_grammar(keys: tuple[str, ...] = ()) -> Any:
+    async def run_before(pilot: Any) -> None:
+        from workbench.tui.messages import GrammarAnswered
+
+        await prepare()(pilot)
+        app: WorkbenchApp = pilot.app
+        steps = app.workspace.steps
+        app.post_message(GrammarAnswered("where", len(steps), steps.epoch, position=_grammar_position()))
+        app.post_message(
+            GrammarAnswered(
+                "why",
+                len(steps),
+                steps.epoch,
+                text="'{' (id 90) is masked: the section grammar does not accept its text here: it takes 0 "
+                "of 1 characters and rejects '{'. It expects exactly 'y\": \"' (jump-forward)",
+                ok=False,
+            )
+        )
+        await pilot.pause()
+        if keys:
+            await pilot.press(*keys)
+        await pilot.pause()
+
+    return run_before
+
+
+def test_inspector_grammar_pane_snapshot(snap_compare: Any) -> None:
+    assert snap_compare(make_app("inspector"), terminal_size=SIZE, run_before=prepare_grammar())
+
+
+def test_inspector_grammar_ebnf_snapshot(snap_compare: Any) -> None:
+    assert snap_compare(make_app("inspector"), terminal_size=SIZE, run_before=prepare_grammar(("g",)))

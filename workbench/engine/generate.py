@@ -13,6 +13,9 @@ reason when the grammar masks the token), :meth:`set_constrained`.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -21,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.chat import Message, Tool
+from workbench.chat import Message, Tool, ToolCall
 from workbench.engine.bitmask import STRIP_BUCKETS, full_summary, is_allowed, summarize, unpack
 from workbench.engine.detok import IncrementalText
 from workbench.engine.loaded import LoadedModel
@@ -261,6 +264,45 @@ class Generator:
             raise ForceRefused(f"token id {token_id} is outside the vocabulary (0..{self.vocab_size - 1})")
         return self._step(token_id)
 
+    def prefill(self) -> None:
+        """Read the prompt (the first forward) now, so a caller can pause between it and the first token."""
+        with self._lock:
+            if not self.finished:
+                self._next_logits()
+
+    def apply_jump_forward(self) -> list[Step]:
+        """Force the tokens of the grammar's jump-forward string (the text it allows and nothing else).
+
+        The string is tokenized as the model's tokenizer would write it; each token is forced, so the usual
+        refusal applies if the grammar disagrees with the tokenization (the tokens forced before it are
+        rewound).  GenerationError when the grammar forces nothing here.
+        """
+        with self._lock:
+            jump = self.matcher.jump_forward()
+            if not jump:
+                where = (
+                    "outside the grammar" if not self.matcher.constrained else f"in the {self.phase} grammar"
+                )
+                raise GenerationError(
+                    f"no jump-forward string at step {len(self.steps)}: nothing is forced {where}"
+                )
+            ids = self.loaded.tokenizer.encode(jump, add_special_tokens=False)
+            steps: list[Step] = []
+            try:
+                for token in ids:
+                    if self.finished:
+                        break
+                    steps.append(self._step(int(token)))
+            except Exception:
+                self.rewind(len(steps))  # all or nothing: a refused token leaves no half-written string
+                raise
+            return steps
+
+    @property
+    def phase(self) -> str:
+        """The matcher's phase for the next token (``lead|reasoning|text|tool|answer``)."""
+        return self.matcher.phase
+
     def run(self, n: int) -> list[Step]:
         """Up to ``n`` steps; stops early when finished or paused."""
         self._pause.clear()
@@ -336,7 +378,7 @@ class Generator:
             bits = unpack(row.numpy(), self.vocab_size) if masked_now else None
             summary = summarize(bits, STRIP_BUCKETS) if bits is not None else self._full
             jump = self.matcher.jump_forward() if masked_now else ""
-            candidates = self._candidates(logits, row if masked_now else None)
+            candidates, log_z = self._candidates(logits, row if masked_now else None)
             t3 = time.perf_counter()
             apply_s = 0.0
             allowed: np.ndarray | None = None
@@ -387,6 +429,10 @@ class Generator:
             else:
                 events = (Event("content", text),) if text else ()
             t6 = time.perf_counter()
+            chosen, allowed_top = self._chosen_and_allowed(
+                logits, log_z, token, candidates, bits, row, masked_now
+            )
+            t7 = time.perf_counter()
             self.token_ids.append(token)
             self._pending = [token]
             self._logits = None
@@ -415,24 +461,27 @@ class Generator:
                     "forward": (t1 - t0) * 1e3,
                     "mask": (t2 - t1 + apply_s + accept_s) * 1e3,
                     "sample": (t5 - t3 - apply_s - accept_s) * 1e3,
-                    "record": (t3 - t2) * 1e3,
+                    "record": (t3 - t2 + t7 - t6) * 1e3,
                     "parse": (t6 - t5) * 1e3,
                 },
                 finished=self.finished,
                 note=note,
                 phase=phase,
                 text=text,
+                chosen=chosen,
+                allowed_top=allowed_top,
             )
             self.steps.append(step)
             return step
 
-    def _candidates(self, logits: Any, row: Any) -> tuple[Candidate, ...]:
+    def _candidates(self, logits: Any, row: Any) -> tuple[tuple[Candidate, ...], float]:
+        """The top candidates before masking, and the log partition function (for the chosen token's prob)."""
         torch = self._torch
+        log_z = torch.logsumexp(logits, dim=-1)
         k = min(self.top_candidates, self.vocab_size)
         if k <= 0:
-            return ()
+            return (), float(log_z)
         values, ids = top_k(logits, k)
-        log_z = torch.logsumexp(logits, dim=-1)
         probs = torch.exp(values - log_z)
         out = []
         for v, i, p in zip(values.tolist(), ids.tolist(), probs.tolist(), strict=True):
@@ -440,7 +489,49 @@ class Generator:
             out.append(
                 Candidate(token_id=i, text=self._text_of(i), logit=float(v), prob=float(p), allowed=allowed)
             )
-        return tuple(out)
+        return tuple(out), float(log_z)
+
+    def _chosen_and_allowed(
+        self,
+        logits: Any,
+        log_z: float,
+        token: int,
+        candidates: tuple[Candidate, ...],
+        bits: np.ndarray | None,
+        row: Any,
+        masked: bool,
+    ) -> tuple[Candidate, tuple[Candidate, ...]]:
+        """The chosen token as a candidate (pre-mask logit and probability), and the top allowed tokens by
+        renormalised probability: what the inspector shows beside the raw top candidates."""
+        torch = self._torch
+        logit = float(logits[token])
+        chosen = Candidate(
+            token_id=token,
+            text=self._text_of(token),
+            logit=logit,
+            prob=math.exp(logit - log_z),
+            allowed=not masked or is_allowed(row, token),
+        )
+        if not masked or bits is None:
+            return chosen, candidates
+        ids = np.flatnonzero(bits)
+        if ids.shape[0] == 0:
+            return chosen, ()
+        sub = logits[torch.from_numpy(ids)]
+        k = min(self.top_candidates, int(ids.shape[0]))
+        values, at = torch.topk(sub, k)
+        probs = torch.exp(values - torch.logsumexp(sub, dim=-1))
+        top = tuple(
+            Candidate(
+                token_id=int(ids[a]),
+                text=self._text_of(int(ids[a])),
+                logit=float(v),
+                prob=float(p),
+                allowed=True,
+            )
+            for v, a, p in zip(values.tolist(), at.tolist(), probs.tolist(), strict=True)
+        )
+        return chosen, top
 
     def _text_of(self, token_id: int) -> str:
         if 0 <= token_id < len(self._token_bytes):
@@ -460,8 +551,40 @@ class Generator:
         """The answer text so far (stop tokens excluded)."""
         return self._text.text
 
+    @property
+    def pending(self) -> str:
+        """Text the streaming parser holds back (it may start a marker or a call): shown, not yet parsed."""
+        return str(self._parser.pending) if self._parser is not None else ""
+
+    @property
+    def cut_inside_grammar(self) -> bool:
+        """The run hit ``max_new_tokens`` while a tool call (or forced answer) was still open."""
+        m = self.matcher
+        return (
+            self.finish_reason == "max_new_tokens"
+            and m.phase in ("tool", "answer")
+            and m.active is not None
+            and not m.is_terminated()
+        )
+
+    def current_message(self) -> Message:
+        """The message so far, as the streaming parser has it: held-back text (a marker or a call still
+        being written) is not in it, so a partial call never shows as content."""
+        if self._parser is None:
+            return Message(role="assistant", content=self.text)
+        message: Message = self._parser.current()
+        return message
+
     def message(self) -> Any:
-        """The answer parsed from scratch (a ``ParseResult``); the streaming parser is left untouched."""
+        """The answer as parsed (a ``ParseResult``); the streaming parser is left untouched.
+
+        While the run is going, the streaming parser's message (:meth:`current_message`).  Once finished,
+        the whole text parsed from scratch, except when ``max_new_tokens`` cut it off inside a tool call:
+        then the released message without the incomplete call, and a ``E-TRUNCATED`` diagnostic saying
+        what was left unparsed (rather than the call's opening text as content plus an empty call).
+        """
+        if not self.finished or self.cut_inside_grammar:
+            return self._partial_result()
         try:
             from workbench.parsing import ParseOptions, parse
         except ImportError:
@@ -475,6 +598,34 @@ class Generator:
             parallel_tool_calls=self.plan.parallel,
         )
         return parse(self.spec, self.text, self.tools, options)
+
+    def _partial_result(self) -> Any:
+        from workbench.parsing import ParseResult
+
+        message = self.current_message()
+        diagnostics = list(self._parser.diagnostics) if self._parser is not None else []
+        if not self.finished:
+            return ParseResult(message, diagnostics)
+        complete: list[ToolCall] = []
+        dropped: list[ToolCall] = []
+        for call in message.tool_calls:
+            try:
+                ok = isinstance(json.loads(call.arguments), dict)
+            except (TypeError, ValueError):
+                ok = False
+            (complete if ok else dropped).append(call)
+        names = ", ".join(repr(c.name) for c in dropped) or "the call being written"
+        held = f"; held back, unparsed: {self.pending!r}" if self.pending else ""
+        diagnostics.append(
+            Diagnostic(
+                "E-TRUNCATED",
+                f"max_new_tokens ({self.max_new_tokens}) cut the output off inside a tool call: {names} left "
+                f"out as incomplete{held}",
+                len(self.text),
+                "error",
+            )
+        )
+        return ParseResult(dataclasses.replace(message, tool_calls=tuple(complete)), diagnostics)
 
 
 def max_prompt_tokens(loaded: Any) -> int:

@@ -49,6 +49,12 @@ class Step:
     # the whole character, while each token's own text shows a replacement character) and for a stop
     # token, which feeds nothing.  Replaying a session must feed exactly this, or the message changes.
     text: str | None = None
+    # The chosen token with its logit and probability *before* masking, so the inspector can show it even
+    # when it is not among ``candidates`` (a masked-away favourite pushes it out of the top k).
+    chosen: Candidate | None = None
+    # The top allowed tokens by *renormalised* probability (the distribution sampling drew from: softmax over
+    # the allowed tokens only).  Without a mask it is the top of ``candidates``.
+    allowed_top: tuple[Candidate, ...] = ()
 
     @property
     def fed_text(self) -> str:
@@ -56,13 +62,19 @@ class Step:
         return self.token_text if self.text is None else self.text
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data; ``text`` is left out while it is unknown (the shape older readers know)."""
+        """Plain JSON data; ``text``, ``chosen`` and ``allowed_top`` are left out while unknown/empty (the
+        shape older readers know)."""
         d = asdict(self)
         d["candidates"] = [asdict(c) for c in self.candidates]
+        d["allowed_top"] = [asdict(c) for c in self.allowed_top]
         d["events"] = [asdict(e) for e in self.events]
         d["mask_strip"] = [round(x, 4) for x in self.mask_strip]
         if self.text is None:
             del d["text"]
+        if self.chosen is None:  # older records: keep their shape, so saved sessions load and save unchanged
+            del d["chosen"]
+        if not self.allowed_top:
+            del d["allowed_top"]
         return d
 
     @classmethod
@@ -70,6 +82,9 @@ class Step:
         """Inverse of :meth:`to_dict`; dicts written before ``text`` existed load with ``text=None``."""
         data = dict(d)
         data["candidates"] = tuple(Candidate(**c) for c in data.get("candidates", ()))
+        data["allowed_top"] = tuple(Candidate(**c) for c in data.get("allowed_top", ()))
+        chosen = data.get("chosen")
+        data["chosen"] = Candidate(**chosen) if isinstance(chosen, dict) else None
         data["events"] = tuple(Event(**e) for e in data.get("events", ()))
         data["mask_strip"] = tuple(float(x) for x in data.get("mask_strip", ()))
         data["timings_ms"] = dict(data.get("timings_ms", {}))

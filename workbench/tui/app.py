@@ -48,7 +48,7 @@ from workbench.tui.screens.export import ExportScreen
 from workbench.tui.screens.generate import GenerateScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.inspector import InspectorScreen
-from workbench.tui.screens.modals import ConfirmScreen, ForceTokenScreen
+from workbench.tui.screens.modals import AskScreen, ConfirmScreen, ForceTokenScreen
 from workbench.tui.screens.template import TemplateScreen
 from workbench.tui.steps import Driver, ReplayDriver
 from workbench.tui.workspace import ModelState, Workspace
@@ -511,6 +511,77 @@ class WorkbenchApp(App[None]):
                 self._control("force", answer)
 
         self.push_screen(ForceTokenScreen(last), forced)
+
+    def action_jump_forward(self) -> None:
+        """Force the grammar's jump-forward string (the text it allows and nothing else)."""
+        driver = self._require_driver()
+        if driver is None:
+            return
+        if not driver.can_ask:
+            self.notify(
+                "a recorded session has no grammar matcher: load a model to generate live",
+                title="Jump forward",
+                severity="warning",
+            )
+            return
+        self.engine.pause.set()
+        self._control("jump")
+
+    def _ask_modal(self, op: Control, title: str, hint: str, value: str = "") -> None:
+        driver = self._require_driver()
+        if driver is None:
+            return
+        if not driver.can_ask:
+            self.notify(
+                "a recorded session has no grammar matcher: load a model to ask the grammar",
+                title=title,
+                severity="warning",
+            )
+            return
+
+        def asked(answer: str | None) -> None:
+            if answer:
+                self._control(op, answer)
+
+        self.push_screen(AskScreen(title, hint, value), asked)
+
+    def action_why_masked(self, token: str = "") -> None:
+        """Ask why a token (typed, or the one picked in the candidates) is masked at the current position."""
+        self._ask_modal(
+            "why",
+            "Why is this token masked?",
+            "a token's text or id; the grammar answers for the next position (after the last step)",
+            token,
+        )
+
+    def action_try_string(self) -> None:
+        """Feed a string to the grammar from the current position (the generator does not move)."""
+        self._ask_modal(
+            "try",
+            "Test a string against the grammar",
+            "the grammar reads it from the next position: accepted, or rejected at char N",
+        )
+
+    def ask_where(self) -> None:
+        """Ask the grammar where it is now (the inspector's grammar view; no state change)."""
+        driver = self.workspace.driver
+        if driver is not None and driver.can_ask and not self.workspace.running:
+            self._control("where")
+
+    def on_grammar_answered(self, message: msg.GrammarAnswered) -> None:
+        ws = self.workspace
+        if message.kind == "where":
+            ws.grammar_position = message.position
+            ws.grammar_at = (message.at, message.epoch)
+        else:
+            ws.grammar_answer, ws.grammar_answer_ok = message.text, message.ok
+            self.notify(
+                message.text,
+                title="Why" if message.kind == "why" else "Test string",
+                severity="information" if message.ok else "warning",
+                timeout=8,
+            )
+        self.changed("grammar")
 
     def on_steps_advanced(self, message: msg.StepsAdvanced) -> None:
         self.changed("steps")

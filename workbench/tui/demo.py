@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 from workbench.analysis import Analysis, analyze
 from workbench.engine.step import Candidate, Step
@@ -111,6 +112,9 @@ def _step(
         candidates.append(
             Candidate(cid, text, round(logit, 3), round(math.exp(logit - logits[0]) / z, 4), ok)
         )
+    allowed_cands = [c for c in candidates if c.allowed]
+    mass = sum(c.prob for c in allowed_cands) or 1.0
+    allowed_top = tuple(replace(c, prob=round(c.prob / mass, 4)) for c in allowed_cands)
     events = (Event(kind, piece, tool_index),)
     jump = '", "arguments": ' if constrained and kind == "tool_name" and piece.endswith("r") else ""
     return Step(
@@ -127,6 +131,8 @@ def _step(
         mask_strip=strip,
         events=events,
         timings_ms={"forward": 21.0, "mask": 0.4, "sample": 0.1, "parse": 0.05},
+        chosen=candidates[chosen_rank],
+        allowed_top=allowed_top,
     )
 
 

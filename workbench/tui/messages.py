@@ -54,6 +54,7 @@ class RequestGenerate(Message):
     text: str
     tool_choice: ToolChoice = "auto"
     constrain: bool = True
+    start_paused: bool = False  # read the prompt, then wait for the first step
 
 
 @dataclass
@@ -160,6 +161,22 @@ class DriverReady(Message):
     """A generation started: ``driver`` is what the inspector's controls act on from now on."""
 
     driver: Driver
+
+
+@dataclass
+class GrammarAnswered(Message):
+    """The grammar answered the inspector: where it is (``where``), or a "why masked" / trial-string answer.
+
+    ``position`` is a ``workbench.engine.why.GrammarPosition`` (``kind == "where"``); ``text`` the answer's
+    one paragraph otherwise.  ``at`` is the step count it was asked at, so a stale answer is recognised.
+    """
+
+    kind: Literal["where", "why", "try"]
+    at: int
+    epoch: int
+    text: str = ""
+    ok: bool = True
+    position: Any = None
 
 
 @dataclass

@@ -24,6 +24,9 @@ from workbench.parsing import StreamParser
 
 if TYPE_CHECKING:  # the engine pulls in the grammar stack; a replay-only TUI never needs it
     from workbench.engine.generate import Generator
+    from workbench.engine.why import GrammarPosition, StringTest, WhyAnswer
+
+NO_MATCHER = "a recorded session has no grammar matcher: load a model and generate to ask the grammar"
 
 
 class ControlRefused(WorkbenchError, RuntimeError):
@@ -54,6 +57,9 @@ class StepLog:
         self._epoch = 0
         self.message: Message | None = None
         self.diagnostics: tuple[str, ...] = ()
+        # Text the parser holds back after the last step (a marker or call being written): the output pane
+        # draws it as pending, since no event has released it yet.
+        self.pending = ""
 
     # ------------------------------------------------------------------ mutating (worker threads)
     def append(self, step: Step) -> int:
@@ -62,8 +68,11 @@ class StepLog:
             self._times.append(time.perf_counter())
             return len(self._steps)
 
-    def record(self, step: Step, message: Message | None, diagnostics: tuple[str, ...] = ()) -> int:
-        """Append a step with the parsed message so far (``None`` keeps the previous one); the total."""
+    def record(
+        self, step: Step, message: Message | None, diagnostics: tuple[str, ...] = (), *, pending: str = ""
+    ) -> int:
+        """Append a step with the parsed message so far (``None`` keeps the previous one) and the text still
+        held back; the total."""
         with self._lock:
             self._steps.append(step)
             self._times.append(time.perf_counter())
@@ -71,17 +80,20 @@ class StepLog:
                 self.message = message
             if diagnostics:
                 self.diagnostics = diagnostics
+            self.pending = pending
             return len(self._steps)
 
-    def truncate(self, n: int, message: Message | None = None) -> int:
+    def truncate(self, n: int, message: Message | None = None, *, pending: str = "") -> int:
         """Keep the first ``n`` steps (a rewind), with the message re-parsed for them; the new total."""
         with self._lock:
             if n < len(self._steps):
                 del self._steps[n:]
                 del self._times[n:]
                 self._epoch += 1
+                self.diagnostics = ()
             if message is not None and self.message is not None:
                 self.message = message
+            self.pending = pending
             return len(self._steps)
 
     def reset(self, steps: Sequence[Step] = ()) -> None:
@@ -91,6 +103,7 @@ class StepLog:
             self._epoch += 1
             self.message = None
             self.diagnostics = ()
+            self.pending = ""
 
     # ------------------------------------------------------------------ reading (UI thread; no state change)
     @property
@@ -129,9 +142,25 @@ class Driver(Protocol):
 
     label: str
     can_force: bool
+    can_ask: bool  # has a live grammar matcher to answer "why" (a replay has none)
 
     @property
     def finished(self) -> bool: ...
+
+    @property
+    def pending(self) -> str: ...
+
+    def prefill(self) -> None: ...
+
+    def diagnostics(self) -> tuple[str, ...]: ...
+
+    def jump_forward(self) -> list[Step]: ...
+
+    def where(self) -> GrammarPosition: ...
+
+    def why(self, token: str) -> WhyAnswer: ...
+
+    def try_string(self, text: str) -> StringTest: ...
 
     @property
     def constrained(self) -> bool: ...
@@ -157,6 +186,7 @@ class ReplayDriver:
     """
 
     can_force = False
+    can_ask = False
 
     def __init__(
         self, steps: Sequence[Step], new_parser: Callable[[], StreamParser], *, label: str = "session replay"
@@ -195,8 +225,30 @@ class ReplayDriver:
             self._parser.feed(step.fed_text)
         return self._cursor
 
+    @property
+    def pending(self) -> str:
+        return str(self._parser.pending)
+
+    def prefill(self) -> None:
+        """Nothing to read: a replay has no prompt to run."""
+
+    def diagnostics(self) -> tuple[str, ...]:
+        return ()
+
     def force(self, token_id: int) -> Step:
         raise ControlRefused("a recorded session cannot be forced: load a model to generate live")
+
+    def jump_forward(self) -> list[Step]:
+        raise ControlRefused(NO_MATCHER)
+
+    def where(self) -> GrammarPosition:
+        raise ControlRefused(NO_MATCHER)
+
+    def why(self, token: str) -> WhyAnswer:
+        raise ControlRefused(NO_MATCHER)
+
+    def try_string(self, text: str) -> StringTest:
+        raise ControlRefused(NO_MATCHER)
 
     def set_constrained(self, on: bool) -> None:
         raise ControlRefused("a recorded session keeps its recorded constraint: load a model to change it")
@@ -212,6 +264,7 @@ class GeneratorDriver:
     """Adapter from ``workbench.engine.generate.Generator`` to :class:`Driver` (no logic of its own)."""
 
     can_force = True
+    can_ask = True
 
     def __init__(self, generator: Generator, tokenizer: Any, *, label: str) -> None:
         self._gen = generator
@@ -244,6 +297,36 @@ class GeneratorDriver:
     def set_constrained(self, on: bool) -> None:
         self._gen.set_constrained(on)
         self._constrained = on
+
+    @property
+    def pending(self) -> str:
+        return self._gen.pending
+
+    def prefill(self) -> None:
+        self._gen.prefill()
+
+    def diagnostics(self) -> tuple[str, ...]:
+        """The finished message's diagnostics as ``CODE: message`` lines (a cut-off call says so here)."""
+        result = self._gen.message()
+        return tuple(f"{d.code}: {d.message}" for d in result.diagnostics)
+
+    def jump_forward(self) -> list[Step]:
+        return self._gen.apply_jump_forward()
+
+    def where(self) -> GrammarPosition:
+        from workbench.engine import why
+
+        return why.position(self._gen)
+
+    def why(self, token: str) -> WhyAnswer:
+        from workbench.engine import why
+
+        return why.why_masked(self._gen, token)
+
+    def try_string(self, text: str) -> StringTest:
+        from workbench.engine import why
+
+        return why.try_string(self._gen, text)
 
     def message(self) -> Message:
         message: Message = self._gen.message().message

@@ -23,7 +23,7 @@ from workbench.template.source import TemplateSource
 from workbench.tui.steps import Driver, StepLog
 from workbench.validate import ValidationReport
 
-TOPICS = ("template", "analysis", "spec", "model", "steps", "engine", "validation")
+TOPICS = ("template", "analysis", "spec", "model", "steps", "engine", "validation", "grammar")
 
 DEFAULT_MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": "You are a helpful assistant."},
@@ -118,6 +118,12 @@ class Workspace:
     driver: Driver | None = None
     running: bool = False
     constrained: bool = True
+    # The grammar's answers for the inspector (workbench.engine.why): where it is after ``grammar_at`` steps
+    # (a GrammarPosition), and the last "why masked" / trial-string answer.
+    grammar_position: Any = None
+    grammar_at: tuple[int, int] = (-1, -1)  # (steps, log epoch) the position was read at
+    grammar_answer: str = ""
+    grammar_answer_ok: bool = True
     steps: StepLog = field(default_factory=StepLog)
     session_path: str = ""
     revision: Counter[str] = field(default_factory=Counter)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 MAX_NEW_TOKENS = 256
 
 Post = Callable[[TextualMessage], object]
-Control = Literal["step", "run", "rewind", "constraint", "force"]
+Control = Literal["step", "run", "rewind", "constraint", "force", "jump", "where", "why", "try"]
 
 
 class EngineStopped(WorkbenchError):
@@ -63,6 +63,7 @@ class GenerationRequest:
     tool_choice: str
     constrain: bool
     kwargs: dict[str, Any]
+    start_paused: bool = False
 
 
 class EngineController:
@@ -91,6 +92,16 @@ class EngineController:
             driver = GeneratorDriver(generator, request.loaded.tokenizer, label=request.model_name)
             self.driver = driver
             self.post(msg.DriverReady(driver))
+            try:
+                driver.prefill()  # the prompt's forward: the longest wait, and a pause may arrive during it
+            except Exception as exc:
+                raise EngineStopped(f"cannot start: {one_line(exc)}", "error") from exc
+            if request.start_paused or self.pause.is_set():
+                why = "started paused" if request.start_paused else "paused"
+                self.post_state(
+                    driver, running=False, notice=f"{why} before the first token: space steps, r runs"
+                )
+                return
             self._run_locked(driver, MAX_NEW_TOKENS)
 
     def control(self, op: Control, arg: Any = None) -> None:
@@ -119,7 +130,8 @@ class EngineController:
             return
         elif op == "rewind":
             total = driver.rewind(int(arg))
-            total = self.log.truncate(total, driver.message() if self.log.message is not None else None)
+            message = driver.message() if self.log.message is not None else None
+            total = self.log.truncate(total, message, pending=driver.pending)
             self.post(msg.StepsAdvanced(total, self.log.epoch))
         elif op == "constraint":
             driver.set_constrained(bool(arg))
@@ -127,13 +139,34 @@ class EngineController:
             return
         elif op == "force":
             self._record(driver, driver.force(token_id(driver, str(arg))))
+        elif op == "jump":
+            for step in driver.jump_forward():
+                self._record(driver, step)
+        elif op in ("where", "why", "try"):
+            self._ask(driver, op, str(arg or ""))
+            return
         self.post_state(driver, running=False)
+
+    def _ask(self, driver: Driver, op: Control, arg: str) -> None:
+        """Ask the grammar (no state change) and post the answer."""
+        at, epoch = len(self.log), self.log.epoch
+        if op == "where":
+            self.post(msg.GrammarAnswered("where", at, epoch, position=driver.where()))
+        elif op == "why":
+            answer = driver.why(arg)
+            self.post(msg.GrammarAnswered("why", at, epoch, text=answer.message, ok=answer.allowed))
+        else:
+            trial = driver.try_string(arg)
+            self.post(
+                msg.GrammarAnswered("try", at, epoch, text=f"{arg!r}: {trial.message}", ok=trial.accepted)
+            )
 
     # ------------------------------------------------------------------ helpers (caller holds the lock)
     def _record(self, driver: Driver, step: Step) -> None:
         """Append a step and the message so far to the log, and tell the UI."""
         try:
-            total = self.log.record(step, driver.message())
+            diagnostics = driver.diagnostics() if driver.finished else ()
+            total = self.log.record(step, driver.message(), diagnostics, pending=driver.pending)
         except Exception as exc:  # a parse hiccup must not stop the stream: it becomes a diagnostic
             total = self.log.record(step, None, (one_line(exc),))
         self.post(msg.StepsAdvanced(total, self.log.epoch))

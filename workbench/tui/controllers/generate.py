@@ -33,4 +33,5 @@ def prepare_generation(ws: Workspace, request: msg.RequestGenerate) -> Generatio
         tool_choice=request.tool_choice,
         constrain=request.constrain,
         kwargs=kwargs,
+        start_paused=request.start_paused,
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import ClassVar, get_args
 
 from rich.syntax import Syntax
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -18,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Checkbox, Input, Select, Static
 
 from workbench.tui.messages import RequestGenerate, ToolChoice
+from workbench.tui.palette import visible
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.status import engine_status
 from workbench.tui.widgets.notice import Notice
@@ -37,6 +39,10 @@ class GenerateScreen(WorkbenchScreen):
         Binding("p", "app.pause", "Pause"),
         Binding("r", "app.run", "Run"),
         Binding("space", "app.step", "Step"),
+        Binding("backspace", "app.rewind", "Rewind"),
+        Binding("f", "app.force", "Force"),
+        Binding("c", "app.toggle_constraint", "Constraint"),
+        Binding("j", "app.jump_forward", "Jump fwd", show=False),
         Binding("question_mark", "app.help", "Help"),
     ]
 
@@ -45,6 +51,7 @@ class GenerateScreen(WorkbenchScreen):
         self._seen_steps = 0
         self._epoch = -1
         self.parsed_json = ""  # what the parsed-message pane shows, as text
+        self.pending_text = ""  # the held-back text drawn under the output
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="gen-status")
@@ -53,6 +60,7 @@ class GenerateScreen(WorkbenchScreen):
             with Vertical(id="output-pane") as out:
                 out.border_title = "model output"
                 yield SpanStream(id="output")
+                yield Static(id="pending", classes="-hidden")
                 yield SpanLegend(id="legend")
             with VerticalScroll(id="parsed-pane") as parsed:
                 parsed.border_title = "parsed message"
@@ -63,6 +71,7 @@ class GenerateScreen(WorkbenchScreen):
             )
             yield Select([(c, c) for c in TOOL_CHOICES], value="auto", allow_blank=False, id="tool-choice")
             yield Checkbox("constrain", True, id="constrain")
+            yield Checkbox("paused", False, id="start-paused", tooltip="start paused: read the prompt, wait")
 
     def focus_chat(self) -> None:
         self.query_one("#chat", Input).focus()
@@ -81,7 +90,12 @@ class GenerateScreen(WorkbenchScreen):
             if known == choice:
                 tool_choice = known
         constrain = self.query_one("#constrain", Checkbox).value
-        self.post_message(RequestGenerate(text, tool_choice=tool_choice, constrain=bool(constrain)))
+        paused = self.query_one("#start-paused", Checkbox).value
+        self.post_message(
+            RequestGenerate(
+                text, tool_choice=tool_choice, constrain=bool(constrain), start_paused=bool(paused)
+            )
+        )
         self.set_focus(None)
 
     @on(Checkbox.Changed, "#constrain")
@@ -127,6 +141,7 @@ class GenerateScreen(WorkbenchScreen):
         if view.new:
             stream.extend(ev for step in view.new for ev in step.events)
         self._seen_steps, self._epoch = view.total, view.epoch
+        self._draw_pending(ws.steps.pending)
         message = ws.steps.message
         parsed = self.query_one("#parsed", Static)
         if message is None:
@@ -138,3 +153,18 @@ class GenerateScreen(WorkbenchScreen):
             data["diagnostics"] = list(ws.steps.diagnostics)
         self.parsed_json = json.dumps(data, indent=2, ensure_ascii=False)
         parsed.update(Syntax(self.parsed_json, "json", word_wrap=True, theme="ansi_dark"))
+
+    def _draw_pending(self, pending: str) -> None:
+        """Held-back text (a marker or a call still being written), dimmed under the output: the parser
+        has not released it, so it is not in the coloured stream or the parsed message yet."""
+        widget = self.query_one("#pending", Static)
+        self.pending_text = pending
+        if not pending:
+            widget.add_class("-hidden")
+            widget.update("")
+            return
+        widget.remove_class("-hidden")
+        shown = visible(pending[-400:])
+        widget.update(
+            Text.assemble(("⋯ pending (held back, not parsed yet) ", "bold #8a8f98"), (shown, "dim italic"))
+        )

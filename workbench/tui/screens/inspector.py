@@ -14,11 +14,19 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from workbench.engine.step import Step
-from workbench.tui.palette import ALLOWED_STYLE, MASKED_STYLE, SPAN_STYLES, visible
+from workbench.tui.inspect_views import (
+    GRAMMAR_KEYS,
+    Row,
+    allowed_rows,
+    allowed_title,
+    candidate_rows,
+    grammar_text,
+)
+from workbench.tui.palette import SPAN_STYLES, visible
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.status import engine_status
 from workbench.tui.widgets.decode import HeatStrip, MaskGauge, Timeline
@@ -62,7 +70,7 @@ class InspectorScreen(WorkbenchScreen):
     MODE = "inspector"
     TITLE_TEXT = "Decode inspector"
     CSS_PATH = str(Path(__file__).parent.parent / "inspector.tcss")
-    TOPICS = ("steps", "engine", "model")
+    TOPICS = ("steps", "engine", "model", "grammar")
     BINDINGS: ClassVar[list[BindingType]] = [
         *WorkbenchScreen.BINDINGS,
         Binding("space", "app.step", "Step"),
@@ -71,26 +79,42 @@ class InspectorScreen(WorkbenchScreen):
         Binding("backspace", "app.rewind", "Rewind"),
         Binding("f", "app.force", "Force"),
         Binding("c", "app.toggle_constraint", "Constraint"),
+        Binding("j", "app.jump_forward", "Jump fwd"),
+        Binding("w", "why", "Why"),
+        Binding("t", "app.try_string", "Test"),
+        Binding("g", "grammar", "Grammar"),
         Binding("question_mark", "app.help", "Help"),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.selected = -1  # -1: follow the newest step
-        self._shown: tuple[int, int] | None = None
+        self._shown: tuple[int, int, int] | None = None
         self._timeline_len = 0
         self._epoch = -1
+        self._asked: tuple[int, int] = (-1, -1)
+        self.expanded = False  # the grammar pane fills the screen with the EBNF
+        self.grammar_plain = ""  # what the grammar pane shows, as text (tests read it)
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="insp-status")
         yield MaskGauge(id="gauge")
         with Horizontal(id="insp-main"):
-            with Vertical(id="facts-pane") as facts:
-                facts.border_title = "step"
-                yield Static(id="facts")
-            table: DataTable[Any] = DataTable(id="candidates", cursor_type="row", zebra_stripes=False)
-            table.border_title = "top candidates before masking"
-            yield table
+            with Vertical(id="insp-left"):
+                with Vertical(id="facts-pane") as facts:
+                    facts.border_title = "step"
+                    yield Static(id="facts")
+                with VerticalScroll(id="grammar-pane") as grammar:
+                    grammar.border_title = "grammar"
+                    grammar.border_subtitle = GRAMMAR_KEYS
+                    yield Static(id="grammar")
+            with Vertical(id="insp-right"):
+                table: DataTable[Any] = DataTable(id="candidates", cursor_type="row", zebra_stripes=False)
+                table.border_title = "top candidates before masking"
+                yield table
+                allowed: DataTable[Any] = DataTable(id="allowed", cursor_type="row", zebra_stripes=False)
+                allowed.border_title = "allowed tokens"
+                yield allowed
         yield HeatStrip(id="heat")
         yield Timeline(id="timeline")
 
@@ -99,6 +123,9 @@ class InspectorScreen(WorkbenchScreen):
         # Fixed widths: auto widths would follow whichever steps happened to be drawn before.
         for label, width in (("#", 2), ("token", 14), ("mask", 7), ("id", 7), ("logit", 6), ("prob", 6)):
             table.add_column(label, width=width)
+        allowed = self.query_one("#allowed", DataTable)
+        for label, width in (("#", 2), ("token", 14), ("id", 7), ("p", 6)):
+            allowed.add_column(label, width=width)
         super().on_mount()
         self.query_one("#timeline", Timeline).focus()
 
@@ -109,7 +136,64 @@ class InspectorScreen(WorkbenchScreen):
         if topics & {"steps", "engine"}:
             self._update_timeline()
             self._show_selected()
+            self._ask_where()
+        if topics & {"steps", "engine", "grammar"}:
+            self._show_grammar()
 
+    # ------------------------------------------------------------------ the grammar pane
+    def _ask_where(self) -> None:
+        """Ask the live grammar where it is once per position (not while running: it would wait)."""
+        ws = self.ws
+        key = (len(ws.steps), ws.steps.epoch)
+        driver = ws.driver
+        if driver is None or not driver.can_ask or ws.running or key == self._asked or key == ws.grammar_at:
+            return
+        self._asked = key
+        self.wb.ask_where()
+
+    def _show_grammar(self) -> None:
+        ws = self.ws
+        n = len(ws.steps)
+        index = self.selected if self.selected >= 0 else n - 1
+        step = ws.steps.get(index)
+        newest = index == n - 1 or n == 0
+        live = ws.grammar_position if newest and ws.grammar_at == (n, ws.steps.epoch) else None
+        note = ""
+        if live is None and ws.driver is not None and not ws.driver.can_ask:
+            note = "a replay has no live grammar: load a model to ask why"
+        elif live is None and not newest:
+            note = "the live grammar answers at the newest step (end)"
+        text = grammar_text(
+            step,
+            live=live,
+            answer=ws.grammar_answer,
+            answer_ok=ws.grammar_answer_ok,
+            expanded=self.expanded,
+            note=note,
+        )
+        self.grammar_plain = text.plain
+        self.query_one("#grammar", Static).update(text)
+
+    def action_grammar(self) -> None:
+        """Show the grammar (EBNF) across the screen, or go back to the tables."""
+        self.expanded = not self.expanded
+        self.query_one("#insp-main").set_class(self.expanded, "-grammar")
+        self.wb.changed("grammar")
+
+    def action_why(self) -> None:
+        """ "Why is this token masked?": for the token highlighted in a table, or one typed."""
+        token = ""
+        for table_id in ("#allowed", "#candidates"):
+            table = self.query_one(table_id, DataTable)
+            if table.has_focus and table.row_count:
+                token = str(table.get_row_at(table.cursor_row)[2 if table_id == "#allowed" else 3])
+        if not token:
+            step = self.ws.steps.get(self.selected if self.selected >= 0 else len(self.ws.steps) - 1)
+            masked = [c for c in (step.candidates if step else ()) if not c.allowed]
+            token = str(masked[0].token_id) if masked else ""
+        self.wb.action_why_masked(token)
+
+    # ------------------------------------------------------------------ timeline and tables
     def _update_timeline(self) -> None:
         """Timeline data grows by appending; a rewind (new epoch) rebuilds it."""
         ws = self.ws
@@ -132,18 +216,21 @@ class InspectorScreen(WorkbenchScreen):
         n = len(ws.steps)
         index = self.selected if self.selected >= 0 else n - 1
         step = ws.steps.get(index)
-        key = (index, ws.steps.epoch)
+        key = (index, ws.steps.epoch, n)
         if key == self._shown:
             return
         self._shown = key
         gauge = self.query_one("#gauge", MaskGauge)
         heat = self.query_one("#heat", HeatStrip)
         table = self.query_one("#candidates", DataTable)
+        allowed = self.query_one("#allowed", DataTable)
         facts = self.query_one("#facts", Static)
         table.clear()
+        allowed.clear()
         if step is None:
             gauge.allowed, gauge.vocab = 0, 0
             heat.strip = ()
+            allowed.border_title = "allowed tokens"
             facts.update(
                 Text(
                     "No steps yet.\n\nSend a message on Generate (3), or open a session;\n"
@@ -156,17 +243,20 @@ class InspectorScreen(WorkbenchScreen):
         heat.vocab, heat.strip = step.vocab_size, step.mask_strip
         self.query_one("#facts-pane").border_title = f"step {index + 1} of {n}"
         facts.update(step_facts(step))
-        for rank, c in enumerate(step.candidates, 1):
-            style = MASKED_STYLE if not c.allowed else ("bold reverse" if c.token_id == step.token_id else "")
-            mark = Text("allowed", style=ALLOWED_STYLE) if c.allowed else Text("masked", style=MASKED_STYLE)
-            table.add_row(
-                Text(str(rank), style=style),
-                Text(repr(c.text), style=style),
-                mark,
-                Text(str(c.token_id), style=style),
-                Text(f"{c.logit:.2f}", style=style),
-                Text(f"{c.prob:.3f}", style=style),
-            )
+        self._fill(table, candidate_rows(step))
+        allowed.border_title = allowed_title(step)
+        self._fill(allowed, allowed_rows(step))
+
+    @staticmethod
+    def _fill(table: DataTable[Any], rows: list[Row]) -> None:
+        """Fill a table and put its cursor on the chosen token (not on row 1, which may be masked)."""
+        chosen = 0
+        for i, row in enumerate(rows):
+            table.add_row(*row.cells)
+            if row.chosen:
+                chosen = i
+        if rows:
+            table.move_cursor(row=chosen, animate=False)
 
     @on(Timeline.Selected)
     def _scrub(self, event: Timeline.Selected) -> None:
@@ -174,3 +264,4 @@ class InspectorScreen(WorkbenchScreen):
         self.selected = -1 if event.index >= n - 1 else event.index
         self.query_one("#timeline", Timeline).selected = self.selected
         self._show_selected()
+        self._show_grammar()

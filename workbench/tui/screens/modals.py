@@ -157,3 +157,33 @@ class ForceTokenScreen(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value if event.value.strip() else None)
+
+
+class AskScreen(ModalScreen[str | None]):
+    """Ask the grammar something: one line of input (a token for "why masked", a string to test)."""
+
+    DEFAULT_CSS = """
+    AskScreen { align: center middle; }
+    AskScreen > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent;
+                           background: $surface; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, title: str, hint: str, value: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.hint = hint
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(self.title_text, style="bold"))
+            yield Static(self.hint, classes="hint")
+            yield Input(self.value, id="ask-value")
+            yield Static("enter asks · escape cancels", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#ask-value", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value if event.value else None)
