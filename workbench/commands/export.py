@@ -3,7 +3,8 @@
 Targets: ``spec`` (default; FormatSpec JSON with provenance and the validation report),
 ``response-template`` (the ``response_template`` of transformers/vLLM/SGLang; ``--profile`` picks the
 consumer), ``structural-tag`` (xgrammar, needs ``--tools``), ``tests`` (a
-pytest file; ``--session`` adds recorded sessions).  See docs/export.md.
+pytest file; ``--session`` adds recorded sessions), ``lark`` (llguidance Lark for ``--tokenizer``).
+See docs/export.md.
 
 The spec must be validated and, for ``response-template`` and ``structural-tag``, the consumer (transformers,
 xgrammar) must agree with our parser on every round-trip case; otherwise nothing is written unless
@@ -44,18 +45,21 @@ def export_command(
     ] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="Where to write (`-` for stdout).")] = "",
     target: Annotated[
-        str, typer.Option("--target", "-t", help="spec | response-template | structural-tag | tests")
+        str, typer.Option("--target", "-t", help="spec | response-template | structural-tag | tests | lark")
     ] = "spec",
     spec: Annotated[
         Path | None, typer.Option("--spec", help="Export this spec (e.g. an exported one).")
     ] = None,
-    tools: Annotated[Path | None, typer.Option("--tools", help="Tools JSON (structural-tag target).")] = None,
+    tools: Annotated[
+        Path | None,
+        typer.Option("--tools", help="Tools JSON (structural-tag; lark: else the round-trip tools)."),
+    ] = None,
     sessions: Annotated[
         list[Path] | None, typer.Option("--session", help="Recorded session(s) to add to a tests export.")
     ] = None,
     tokenizer: Annotated[
         Path | None,
-        typer.Option("--tokenizer", help="tokenizer.json or folder to check structural tags with."),
+        typer.Option("--tokenizer", help="tokenizer.json or folder to check with (lark: written for it)."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Export even if not validated / not proven.")

@@ -28,7 +28,7 @@ from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.validate import FAIL, ValidationReport, report_from_spec, validate, validate_recorded
 
-TARGETS = ("spec", "response-template", "structural-tag", "tests")
+TARGETS = ("spec", "response-template", "structural-tag", "tests", "lark")
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,11 @@ def export(
         compile_or_fail(built, tok)
         proof = prove_structural_tag(spec, report, tok)
         text = json.dumps(built, indent=2, ensure_ascii=False) + "\n"
+    elif target == "lark":
+        from workbench.export.lark import export_lark
+
+        text, proof, notes = export_lark(spec, report, exported, tools, tokenizer)
+        warnings.extend(notes)
     else:
         for name, session in sessions:
             mismatch = _session_mismatch(spec, session)
