@@ -121,12 +121,18 @@ def prepare(template: str, *, tokenizer: Path | None = None, time_limit: float =
 
 
 def recommend(
-    templates: list[str], python: Path, *, tokenizer: Path | None = None, time_limit: float = 2.0
+    templates: list[str],
+    python: Path,
+    *,
+    tokenizer: Path | None = None,
+    time_limit: float = 2.0,
+    only: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Every engine's parsers on each template's round-trip cases, one harness run per engine for all the
-    templates; one JSON answer per template (see the module doc)."""
+    templates; one JSON answer per template (see the module doc).  ``only`` limits the parsers run to those
+    names (tests: a full run of ~100 parsers takes minutes on a loaded machine)."""
     prepared = [prepare(t, tokenizer=tokenizer, time_limit=time_limit) for t in templates]
-    answers = _run_engines(python, [p.job() for p in prepared])
+    answers = _run_engines(python, [p.job() for p in prepared], only)
     out = []
     for n, item in enumerate(prepared):
         needs_reasoning = any((c.parsed or {}).get("reasoning_content") for c in item.cases)
@@ -153,14 +159,16 @@ def recommend(
     return out
 
 
-def _run_engines(python: Path, jobs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _run_engines(
+    python: Path, jobs: list[dict[str, Any]], only: list[str] | None = None
+) -> dict[str, dict[str, Any]]:
     """One harness subprocess per engine, started together (each spends most of its time importing)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("OMP_NUM_THREADS", "1")
     procs = {}
     for engine in ENGINES:
-        request = json.dumps({"engine": engine, "jobs": jobs})
+        request = json.dumps({"engine": engine, "jobs": jobs, "only": only})
         proc = subprocess.Popen(
             [str(python), str(HARNESS)],
             stdin=subprocess.PIPE,

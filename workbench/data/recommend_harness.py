@@ -44,6 +44,11 @@ def _record(case_id: str, one_shot: Callable[[], Message], streamed: Callable[[]
     return {"id": case_id, "one_shot": base._guarded(one_shot), "streamed": base._guarded(streamed)}
 
 
+def _names(registered: Any, only: list[str] | None) -> list[str]:
+    """Every registered parser, or those of ``only`` that are registered (tests keep their run short)."""
+    return sorted(n for n in registered if only is None or n in only)
+
+
 def _reasoning(reasoning: str | None, content: str | None) -> Message:
     return {"reasoning_content": reasoning or "", "content": content or ""}
 
@@ -62,7 +67,7 @@ class CachedDeltas(base.Deltas):
 
 
 # --------------------------------------------------------------------------------------------- vLLM
-def vllm_parsers(tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
+def vllm_parsers(tokenizer: Any, cases: list[dict[str, Any]], only: Any = None) -> dict[str, Any]:
     from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.reasoning import ReasoningParserManager
     from vllm.tool_parsers import ToolParserManager
@@ -75,7 +80,7 @@ def vllm_parsers(tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
         for c in cases
     }
     reasoning: dict[str, Any] = {}
-    for name in sorted(ReasoningParserManager.list_registered()):
+    for name in _names(ReasoningParserManager.list_registered(), only):
         if name == "hf":
             continue  # reads a response_template: `--target response-template` covers it
         try:
@@ -107,7 +112,7 @@ def vllm_parsers(tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
             out.append(_record(case["id"], one_shot, streamed))
         reasoning[name] = {"cases": out}
     tools: dict[str, Any] = {}
-    for name in sorted(ToolParserManager.list_registered()):
+    for name in _names(ToolParserManager.list_registered(), only):
         if name == "hf":
             continue
         try:
@@ -160,7 +165,7 @@ def vllm_parsers(tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------- SGLang
-def sglang_parsers(tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
+def sglang_parsers(tokenizer: Any, cases: list[dict[str, Any]], only: Any = None) -> dict[str, Any]:
     base._ipython_stub()
     from sglang.srt.entrypoints.openai.protocol import Tool
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
@@ -168,7 +173,7 @@ def sglang_parsers(tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any
 
     deltas = CachedDeltas(tokenizer)
     reasoning: dict[str, Any] = {}
-    for name in sorted(ReasoningParser.DetectorMap):
+    for name in _names(ReasoningParser.DetectorMap, only):
         if name == "response_template":
             continue
         try:
@@ -196,7 +201,7 @@ def sglang_parsers(tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any
             out.append(_record(case["id"], one_shot, streamed))
         reasoning[name] = {"cases": out}
     tools_out: dict[str, Any] = {}
-    for name in sorted(FunctionCallParser.ToolCallParserEnum):
+    for name in _names(FunctionCallParser.ToolCallParserEnum, only):
         if name == "response_template":
             continue
         try:
@@ -252,7 +257,7 @@ def main() -> int:
         if path not in tokenizers:
             tokenizers[path] = base._load_tokenizer(path)
         with contextlib.redirect_stdout(io.StringIO()):
-            result = RUNNERS[engine](tokenizers[path], job["cases"])
+            result = RUNNERS[engine](tokenizers[path], job["cases"], request.get("only"))
         jobs.append({"key": job["key"], **result})
     answer = {"engine": engine, "version": base.versions().get(engine, "?"), "jobs": jobs}
     json.dump(answer, sys.stdout, ensure_ascii=False)
