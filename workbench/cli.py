@@ -34,6 +34,7 @@ COMMANDS: list[str] = [
     "render",
     "tui",
     "model",
+    "recommend",
 ]
 
 for _name in COMMANDS:

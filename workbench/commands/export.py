@@ -3,8 +3,9 @@
 Targets: ``spec`` (default; FormatSpec JSON with provenance and the validation report),
 ``response-template`` (the ``response_template`` of transformers/vLLM/SGLang; ``--profile`` picks the
 consumer), ``structural-tag`` (xgrammar, needs ``--tools``), ``tests`` (a
-pytest file; ``--session`` adds recorded sessions), ``vllm-plugin`` / ``sglang-plugin`` (a folder: the
-engine's parser plug-in, proven in the engine when ``make engines`` has run).  See docs/export.md.
+pytest file; ``--session`` adds recorded sessions), ``lark`` (llguidance Lark for ``--tokenizer``),
+``vllm-plugin`` / ``sglang-plugin`` (a folder: the engine's parser plug-in, proven in the engine when
+``make engines`` has run).  See docs/export.md.
 
 The spec must be validated and, for ``response-template`` and ``structural-tag``, the consumer (transformers,
 xgrammar) must agree with our parser on every round-trip case; otherwise nothing is written unless
@@ -49,19 +50,22 @@ def export_command(
         typer.Option(
             "--target",
             "-t",
-            help="spec | response-template | structural-tag | tests | vllm-plugin | sglang-plugin",
+            help="spec | response-template | structural-tag | tests | lark | vllm-plugin | sglang-plugin",
         ),
     ] = "spec",
     spec: Annotated[
         Path | None, typer.Option("--spec", help="Export this spec (e.g. an exported one).")
     ] = None,
-    tools: Annotated[Path | None, typer.Option("--tools", help="Tools JSON (structural-tag target).")] = None,
+    tools: Annotated[
+        Path | None,
+        typer.Option("--tools", help="Tools JSON (structural-tag; lark: else the round-trip tools)."),
+    ] = None,
     sessions: Annotated[
         list[Path] | None, typer.Option("--session", help="Recorded session(s) to add to a tests export.")
     ] = None,
     tokenizer: Annotated[
         Path | None,
-        typer.Option("--tokenizer", help="tokenizer.json or folder to check structural tags with."),
+        typer.Option("--tokenizer", help="tokenizer.json or folder to check with (lark: written for it)."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Export even if not validated / not proven.")

@@ -28,7 +28,7 @@ from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.validate import FAIL, ValidationReport, report_from_spec, validate, validate_recorded
 
-TARGETS = ("spec", "response-template", "structural-tag", "tests", "vllm-plugin", "sglang-plugin")
+TARGETS = ("spec", "response-template", "structural-tag", "tests", "lark", "vllm-plugin", "sglang-plugin")
 #: Targets written as a folder of files (``ExportResult.files``), not one text.
 FOLDER_TARGETS = ("vllm-plugin", "sglang-plugin")
 
@@ -168,6 +168,11 @@ def export(
         warnings.extend(notes)
         result = ExportResult(target, files["README.md"], exported, report, proof, (), files)
         return _checked(result, force, warnings)
+    elif target == "lark":
+        from workbench.export.lark import export_lark
+
+        text, proof, notes = export_lark(spec, report, exported, tools, tokenizer)
+        warnings.extend(notes)
     else:
         for name, session in sessions:
             mismatch = _session_mismatch(spec, session)
