@@ -5,20 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.test_formats_values import PYTHONIC
 from workbench.grammar.reference_specs import QWEN3_LIKE, XML_TAGGED
 from workbench.parsing import parse, parse_events
-from workbench.spec import FormatSpec, ToolsSpec
 
-PYTHONIC = FormatSpec(
-    tools=ToolsSpec(
-        format="pythonic",
-        section_start="<|tool_call_start|>",
-        section_end="<|tool_call_end|>",
-        call_separator=", ",
-        array_wrapped=True,
-        parallel=True,
-    )
-)
 CASES = {
     "json": (
         QWEN3_LIKE,

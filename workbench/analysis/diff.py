@@ -136,7 +136,10 @@ def common_suffix_len(a: str, b: str) -> int:
 # the token *with the name* does.  When a template's render shows that syntax, the analysis reads
 # ``OPEN NAME ATTRS BODY`` and ``CLOSE NAME`` as single markers (:func:`element_markers`).
 _SPECIAL = re.compile(r"<\|[^|<>\s]{1,24}\|>")
-_ELEMENT: ContextVar[tuple[re.Pattern[str], re.Pattern[str]] | None] = ContextVar("element", default=None)
+#: (the compound-marker pattern, the unfinished-marker pattern, the syntax) while element markup is read.
+_ELEMENT: ContextVar[tuple[re.Pattern[str], re.Pattern[str], ElementSyntax] | None] = ContextVar(
+    "element", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,7 @@ def element_markers(syntax: ElementSyntax | None) -> Iterator[None]:
     o, b, c = (re.escape(x) for x in (syntax.open, syntax.body, syntax.close))
     compound = re.compile(rf"{o}[A-Za-z_]\w*(?:[ \t][^<>\n]{{0,80}}?)?{b}|{c}[A-Za-z_]\w*")
     open_tail = re.compile(rf"(?:{o}(?:[A-Za-z_]\w*(?:[ \t][^<>\n]{{0,80}})?)?|{c}\w*)\Z")
-    token = _ELEMENT.set((compound, open_tail))
+    token = _ELEMENT.set((compound, open_tail, syntax))
     try:
         yield
     finally:
@@ -213,16 +216,11 @@ def _open_marker_tail(text: str, after: str = "") -> int | None:
         m = element[1].search(text)
         if m is not None:
             closing_name = re.search(r"\|>(\w+)\Z", m.group(0))
-            named_close = closing_name is not None and not m.group(0).startswith(_opener_of(element))
+            named_close = closing_name is not None and not m.group(0).startswith(element[2].open)
             if not (named_close and not any(ch.isalnum() or ch == "_" for ch in after)):
                 return m.start()
     m = _OPEN_TAIL.search(text)
     return m.start() if m else None
-
-
-def _opener_of(element: tuple[re.Pattern[str], re.Pattern[str]]) -> str:
-    """The element opening token (the first alternative of the compound pattern, unescaped)."""
-    return re.sub(r"\\(.)", r"\1", element[0].pattern.split("[A-Za-z_]", 1)[0])
 
 
 def _closing_head(suffix: str, before_a: str, before_b: str) -> int | None:

@@ -410,19 +410,9 @@ def learn_pattern(render: Render, end_markers: Sequence[str]) -> tuple[ToolsSpec
 
 def probe_render(renderer: Any) -> Render:
     """A :data:`Render` over the analysis's renderer (its fallbacks included; a failure gives None)."""
-    from workbench.analysis.probes import stringify_arguments
-    from workbench.template.render import TemplateError
 
     def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
-        msgs: list[Any] = stringify_arguments(tuple(messages)) if renderer.args_as_text else messages
-        try:
-            return str(
-                renderer._ladder.render_once(
-                    msgs, tools, with_tools=True, add_generation_prompt=prompt, kwargs={}
-                )
-            )
-        except TemplateError:
-            return None
+        return renderer.render_conversation(messages, tools, add_generation_prompt=prompt)
 
     return render
 

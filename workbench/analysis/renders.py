@@ -338,6 +338,19 @@ class ProbeRenderer:
         self._cache[key] = text
         return text
 
+    def render_conversation(
+        self, messages: Sequence[Mapping[str, Any]], tools: list[Any], *, add_generation_prompt: bool
+    ) -> str | None:
+        """One render of an ad-hoc conversation with tools (the call-pattern learner's), under the settings
+        the probes settled on (arguments as JSON text where the template needs it); None when it fails."""
+        msgs: list[Any] = stringify_arguments(tuple(messages)) if self.args_as_text else list(messages)
+        try:
+            return self._ladder.render_once(
+                msgs, tools, with_tools=True, add_generation_prompt=add_generation_prompt, kwargs={}
+            )
+        except TemplateError:
+            return None
+
     def run(self, probe: Probe) -> ProbeResult:
         """Render both variants of ``probe`` and diff them; a failed render is recorded, not raised."""
         a = self.get(probe.a)

@@ -143,28 +143,17 @@ class CallPatternParser(TagParser):
 
     def _encoded_args(self, call: CallLog | None) -> Gen[bool]:
         m = self.m
-        index = call.index if call is not None else None
-        kind = "tool_args" if call is not None else "marker"
-        yield from m.ws(index=index)
-        scanner = ExtentScanner(self.p.encoding)
-        raw: list[str] = []
-        while True:
-            j, done = scanner.advance(m.buf, m.pos, m.final)
-            raw.append(m.emit(kind, j - m.pos, index))
-            if done:
-                break
-            if m.final:
-                if call is not None:
-                    m.out.diagnose(
-                        "E-STREAM-TRUNCATED",
-                        f"the output ended inside the arguments of tool call {call.index}",
-                        m.offset(),
-                    )
-                return False
-            yield from m.wait()
+        text = yield from self._encoded_value(call)
+        if text is None:
+            if call is not None:
+                m.out.diagnose(
+                    "E-STREAM-TRUNCATED",
+                    f"the output ended inside the arguments of tool call {call.index}",
+                    m.offset(),
+                )
+            return False
         if call is None:
             return True
-        text = "".join(raw)
         if not text.strip():
             call.add_args("{}")
             call.closed = True
@@ -181,6 +170,24 @@ class CallPatternParser(TagParser):
         call.closed = True
         m.check_schema(call)
         return True
+
+    def _encoded_value(self, call: CallLog | None) -> Gen[str | None]:
+        """Emit one value in the pattern's encoding, up to where it ends (each character scanned once);
+        its text, or None when the output ended inside it."""
+        m = self.m
+        index = call.index if call is not None else None
+        kind = "tool_args" if call is not None else "marker"
+        yield from m.ws(index=index)
+        scanner = ExtentScanner(self.p.encoding)
+        pieces: list[str] = []
+        while True:
+            j, done = scanner.advance(m.buf, m.pos, m.final)
+            pieces.append(m.emit(kind, j - m.pos, index))
+            if done:
+                return "".join(pieces)
+            if m.final:
+                return None
+            yield from m.wait()
 
     def _tagged_args(self, call: CallLog | None) -> Gen[bool]:
         m = self.m
@@ -234,25 +241,17 @@ class CallPatternParser(TagParser):
             if call is not None and not raw.strip():
                 call.add_args("null")
         elif variant.value == "encoded":
-            yield from m.ws(index=index)
-            scanner2 = ExtentScanner(self.p.encoding)
-            pieces: list[str] = []
-            while True:
-                j, done = scanner2.advance(m.buf, m.pos, m.final)
-                pieces.append(m.emit(kind, j - m.pos, index))
-                if done:
-                    break
-                if m.final:
-                    return False
-                yield from m.wait()
+            text = yield from self._encoded_value(call)
+            if text is None:
+                return False
             if call is not None:
                 try:
-                    call.add_args(dumps(read("".join(pieces), self.p.encoding)))
+                    call.add_args(dumps(read(text, self.p.encoding)))
                 except EncodingError:
-                    call.add_args(json.dumps("".join(pieces), ensure_ascii=False))
+                    call.add_args(json.dumps(text, ensure_ascii=False))
         else:
             ends = marker_set([end]) if end else marker_set([])
-            pieces = []
+            pieces: list[str] = []
             while True:
                 found, stop = m.scan(ends)
                 pieces.append(m.emit(kind, stop - m.pos, index))
