@@ -103,6 +103,27 @@ class Deltas:
         return out
 
 
+def vllm_streamed(parser: Any, deltas: Deltas, output: str, request: Any, prompt_ids: list[int]) -> Message:
+    """Feed ``output`` to a vLLM parser as token deltas (``parse_delta``) and assemble the streamed message:
+    what vLLM's serving layer does with the deltas, for the built-in parsers and the plug-ins alike."""
+    reasoning, content = [], []
+    calls: dict[int, dict[str, Any]] = {}
+    pieces = deltas.split(output) or [("", [])]
+    for n, (text, ids) in enumerate(pieces):
+        delta = parser.parse_delta(text, ids, request, prompt_ids, finished=n == len(pieces) - 1)
+        if delta is None:
+            continue
+        reasoning.append(delta.reasoning or "")
+        content.append(delta.content or "")
+        for call in delta.tool_calls or []:
+            slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+            slot["id"] = call.id or slot["id"]
+            if call.function is not None:
+                slot["name"] += call.function.name or ""
+                slot["arguments"] += call.function.arguments or ""
+    return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+
+
 def _load_tokenizer(path: str) -> Any:
     from transformers import AutoTokenizer
 
@@ -149,23 +170,7 @@ def run_vllm(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any
         def streamed(
             case: dict[str, Any] = case, request: Any = request, prompt_ids: list[int] = prompt_ids
         ) -> Message:
-            p = parser(request, prompt_ids)
-            reasoning, content = [], []
-            calls: dict[int, dict[str, Any]] = {}
-            pieces = deltas.split(case["output"]) or [("", [])]
-            for n, (text, ids) in enumerate(pieces):
-                delta = p.parse_delta(text, ids, request, prompt_ids, finished=n == len(pieces) - 1)
-                if delta is None:
-                    continue
-                reasoning.append(delta.reasoning or "")
-                content.append(delta.content or "")
-                for call in delta.tool_calls or []:
-                    slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
-                    slot["id"] = call.id or slot["id"]
-                    if call.function is not None:
-                        slot["name"] += call.function.name or ""
-                        slot["arguments"] += call.function.arguments or ""
-            return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+            return vllm_streamed(parser(request, prompt_ids), deltas, case["output"], request, prompt_ids)
 
         results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
     return {"accepted": True, "reason": "", "cases": results}

@@ -50,6 +50,7 @@ from engine_harness import (
     _load_tokenizer,
     _message,
     versions,
+    vllm_streamed,
 )
 
 # --------------------------------------------------------------------------------------------- vLLM
@@ -92,22 +93,7 @@ def _vllm_cases(name: str, tokenizer: Any, cases: list[dict[str, Any]]) -> list[
             case: dict[str, Any] = case, request: Any = request, prompt_ids: list[int] = prompt_ids
         ) -> Message:
             parser = parser_cls(tokenizer, request.tools)
-            reasoning, content = [], []
-            calls: dict[int, dict[str, Any]] = {}
-            pieces = deltas.split(case["output"]) or [("", [])]
-            for n, (text, ids) in enumerate(pieces):
-                delta = parser.parse_delta(text, ids, request, prompt_ids, finished=n == len(pieces) - 1)
-                if delta is None:
-                    continue
-                reasoning.append(delta.reasoning or "")
-                content.append(delta.content or "")
-                for call in delta.tool_calls or []:
-                    slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
-                    slot["id"] = call.id or slot["id"]
-                    if call.function is not None:
-                        slot["name"] += call.function.name or ""
-                        slot["arguments"] += call.function.arguments or ""
-            return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+            return vllm_streamed(parser, deltas, case["output"], request, prompt_ids)
 
         results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
     return results
