@@ -3,6 +3,10 @@
 Selecting a probe shows its two renders side by side, split into common prefix, the parts only in A and
 only in B, and the common suffix, each in its own colour: this is where a marker comes from.  A marker (or a
 mode) can be edited by hand; the edited spec is checked, marked as edited, and re-validated.
+
+The template switches the analysis found (variables other than ``enable_thinking`` that change the format,
+``PromptSpec.switches``) are listed with every value tried and what it changes, so a person sees that
+``reasoning_effort="none"`` closes reasoning before picking it on the Template screen's Kwargs tab.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from textual.widgets import DataTable, Static
 
 from workbench.analysis import Analysis, ProbeResult
 from workbench.spec import FormatSpec
+from workbench.tui.controllers.analysis import Switch, switches_of
 from workbench.tui.messages import RequestSpecEdit
 from workbench.tui.palette import ERROR_STYLE, visible
 from workbench.tui.screens.base import WorkbenchScreen
@@ -126,6 +131,7 @@ class AnalysisScreen(WorkbenchScreen):
                     markers.border_title = "spec fields (e: edit)"
                     yield markers
                     yield Static(id="field-help")
+                    yield Static(id="switches")
                     yield Static(id="warnings")
             yield Static(diff_legend(), id="diff-legend")
             yield DiffPane(id="diff")
@@ -168,6 +174,7 @@ class AnalysisScreen(WorkbenchScreen):
             self._fill_probes()
         if topics & {"analysis", "spec"}:
             self._fill_markers()
+            self._fill_switches()
         self._fill_warnings()
         self._status()
 
@@ -255,6 +262,10 @@ class AnalysisScreen(WorkbenchScreen):
     def _marker_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_field_help()
 
+    def _fill_switches(self) -> None:
+        """The template switches of the spec, one line per value tried: what it changes, where it starts."""
+        self.query_one("#switches", Static).update(switches_text(switches_of(self.ws.spec)))
+
     def _fill_warnings(self) -> None:
         warnings = self.ws.analysis.warnings if self.ws.analysis is not None else []
         box = self.query_one("#warnings", Static)
@@ -318,3 +329,22 @@ class AnalysisScreen(WorkbenchScreen):
             ),
             done,
         )
+
+
+def switches_text(switches: list[Switch]) -> Text:
+    """The switches panel: a heading, then per switch its values tried and what each changes (pure)."""
+    if not switches:
+        return Text("no template switches besides enable_thinking", style="#8a8f98")
+    out = Text.assemble(("template switches", "bold"), (" (Template › Kwargs F8 sets them)", "dim"))
+    for switch in switches:
+        out.append("\n")
+        out.append(switch.name, style="bold #7fa7d9")
+        out.append(f" {switch.kind}", style="dim")
+        for value in switch.values:
+            out.append("\n  ")
+            out.append(value.label, style="#e0af68")
+            out.append(": ")
+            out.append(visible(value.effect), style="" if value.changes else "dim")
+            if value.start:
+                out.append(f" · starts in {value.start}", style="dim")
+    return out
