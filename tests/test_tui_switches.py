@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Checkbox, Input, Select, Static, TabbedContent
+from textual.widgets import Checkbox, DataTable, Input, Select, Static, TabbedContent
 
 from tests.conftest import PROJECT_TEMPLATES
 from tests.test_tui_app import RecordingApp, settle, text_of
@@ -93,13 +93,28 @@ async def test_analysis_screen_lists_the_switches_and_what_each_value_changes() 
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(analysed())
         await settle(app, pilot)
-        shown = text_of(app.screen.query_one("#switches", Static))
-    assert "template switches" in shown
-    assert "reasoning_effort choice" in shown
-    assert '"none": generation prompt' in shown and "reasoning not rendered" in shown
-    assert "starts in content" in shown
-    assert '"low": as the default' in shown
-    assert "clear_thinking flag" in shown and "false: earlier turns keep their reasoning" in shown
+        table = app.screen.query_one("#switches", DataTable)
+        assert table.display and not app.screen.query_one("#no-switches", Static).display
+        rows = [tuple(str(cell) for cell in table.get_row_at(i)) for i in range(table.row_count)]
+    by_setting = {setting: (start, effect) for setting, effect, start in rows}
+    start, effect = by_setting['reasoning_effort="none"']
+    assert start == "content"
+    assert "generation prompt '[ASSISTANT][THINK][/THINK]'" in effect and "reasoning not rendered" in effect
+    assert by_setting['reasoning_effort="low"'][1] == "as the default"
+    assert by_setting["clear_thinking=false"][1] == "earlier turns keep their reasoning"
+
+
+async def test_analysis_screen_says_when_there_are_no_switches() -> None:
+    from tests.test_tui_app import demo_done
+    from tests.test_tui_app import make_app as demo_app
+
+    app = demo_app(start_mode="analysis")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(demo_done())
+        await settle(app, pilot)
+        assert not app.screen.query_one("#switches", DataTable).display
+        none = app.screen.query_one("#no-switches", Static)
+        assert "template switches: none found" in text_of(none)
 
 
 async def test_kwargs_tab_offers_the_switches_and_a_choice_rerenders_and_revalidates() -> None:

@@ -131,7 +131,10 @@ class AnalysisScreen(WorkbenchScreen):
                     markers.border_title = "spec fields (e: edit)"
                     yield markers
                     yield Static(id="field-help")
-                    yield Static(id="switches")
+                    switches: DataTable[Any] = DataTable(id="switches", cursor_type="row")
+                    switches.border_title = "template switches (Template › Kwargs F8 sets them)"
+                    yield switches
+                    yield Static(id="no-switches")
                     yield Static(id="warnings")
             yield Static(diff_legend(), id="diff-legend")
             yield DiffPane(id="diff")
@@ -145,6 +148,9 @@ class AnalysisScreen(WorkbenchScreen):
         markers = self.query_one("#markers", DataTable)
         for label, width in (("field", 20), ("value", 16), ("from / allowed", 18)):
             markers.add_column(label, width=width)
+        switches = self.query_one("#switches", DataTable)
+        for label, width in (("switch = value", 24), ("what it changes", 48), ("starts in", 9)):
+            switches.add_column(label, width=width)
         super().on_mount()
 
     # ------------------------------------------------------------------ drawing
@@ -263,8 +269,21 @@ class AnalysisScreen(WorkbenchScreen):
         self._show_field_help()
 
     def _fill_switches(self) -> None:
-        """The template switches of the spec, one line per value tried: what it changes, where it starts."""
-        self.query_one("#switches", Static).update(switches_text(switches_of(self.ws.spec)))
+        """The template switches of the spec, one row per value tried: what it changes against the default
+        render and where the output starts with its prompt; one dim line when there are none."""
+        table = self.query_one("#switches", DataTable)
+        none = self.query_one("#no-switches", Static)
+        table.clear()
+        rows = switch_rows(switches_of(self.ws.spec))
+        table.display = bool(rows)
+        none.display = not rows
+        none.update(Text("template switches: none found", style="#8a8f98"))
+        for setting, start, effect in rows:
+            table.add_row(
+                Text(setting, style="#e0af68", no_wrap=True, overflow="ellipsis"),
+                Text(effect, no_wrap=True, overflow="ellipsis"),
+                Text(start, style="dim"),
+            )
 
     def _fill_warnings(self) -> None:
         warnings = self.ws.analysis.warnings if self.ws.analysis is not None else []
@@ -331,20 +350,11 @@ class AnalysisScreen(WorkbenchScreen):
         )
 
 
-def switches_text(switches: list[Switch]) -> Text:
-    """The switches panel: a heading, then per switch its values tried and what each changes (pure)."""
-    if not switches:
-        return Text("no template switches besides enable_thinking", style="#8a8f98")
-    out = Text.assemble(("template switches", "bold"), (" (Template › Kwargs F8 sets them)", "dim"))
-    for switch in switches:
-        out.append("\n")
-        out.append(switch.name, style="bold #7fa7d9")
-        out.append(f" {switch.kind}", style="dim")
-        for value in switch.values:
-            out.append("\n  ")
-            out.append(value.label, style="#e0af68")
-            out.append(": ")
-            out.append(visible(value.effect), style="" if value.changes else "dim")
-            if value.start:
-                out.append(f" · starts in {value.start}", style="dim")
-    return out
+def switch_rows(switches: list[Switch]) -> list[tuple[str, str, str]]:
+    """The switches table's rows (pure): ``name=value`` (the value as JSON, as ``--kw`` takes it), where
+    the output starts with that value's prompt, and what it changes against the default render."""
+    return [
+        (f"{switch.name}={value.label}", value.start, visible(value.effect))
+        for switch in switches
+        for value in switch.values
+    ]

@@ -141,7 +141,7 @@ class TemplateScreen(WorkbenchScreen):
         switches = switches_of(self.ws.spec)
         title = self.query_one("#kw-switches-title", Static)
         if not switches:
-            title.update(Text("no template switches found (besides enable_thinking)", style="dim"))
+            title.update(Text("template switches: none found (besides enable_thinking)", style="dim"))
         else:
             title.update(Text.assemble(("template switches", "bold"), (" found by the analysis", "dim")))
         # A switch named reasoning_effort replaces the generic choice (its values are the template's).
@@ -348,16 +348,17 @@ class TemplateScreen(WorkbenchScreen):
             self.notify("no render error")
 
 
-def switch_options(switch: Switch, current: dict[str, Any]) -> list[tuple[str, str]]:
+def switch_options(switch: Switch, current: dict[str, Any]) -> list[tuple[Text, str]]:
     """The select's options: "(not set)", then every value tried with what it changes (values as JSON),
-    and the value the kwargs set when the analysis did not try it."""
-    options = [("(not set)", "")]
+    and the value the kwargs set when the analysis did not try it.  Labels are plain text, never markup
+    (a prompt such as ``[ASSISTANT]`` must show as written)."""
+    options = [(Text("(not set)"), "")]
     for value in switch.values:
         effect = value.effect if len(value.effect) <= 48 else value.effect[:47] + "…"
-        options.append((f"{value.label} · {effect}", value.label))
+        options.append((Text(f"{value.label} · {effect}"), value.label))
     chosen = _chosen_raw(switch.name, current)
     if chosen and chosen not in {raw for _, raw in options}:
-        options.append((f"{chosen} · set by hand", chosen))
+        options.append((Text(f"{chosen} · set by hand"), chosen))
     return options
 
 
