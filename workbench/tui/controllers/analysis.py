@@ -69,7 +69,10 @@ def compute_validation(
     ``template_kwargs`` are the Kwargs tab's switches (:func:`validation_kwargs`): every case is rendered
     with them, as ``workbench validate --kw`` does.
     """
-    report = validate(source, spec, template_kwargs=template_kwargs or None)
+    if template_kwargs:
+        report = validate(source, spec, template_kwargs=template_kwargs)
+    else:
+        report = validate(source, spec)
     return msg.ValidationDone(report, report.summary())
 
 
