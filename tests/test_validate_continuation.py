@@ -76,6 +76,12 @@ def test_a_parser_started_in_the_wrong_stage_fails_the_case() -> None:
     wrong = recheck(spec, replace(case, start_stage="reasoning"))
     assert wrong.status == "fail"
     assert "content: expected 'The capital of France is Paris.'" in wrong.reason
+    # A failing continuation case fails the report, though every round-trip case passes.
+    good = report_for(OPENED_ANSWER)
+    bad = replace(good, continuation=(wrong, *good.continuation[1:]))
+    assert all(c.status == "pass" for c in bad.applicable)
+    assert not bad.validated
+    assert "the spec cannot express: continuation" in bad.summary()
 
 
 def test_recorded_continuation_cases_are_rechecked_without_the_template() -> None:

@@ -146,6 +146,8 @@ def _run(
         full = renderer.render([USER_TURN, case.message(partial=False)], tools, False)
         prompt = renderer.render_continued([USER_TURN, case.message(partial=True)], tools, case.field)
     except TemplateError as exc:
+        if case.field == "reasoning_content" and exc.kind == "usage":
+            return replace(base, reason=f"the template does not render this message's reasoning ({exc})")
         return replace(base, reason=f"the template cannot render this continuation: {exc}")
     if case.reasoning and _first_line(case.reasoning) not in full:
         return replace(base, reason="the template drops reasoning from the assistant turn")

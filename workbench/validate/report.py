@@ -112,12 +112,16 @@ class ValidationReport:
 
     @property
     def applicable(self) -> tuple[CaseResult, ...]:
-        return tuple(c for c in (*self.cases, *self.continuation) if c.status != UNSUPPORTED)
+        """The round-trip cases the template supports (what exports replay; continuation is apart)."""
+        return tuple(c for c in self.cases if c.status != UNSUPPORTED)
 
     @property
     def validated(self) -> bool:
+        """Every supported round-trip case passes (at least one does), and so does every supported
+        continuation case."""
         applicable = self.applicable
-        return bool(applicable) and all(c.status == PASS for c in applicable)
+        continued = [c for c in self.continuation if c.status != UNSUPPORTED]
+        return bool(applicable) and all(c.status == PASS for c in (*applicable, *continued))
 
     def features(self) -> dict[str, dict[str, Any]]:
         """Each feature's status: pass, fail (any case failed) or unsupported (no case applied), with why."""
@@ -141,7 +145,7 @@ class ValidationReport:
     def summary(self) -> str:
         # The count is of the round-trip cases (the words every report has used); a continuation case that
         # fails shows as the feature ``continuation`` below, and ``validated`` counts it.
-        applicable = tuple(c for c in self.cases if c.status != UNSUPPORTED)
+        applicable = self.applicable
         passed = sum(c.status == PASS for c in applicable)
         features = self.features()
         unsupported = [n for n, f in features.items() if f["status"] == UNSUPPORTED]
