@@ -24,6 +24,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
 from workbench.analysis import Analysis, ProbeResult
+from workbench.selfcheck import verdicts_from_report, warning_line
 from workbench.spec import FormatSpec
 from workbench.tui.controllers.analysis import Switch, switches_of
 from workbench.tui.messages import RequestSpecEdit
@@ -85,6 +86,22 @@ def spec_rows(spec: FormatSpec, original: FormatSpec | None) -> list[FieldRow]:
                 continue
             allowed = tuple(f.metadata.get("values", ()))
             rows.append(FieldRow(path, _shown(value), edited, f.metadata.get("description", ""), allowed))
+    rows.extend(_top_level_rows(spec, original))
+    return rows
+
+
+def _top_level_rows(spec: FormatSpec, original: FormatSpec | None) -> list[FieldRow]:
+    """The spec's own fields outside the parts (``end_markers``, ``eos_token``, ...): a missed end-of-turn
+    marker is as common a mistake as a wrong part marker, and it must be reachable from the same table."""
+    rows: list[FieldRow] = []
+    for f in fields(spec):
+        if f.name in {part for part, _ in PARTS} or f.name in {"provenance", "version"}:
+            continue
+        value = getattr(spec, f.name)
+        edited = original is not None and value != getattr(original, f.name)
+        description = f.metadata.get("description", "") or f.name.replace("_", " ")
+        shown = _shown(value) if value not in ("", ()) else ""
+        rows.append(FieldRow(f.name, shown, edited, description, is_marker=bool(f.metadata.get("markers"))))
     return rows
 
 
@@ -219,9 +236,10 @@ class AnalysisScreen(WorkbenchScreen):
         original = ws.analysis.spec if ws.analysis is not None else None
         for row in spec_rows(ws.spec, original):
             self._rows[row.path] = row
-            family = dict(PARTS)[row.path.split(".")[0]]
+            part, _, name = row.path.partition(".")
+            family = dict(PARTS).get(part, "")
             source = ""
-            if row.path.split(".")[1] in ("mode", "format") and ws.analysis is not None and family:
+            if name in ("mode", "format") and ws.analysis is not None and family:
                 source = ", ".join(establishing_probes(ws.analysis, family)) or "default"
             label = Text(row.path, style="bold #e0af68" if row.edited else "")
             if row.shown:
@@ -286,7 +304,11 @@ class AnalysisScreen(WorkbenchScreen):
             )
 
     def _fill_warnings(self) -> None:
-        warnings = self.ws.analysis.warnings if self.ws.analysis is not None else []
+        warnings = list(self.ws.analysis.warnings) if self.ws.analysis is not None else []
+        if self.ws.validation is not None:  # the self-check: the same warning `workbench analyze` prints
+            line = warning_line(verdicts_from_report(self.ws.validation))
+            if line:
+                warnings.insert(0, line)
         box = self.query_one("#warnings", Static)
         if not warnings:
             box.update(Text("no warnings", style="#8a8f98"))
