@@ -3,6 +3,10 @@
 Selecting a probe shows its two renders side by side, split into common prefix, the parts only in A and
 only in B, and the common suffix, each in its own colour: this is where a marker comes from.  A marker (or a
 mode) can be edited by hand; the edited spec is checked, marked as edited, and re-validated.
+
+The template switches the analysis found (variables other than ``enable_thinking`` that change the format,
+``PromptSpec.switches``) are listed with every value tried and what it changes, so a person sees that
+``reasoning_effort="none"`` closes reasoning before picking it on the Template screen's Kwargs tab.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from textual.widgets import DataTable, Static
 from workbench.analysis import Analysis, ProbeResult
 from workbench.selfcheck import verdicts_from_report, warning_line
 from workbench.spec import FormatSpec
+from workbench.tui.controllers.analysis import Switch, switches_of
 from workbench.tui.messages import RequestSpecEdit
 from workbench.tui.palette import ERROR_STYLE, visible
 from workbench.tui.screens.base import WorkbenchScreen
@@ -143,6 +148,10 @@ class AnalysisScreen(WorkbenchScreen):
                     markers.border_title = "spec fields (e: edit)"
                     yield markers
                     yield Static(id="field-help")
+                    switches: DataTable[Any] = DataTable(id="switches", cursor_type="row")
+                    switches.border_title = "template switches (Template › Kwargs F8 sets them)"
+                    yield switches
+                    yield Static(id="no-switches")
                     yield Static(id="warnings")
             yield Static(diff_legend(), id="diff-legend")
             yield DiffPane(id="diff")
@@ -156,6 +165,9 @@ class AnalysisScreen(WorkbenchScreen):
         markers = self.query_one("#markers", DataTable)
         for label, width in (("field", 20), ("value", 16), ("from / allowed", 18)):
             markers.add_column(label, width=width)
+        switches = self.query_one("#switches", DataTable)
+        for label, width in (("switch = value", 24), ("what it changes", 48), ("starts in", 9)):
+            switches.add_column(label, width=width)
         super().on_mount()
 
     # ------------------------------------------------------------------ drawing
@@ -185,6 +197,7 @@ class AnalysisScreen(WorkbenchScreen):
             self._fill_probes()
         if topics & {"analysis", "spec"}:
             self._fill_markers()
+            self._fill_switches()
         self._fill_warnings()
         self._status()
 
@@ -273,6 +286,23 @@ class AnalysisScreen(WorkbenchScreen):
     def _marker_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_field_help()
 
+    def _fill_switches(self) -> None:
+        """The template switches of the spec, one row per value tried: what it changes against the default
+        render and where the output starts with its prompt; one dim line when there are none."""
+        table = self.query_one("#switches", DataTable)
+        none = self.query_one("#no-switches", Static)
+        table.clear()
+        rows = switch_rows(switches_of(self.ws.spec))
+        table.display = bool(rows)
+        none.display = not rows
+        none.update(Text("template switches: none found", style="#8a8f98"))
+        for setting, start, effect in rows:
+            table.add_row(
+                Text(setting, style="#e0af68", no_wrap=True, overflow="ellipsis"),
+                Text(effect, no_wrap=True, overflow="ellipsis"),
+                Text(start, style="dim"),
+            )
+
     def _fill_warnings(self) -> None:
         warnings = list(self.ws.analysis.warnings) if self.ws.analysis is not None else []
         if self.ws.validation is not None:  # the self-check: the same warning `workbench analyze` prints
@@ -340,3 +370,13 @@ class AnalysisScreen(WorkbenchScreen):
             ),
             done,
         )
+
+
+def switch_rows(switches: list[Switch]) -> list[tuple[str, str, str]]:
+    """The switches table's rows (pure): ``name=value`` (the value as JSON, as ``--kw`` takes it), where
+    the output starts with that value's prompt, and what it changes against the default render."""
+    return [
+        (f"{switch.name}={value.label}", value.start, visible(value.effect))
+        for switch in switches
+        for value in switch.values
+    ]
