@@ -37,6 +37,8 @@ PROJECT = [
     "new-formats/effort-switches",
     "new-formats/element-markup",
     "new-formats/id-first-calls",
+    "new-formats/keyed-lines",
+    "new-formats/keyword-calls",
     "new-formats/mixture",
     "new-formats/numbered-calls",
     "new-formats/opened-answer",

@@ -27,6 +27,8 @@ KINDS: dict[str, str | None] = {
     "effort-switches": None,
     "mixture": None,
     "numbered-calls": None,
+    "keyed-lines": None,
+    "keyword-calls": None,
 }
 
 WEATHER = {

@@ -532,7 +532,7 @@ def adopt_pattern(
     The marker-field spec is checked first: when it reads every call render back, nothing is learned (the
     common case costs the read-back renders only).
     """
-    if spec.tools.format in ("harmony", "pythonic", "recipient"):
+    if spec.tools.format in ("harmony", "recipient"):
         return spec, []
     render = memoized(render)
     if spec.tools.supported and _reads_quick_case(spec, render, end_markers):

@@ -91,6 +91,11 @@ class CallPatternParser(TagParser):
                 _lit(look, part)
                 continue
             stop = _next_literal(self.head, k, self._after_head())
+            nxt = self.head[k + 1] if k + 1 < len(self.head) else ""
+            if self.p.args == "tagged" and nxt and not _is_slot(nxt) and not _core(nxt):
+                # Only whitespace between the slot and the arguments (``NAME\ncity: "Paris"``): the
+                # arguments open with a key, not a literal, so the slot ends where a name's characters do.
+                stop = ""
             # A literal that opens with whitespace (``NAME #0``) is matched from its core, so the slot
             # read up to that core holds the whitespace too: names and ids never end in it.
             spaced = k + 1 < len(self.head) and pattern_literal(self.head[k + 1])[:1].isspace()
