@@ -109,7 +109,7 @@ class WorkbenchDetector(BaseFormatDetector):
         return True
 
     def supports_structural_tag(self) -> bool:
-        return True
+        return bool(_tags.has_grammar(FORMAT.spec))  # a format without tool calls has no grammar
 
     def get_structural_tag(
         self,

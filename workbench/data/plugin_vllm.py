@@ -92,8 +92,9 @@ class WorkbenchToolParser(ToolParser):
     # structural tag below: parse that, do not force vLLM's JSON list format on it (True would make vLLM
     # read a required / named answer as a JSON list of calls).
     supports_required_and_named = False
-    # The key our builder is registered under (``register``): vLLM asks it for each request's tag.
-    structural_tag_model = NAME
+    # The key our builder is registered under (``register``): vLLM asks it for each request's tag (a format
+    # without tool calls has no grammar and does not opt in).
+    structural_tag_model = NAME if _tags.has_grammar(FORMAT.spec) else None
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)

@@ -51,6 +51,13 @@ CHOICES = ("auto", "required", "forced")
 _TRAILING_WS: Element = regex(r"[ \t\n]*")
 
 
+def has_grammar(spec: FormatSpec) -> bool:
+    """Whether the format's calls have a grammar to build tags from (no tool calls: nothing to constrain,
+    and the plug-in does not opt in to structural tags at all)."""
+    fam = family(spec.tools.format)
+    return fam is not None and fam.grammar is not None
+
+
 def request_tools(tools: Sequence[Any]) -> list[Tool]:
     """The request's function tools (OpenAI dicts or pydantic models of them) as workbench tools.
 
