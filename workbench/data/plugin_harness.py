@@ -305,12 +305,18 @@ def run_vllm_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
         if not case["tools"]:
             continue
         ids = deltas.encode(case["output"])
-        after = _constrained_ids(reasoner_cls(tokenizer), deltas.encode(case["prefix"]), ids)
+        prompt_ids = deltas.encode(case["prefix"])
+        after = _constrained_ids(reasoner_cls(tokenizer), prompt_ids, ids)
         verdicts: dict[str, str] = {}
         for label, choice, tools, accept in _tag_checks(case):
 
             def check(
-                choice: Any = choice, tools: Any = tools, accept: bool = accept, after: list[int] = after
+                choice: Any = choice,
+                tools: Any = tools,
+                accept: bool = accept,
+                after: list[int] = after,
+                ids: list[int] = ids,
+                prompt_ids: list[int] = prompt_ids,
             ) -> str:
                 request = ChatCompletionRequest(
                     model="workbench",
@@ -318,11 +324,14 @@ def run_vllm_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
                     tools=tools,
                     tool_choice=choice,
                 )
-                request = parser_cls(tokenizer, request.tools).adjust_request(request)
+                parser = parser_cls(tokenizer, request.tools)
+                request = parser.adjust_request(request)
                 so = request.structured_outputs
                 if so is None or so.structural_tag is None:
                     return "vLLM applied no structural tag"
-                why = _accepts(compiler.compile_structural_tag(so.structural_tag), after, tokenizer, ends)
+                # What serving hands the engine: True = constrain from the first output token.
+                fed = ids if request.resolve_reasoning_ended(parser, prompt_ids) is True else after
+                why = _accepts(compiler.compile_structural_tag(so.structural_tag), fed, tokenizer, ends)
                 if accept:
                     return why
                 return "" if why else "accepted, but must be refused"

@@ -42,6 +42,10 @@ _core: Any = importlib.import_module(RUNTIME + ".core")
 _exported: Any = importlib.import_module(RUNTIME + ".exported")
 _tags: Any = importlib.import_module(RUNTIME + ".tags")
 FORMAT = _core.Runtime.from_json(_exported.SPEC_JSON)
+# The format's outputs open their own reasoning block, if they reason at all: an output that does not
+# reason never writes the end marker vLLM's reasoning gate waits for, so the tag must cover the whole
+# output (an optional reasoning block first) and hold it from the first token.
+WHOLE_OUTPUT = bool(FORMAT.has_reasoning and FORMAT.opened_for() is False)
 
 
 def _enable_thinking(request: Any) -> bool:
@@ -102,6 +106,18 @@ class WorkbenchToolParser(ToolParser):
 
     def adjust_request(self, request: Any) -> Any:
         return _keep_special_tokens(super().adjust_request(request))
+
+    def get_structural_tag(self, request: Any, *, reasoning: bool = False, **kwargs: Any) -> Any:
+        """vLLM's tag for the request (our builder, through ``get_model_structural_tag``).  For a format
+        whose outputs open their own reasoning block the tag covers the reasoning too and the request is
+        marked as holding its own reasoning grammar (``_grammar_from_parser``, as vLLM's Mistral parser
+        does), so vLLM constrains from the first token instead of waiting for an end of reasoning that an
+        output without reasoning never writes."""
+        whole = WHOLE_OUTPUT and hasattr(request, "_grammar_from_parser")
+        tag = super().get_structural_tag(request, reasoning=reasoning or whole, **kwargs)
+        if tag is not None and whole:
+            request._grammar_from_parser = True
+        return tag
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         tools = getattr(request, "tools", None)

@@ -47,7 +47,7 @@ from workbench.spec import FormatSpec
 #: The tool choices engines hand a builder (vLLM's simplified choice: ``forced`` = the one named tool).
 CHOICES = ("auto", "required", "forced")
 
-# Templates put newlines after the last call, before the turn's end.
+# Templates put newlines after the last call, before the turn's end (and before a reasoning block).
 _TRAILING_WS: Element = regex(r"[ \t\n]*")
 
 
@@ -129,7 +129,10 @@ def request_tag(
         answer = seq(_lead(fmt, gate is not None), fmt.section(selected, parallel=multi), _TRAILING_WS)
     parts: list[Element] = []
     if reasoning and gate is not None:
-        parts.append(optional(tag("" if gate.starts_inside else gate.start, any_text(), gate.end)))
+        if gate.starts_inside:
+            parts.append(optional(tag("", any_text(), gate.end)))
+        else:  # templates may put a newline before the block (GLM: ``\n<think>``)
+            parts.append(optional(seq(_TRAILING_WS, tag(gate.start, any_text(), gate.end))))
     document = structural_tag(seq(*parts, answer))
     check_structural_tag(document)
     loaded: dict[str, Any] = json.loads(document)
