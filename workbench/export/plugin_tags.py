@@ -47,8 +47,9 @@ from workbench.spec import FormatSpec
 #: The tool choices engines hand a builder (vLLM's simplified choice: ``forced`` = the one named tool).
 CHOICES = ("auto", "required", "forced")
 
-# Templates put newlines after the last call, before the turn's end (and before a reasoning block).
-_TRAILING_WS: Element = regex(r"[ \t\n]*")
+# Templates put whitespace after the last call, before the turn's end, and before a reasoning block or a
+# forced call (Firefunction's `` functools[...]``).
+_WS: Element = regex(r"[ \t\n]*")
 
 
 def has_grammar(spec: FormatSpec) -> bool:
@@ -124,15 +125,16 @@ def request_tag(
             if multi:
                 answer = seq(repeat(seq(free, section), 0, MAX_PARALLEL_CALLS), free)
             else:
-                answer = seq(free, optional(seq(section, _TRAILING_WS)))
+                answer = seq(free, optional(seq(section, _WS)))
     else:
-        answer = seq(_lead(fmt, gate is not None), fmt.section(selected, parallel=multi), _TRAILING_WS)
+        section = fmt.section(selected, parallel=multi)
+        answer = seq(_WS, _lead(fmt, gate is not None), section, _WS)
     parts: list[Element] = []
     if reasoning and gate is not None:
         if gate.starts_inside:
             parts.append(optional(tag("", any_text(), gate.end)))
         else:  # templates may put a newline before the block (GLM: ``\n<think>``)
-            parts.append(optional(seq(_TRAILING_WS, tag(gate.start, any_text(), gate.end))))
+            parts.append(optional(seq(_WS, tag(gate.start, any_text(), gate.end))))
     document = structural_tag(seq(*parts, answer))
     check_structural_tag(document)
     loaded: dict[str, Any] = json.loads(document)
