@@ -470,7 +470,7 @@ def run_sglang_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     if name not in FunctionCallParser.ToolCallParserEnum:
         return {"accepted": False, "reason": f"{name!r} not registered with SGLang", "cases": []}
     compiler = _grammar_compiler(tokenizer)
-    end = (job["sglang"].get("reasoning") or ["", ""])[1]
+    start, end = job["sglang"].get("reasoning") or ["", ""]
     ends = job["sglang"].get("ends", [])
     deltas = Deltas(tokenizer)
     results = []
@@ -478,8 +478,16 @@ def run_sglang_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
         if not case["tools"]:
             continue
         output = case["output"]
-        at = output.find(end) if end else -1
-        after = deltas.encode(output[at + len(end) :] if at >= 0 else output)
+        # The grammar waits for the end marker only while reasoning is open: the prompt left a block open
+        # (SGLang's force_reasoning), or the output opens one.
+        reasoning = _prompt_opens_reasoning(case["prefix"], start, end) or (
+            bool(start) and output.lstrip().startswith(start)
+        )
+        at = output.find(end) if end and reasoning else -1
+        if reasoning and end and at < 0:
+            after = []  # reasoning never ends: the grammar is never handed a token
+        else:
+            after = deltas.encode(output[at + len(end) :] if at >= 0 else output)
         verdicts: dict[str, str] = {}
 
         def constrained(tools: list[dict[str, Any]], choice: Any, thinking: bool) -> Any:
