@@ -282,3 +282,93 @@ def test_the_package_builds_into_a_wheel_with_the_entry_point(tmp_path: Path) ->
     ]
     packaged = {rel.removeprefix("package/src/") for rel in files if rel.startswith("package/src/")}
     assert packaged <= names_in
+
+
+_TAG_CHECK = """
+import importlib, json, sys
+jobs = json.load(sys.stdin)
+out = {}
+for job in jobs:
+    sys.path.insert(0, job["path"])
+    runtime = job["package"] + "._runtime"
+    core, exported = (importlib.import_module(runtime + m) for m in (".core", ".exported"))
+    tags = importlib.import_module(runtime + ".tags")
+    spec = core.Runtime.from_json(exported.SPEC_JSON).spec
+    out[job["key"]] = [tags.request_tag(spec, job["tools"], c, reasoning=r) for c, r in job["choices"]]
+    out[job["key"] + ":workbench"] = sorted(m for m in sys.modules if m.split(".")[0] == "workbench")
+print(json.dumps(out))
+"""
+CHOICES = [("auto", False), ("required", False), ("get_time", False), ("auto", True), ("required", True)]
+
+
+def test_the_vendored_grammar_builds_the_workbench_tags_without_it(tmp_path: Path) -> None:
+    """Each project template's vLLM package, in a fresh interpreter that cannot import ``workbench``,
+    builds the very structural tags the workbench builds for the same tools and tool choices."""
+    from workbench.export.plugin_tags import has_grammar, request_tag
+
+    jobs, expected = [], {}
+    for name in TEMPLATES:
+        spec, _cases = validated(name)
+        if not has_grammar(spec):
+            continue
+        names = PluginNames.for_template(name)
+        folder = tmp_path / names.slug
+        write_files(folder, build_plugin("vllm-plugin", spec, names))
+        jobs.append(
+            {
+                "key": name,
+                "path": str(folder / "package" / "src"),
+                "package": names.package,
+                "tools": TOOLS,
+                "choices": CHOICES,
+            }
+        )
+        expected[name] = [request_tag(spec, TOOLS, c, reasoning=r) for c, r in CHOICES]
+    assert len(jobs) >= 5
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _TAG_CHECK],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout)
+    for name, tags in expected.items():
+        assert got[name] == tags, name
+        assert got[name + ":workbench"] == []
+
+
+def test_the_request_tags_hold_each_tool_choice() -> None:
+    """With a tokenizer (the project's own byte-level BPE: no download), each project template's tags:
+    ``auto`` with reasoning accepts every round-trip output; ``required`` refuses an output without a call
+    and accepts a call-only one; a named tool accepts its own call and refuses another tool's."""
+    from workbench.export.plugin_tags import has_grammar, request_tag
+    from workbench.export.structural_tag import check_accepted, compile_or_fail, load_grammar_tokenizer
+
+    tok = load_grammar_tokenizer(use_shared=False)
+    checked = 0
+    for name in TEMPLATES:
+        spec, cases = validated(name)
+        if not has_grammar(spec):
+            continue
+        ends = [m for m in spec.end_markers if m]
+
+        def verdict(choice: str, output: str, spec: FormatSpec = spec, ends: list[str] = ends) -> str:
+            return check_accepted(
+                compile_or_fail(request_tag(spec, TOOLS, choice, reasoning=True), tok), tok, output, ends
+            )
+
+        for case in cases:
+            calls = [c["name"] for c in case.parsed.get("tool_calls") or []]
+            assert verdict("auto", case.output) == "", (name, case.id)
+            if not calls:
+                assert verdict("required", case.output) != "", (name, case.id)
+            elif not str(case.parsed.get("content") or "").strip() and len(set(calls)) == 1:
+                assert verdict("required", case.output) == "", (name, case.id)
+                assert verdict(calls[0], case.output) == "", (name, case.id)
+                other = next(t["function"]["name"] for t in TOOLS if t["function"]["name"] not in calls)
+                assert verdict(other, case.output) != "", (name, case.id)
+            checked += 1
+    assert checked >= 30

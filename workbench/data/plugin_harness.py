@@ -11,7 +11,8 @@ stdin (JSON)::
                "vllm": {"file": ".../x_vllm.py", "package_src": ".../package/src", "package": "...",
                         "pyproject": ".../package/pyproject.toml"},
                "sglang": {"module": ".../x_sglang.py"},
-               "cases": [{"id", "output", "prefix", "tools"}]}]}
+               "runners": ["vllm-tags", ...],   # optional: only these (vllm-tags runs only when named)
+               "cases": [{"id", "output", "prefix", "tools", "calls", "content"}]}]}
 
 stdout (JSON)::
 
@@ -22,6 +23,10 @@ RESULT is ``{"accepted": bool, "reason": str, "cases": [{"id", "one_shot": MESSA
 as in :file:`engine_harness.py`: "accepted" means the plug-in loaded and registered with the engine's own
 registry (the single file through vLLM's ``--tool-parser-plugin`` loader, the package through vLLM's
 ``vllm.general_plugins`` entry-point loader, the SGLang module through the launcher's registration).
+
+The ``vllm-tags`` and ``sglang-tags`` runners prove the structural tags instead: their cases are
+``{"id", "checks": {label: verdict}}``, a verdict "" when the tag accepted or refused the case's tokens as
+it must (:func:`_tag_checks`).
 """
 
 from __future__ import annotations
@@ -176,6 +181,183 @@ def run_vllm_package(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
         sys.path.remove(info["package_src"])
 
 
+# ------------------------------------------------------------------------------- vLLM structural tags
+
+#: A required parameter no round-trip call passes: a strict tool whose schema demands it must refuse them.
+EXTRA_REQUIRED = "wb_required_extra"
+
+
+def _grammar_compiler(tokenizer: Any) -> Any:
+    import xgrammar as xgr
+
+    vocab_size = max(len(tokenizer), max(tokenizer.get_vocab().values()) + 1)
+    info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size)
+    return xgr.GrammarCompiler(info)
+
+
+def _accepts(compiled: Any, ids: list[int], tokenizer: Any, ends: list[str]) -> str:
+    """Feed ``ids`` to a fresh matcher token by token: "" when all are accepted and the grammar may end
+    there (or after one of the format's end markers), else where it stopped."""
+    import xgrammar as xgr
+
+    matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+    for i, token in enumerate(ids):
+        if not matcher.accept_token(token):
+            before = tokenizer.decode(ids[:i], skip_special_tokens=False)[-50:]
+            return (
+                f"token {i} {tokenizer.decode([token], skip_special_tokens=False)!r} refused after {before!r}"
+            )
+    if matcher.is_completed():
+        return ""
+    for marker in ends:
+        trial = matcher.fork()
+        if marker and trial.accept_string(marker) and trial.is_completed():
+            return ""
+    return f"all {len(ids)} tokens accepted, but the grammar cannot end there"
+
+
+def _constrained_ids(reasoner: Any, prompt_ids: list[int], ids: list[int]) -> list[int]:
+    """The output tokens vLLM's structured-output manager feeds the grammar with a reasoning parser: all of
+    them when the prompt already ended reasoning, else those after the token on which the parser's
+    ``is_reasoning_end`` (over prompt + output so far) first turns true (``_get_constraint_bounds``)."""
+    if reasoner.is_reasoning_end(prompt_ids):
+        return ids
+    for k in range(1, len(ids) + 1):
+        if reasoner.is_reasoning_end(prompt_ids + ids[:k]):
+            return ids[k:]
+    return []
+
+
+def _strict(tools: list[dict[str, Any]], extra: bool = False) -> list[dict[str, Any]]:
+    """The tools marked ``strict``; ``extra``: each schema also requires :data:`EXTRA_REQUIRED`."""
+    out = []
+    for tool in tools:
+        fn = dict(tool["function"], strict=True)
+        if extra:
+            params = dict(fn.get("parameters") or {"type": "object"})
+            params["properties"] = {**params.get("properties", {}), EXTRA_REQUIRED: {"type": "string"}}
+            params["required"] = [*params.get("required", []), EXTRA_REQUIRED]
+            fn["parameters"] = params
+        out.append({"type": "function", "function": fn})
+    return out
+
+
+def _tag_checks(case: dict[str, Any]) -> list[tuple[str, Any, list[dict[str, Any]], bool]]:
+    """``(label, tool_choice, tools, must accept)`` for one case: what each tool choice must let through or
+    stop, judged from the case's expected message."""
+    tools, calls, content = case["tools"], case["calls"], case["content"]
+    checks: list[tuple[str, Any, list[dict[str, Any]], bool]] = [("auto", "auto", _strict(tools), True)]
+    if not calls:
+        checks.append(("required", "required", tools, False))  # plain text, no call: refused
+        return checks
+    if not content:
+        checks.append(("required", "required", tools, True))
+        if len(set(calls)) == 1:
+            checks.append(("named", _named(calls[0]), tools, True))
+    other = next((t["function"]["name"] for t in tools if t["function"]["name"] not in calls), None)
+    if other is not None:
+        checks.append(("named-other", _named(other), tools, False))  # a call to another tool: refused
+    checks.append(("strict-schema", "auto", _strict(tools, extra=True), False))
+    return checks
+
+
+def _named(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name}}
+
+
+def run_vllm_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
+    """The single file loaded as ``--tool-parser-plugin`` does, then, per case and tool choice, vLLM's own
+    structural-tag path: ``DelegatingParser.adjust_request`` (``_apply_structural_tag`` -> our parser's
+    ``get_structural_tag`` -> ``get_model_structural_tag`` -> the builder we registered) puts the tag in
+    ``request.structured_outputs``; xgrammar compiles it against the real tokenizer and is fed the output's
+    tokens the structured-output manager would feed it (those after the end of reasoning).  Also the tag
+    with ``reasoning=True`` (``get_model_structural_tag`` directly: vLLM's serving passes False), fed the
+    whole output.  Each check's verdict is "" (as expected) or why not."""
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+    from vllm.parser.parser_manager import ParserManager
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+    from vllm.tool_parsers.structural_tag_registry import get_model_structural_tag
+
+    name, path = job["parser"], job["vllm"]["file"]
+    _forget(name)
+    ToolParserManager.import_tool_parser(path)
+    ReasoningParserManager.import_reasoning_parser(path)
+    missing = _registered(name)
+    if missing:
+        return {"accepted": False, "reason": f"{path}: {missing}", "cases": []}
+    tool_cls = ToolParserManager.get_tool_parser(name)
+    if getattr(tool_cls, "structural_tag_model", None) != name or tool_cls.supports_required_and_named:
+        return {
+            "accepted": False,
+            "reason": "the tool parser does not opt in to structural tags",
+            "cases": [],
+        }
+    parser_cls = ParserManager.get_parser(
+        tool_parser_name=name, reasoning_parser_name=name, enable_auto_tools=True, tokenizer=tokenizer
+    )
+    reasoner_cls = ReasoningParserManager.get_reasoning_parser(name)
+    compiler = _grammar_compiler(tokenizer)
+    ends = job["vllm"].get("ends", [])
+    deltas = Deltas(tokenizer)
+    results = []
+    for case in job["cases"]:
+        if not case["tools"]:
+            continue
+        ids = deltas.encode(case["output"])
+        prompt_ids = deltas.encode(case["prefix"])
+        after = _constrained_ids(reasoner_cls(tokenizer), prompt_ids, ids)
+        verdicts: dict[str, str] = {}
+        for label, choice, tools, accept in _tag_checks(case):
+
+            def check(
+                choice: Any = choice,
+                tools: Any = tools,
+                accept: bool = accept,
+                after: list[int] = after,
+                ids: list[int] = ids,
+                prompt_ids: list[int] = prompt_ids,
+            ) -> str:
+                request = ChatCompletionRequest(
+                    model="workbench",
+                    messages=[{"role": "user", "content": "x"}],
+                    tools=tools,
+                    tool_choice=choice,
+                )
+                parser = parser_cls(tokenizer, request.tools)
+                request = parser.adjust_request(request)
+                so = request.structured_outputs
+                if so is None or so.structural_tag is None:
+                    return "vLLM applied no structural tag"
+                # What serving hands the engine: True = constrain from the first output token.
+                fed = ids if request.resolve_reasoning_ended(parser, prompt_ids) is True else after
+                why = _accepts(compiler.compile_structural_tag(so.structural_tag), fed, tokenizer, ends)
+                if accept:
+                    return why
+                return "" if why else "accepted, but must be refused"
+
+            verdicts[label] = _verdict(check)
+
+        def whole(case: dict[str, Any] = case, ids: list[int] = ids) -> str:
+            request = ChatCompletionRequest(
+                model="workbench", messages=[{"role": "user", "content": "x"}], tools=_strict(case["tools"])
+            )
+            tag = get_model_structural_tag(name, request.tools, "auto", reasoning=True)
+            return _accepts(compiler.compile_structural_tag(tag.model_dump_json()), ids, tokenizer, ends)
+
+        verdicts["auto+reasoning"] = _verdict(whole)
+        results.append({"id": case["id"], "checks": verdicts, "constrained": len(after)})
+    return {"accepted": True, "reason": "", "cases": results}
+
+
+def _verdict(fn: Any) -> str:
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return str(fn())
+    except Exception as exc:
+        return f"raised {_first_line(exc)}"
+
+
 # ------------------------------------------------------------------------------------------- SGLang
 
 
@@ -271,8 +453,87 @@ def run_sglang(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     return {"accepted": True, "reason": "", "cases": results}
 
 
-RUNNERS = {"vllm-file": run_vllm_file, "vllm-package": run_vllm_package, "sglang": run_sglang}
-ENGINE_OF = {"vllm-file": "vllm", "vllm-package": "vllm", "sglang": "sglang"}
+def run_sglang_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
+    """The detector module registered as its launcher does, then per case and tool choice SGLang's own
+    constraint path: ``FunctionCallParser.get_structure_constraint`` (what its chat serving calls, with
+    ``thinking_mode=False`` as when a reasoning parser is configured) must return a structural tag, which
+    xgrammar compiles against the real tokenizer and is fed the output after the reasoning end marker (what
+    SGLang's reasoner grammar lets through to it); plus the tag with ``thinking_mode=True`` fed the whole
+    output.  Verdicts as :func:`run_vllm_tags`."""
+    _ipython_stub()
+    from sglang.srt.entrypoints.openai.protocol import Tool, ToolChoice
+    from sglang.srt.function_call.function_call_parser import FunctionCallParser
+
+    name = job["parser"]
+    module = _load_module(job["sglang"]["module"])
+    module.register()
+    if name not in FunctionCallParser.ToolCallParserEnum:
+        return {"accepted": False, "reason": f"{name!r} not registered with SGLang", "cases": []}
+    compiler = _grammar_compiler(tokenizer)
+    start, end = job["sglang"].get("reasoning") or ["", ""]
+    ends = job["sglang"].get("ends", [])
+    deltas = Deltas(tokenizer)
+    results = []
+    for case in job["cases"]:
+        if not case["tools"]:
+            continue
+        output = case["output"]
+        # The grammar waits for the end marker only while reasoning is open: the prompt left a block open
+        # (SGLang's force_reasoning), or the output opens one.
+        reasoning = _prompt_opens_reasoning(case["prefix"], start, end) or (
+            bool(start) and output.lstrip().startswith(start)
+        )
+        at = output.find(end) if end and reasoning else -1
+        if reasoning and end and at < 0:
+            after = []  # reasoning never ends: the grammar is never handed a token
+        else:
+            after = deltas.encode(output[at + len(end) :] if at >= 0 else output)
+        verdicts: dict[str, str] = {}
+
+        def constrained(tools: list[dict[str, Any]], choice: Any, thinking: bool) -> Any:
+            parser = FunctionCallParser([Tool(**t) for t in tools], name)
+            if isinstance(choice, dict):
+                choice = ToolChoice(function={"name": choice["function"]["name"]})
+            found = parser.get_structure_constraint(choice, parallel_tool_calls=True, thinking_mode=thinking)
+            if found is None or found[0] != "structural_tag":
+                raise ValueError(f"SGLang applied no structural tag ({found!r:.60})")
+            return compiler.compile_structural_tag(found[1].model_dump_json())
+
+        for label, choice, tools, accept in _tag_checks(case):
+
+            def check(
+                choice: Any = choice, tools: Any = tools, accept: bool = accept, after: Any = after
+            ) -> str:
+                why = _accepts(constrained(tools, choice, False), after, tokenizer, ends)
+                return why if accept else ("" if why else "accepted, but must be refused")
+
+            verdicts[label] = _verdict(check)
+
+        def whole(case: dict[str, Any] = case) -> str:
+            compiled = constrained(_strict(case["tools"]), "auto", True)
+            return _accepts(compiled, deltas.encode(case["output"]), tokenizer, ends)
+
+        verdicts["auto+reasoning"] = _verdict(whole)
+        results.append({"id": case["id"], "checks": verdicts, "constrained": len(after)})
+    return {"accepted": True, "reason": "", "cases": results}
+
+
+RUNNERS = {
+    "vllm-file": run_vllm_file,
+    "vllm-package": run_vllm_package,
+    "vllm-tags": run_vllm_tags,
+    "sglang": run_sglang,
+    "sglang-tags": run_sglang_tags,
+}
+ENGINE_OF = {
+    "vllm-file": "vllm",
+    "vllm-package": "vllm",
+    "vllm-tags": "vllm",
+    "sglang": "sglang",
+    "sglang-tags": "sglang",
+}
+#: Runners a job must ask for by name (``"runners": [...]``); the others run for every job of their engine.
+OPT_IN = {"vllm-tags", "sglang-tags"}
 
 
 def run_job(job: dict[str, Any], engines: list[str], tokenizers: dict[str, Any]) -> dict[str, Any]:
@@ -282,6 +543,9 @@ def run_job(job: dict[str, Any], engines: list[str], tokenizers: dict[str, Any])
     out: dict[str, Any] = {"key": job.get("key", ""), "engines": {}}
     for runner, fn in RUNNERS.items():
         if ENGINE_OF[runner] not in engines or ENGINE_OF[runner] not in job:
+            continue
+        wanted = job.get("runners")
+        if (wanted is not None and runner not in wanted) or (wanted is None and runner in OPT_IN):
             continue
         try:
             with contextlib.redirect_stdout(io.StringIO()):

@@ -9,6 +9,12 @@ next to this file does before it starts ``sglang.launch_server``.
 
 SGLang parses in two stages, as vLLM does: the reasoning detector's normal text (the raw text after
 reasoning) is what the tool-call detector reads.
+
+Constrained calls: SGLang asks the detector for a model-native structural tag first
+(``get_structural_tag``, for ``tool_choice="required"``, a named tool, and ``auto`` with a strict tool);
+the detector builds it per request from the exported spec and the request's tools with the vendored
+grammar builder (``RUNTIME.tags``).  ``structure_info`` (SGLang's older begin/end-per-tool scheme) is not
+used: a format's call is not always one fixed begin and end around a JSON object.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ NAME = "__WORKBENCH_PARSER_NAME__"
 
 _core: Any = importlib.import_module(RUNTIME + ".core")
 _exported: Any = importlib.import_module(RUNTIME + ".exported")
+_tags: Any = importlib.import_module(RUNTIME + ".tags")
 FORMAT = _core.Runtime.from_json(_exported.SPEC_JSON)
 
 
@@ -102,10 +109,29 @@ class WorkbenchDetector(BaseFormatDetector):
         return True
 
     def supports_structural_tag(self) -> bool:
-        return False  # no structural tag is exported for this format yet
+        return bool(_tags.has_grammar(FORMAT.spec))  # a format without tool calls has no grammar
+
+    def get_structural_tag(
+        self,
+        tools: Any = None,
+        tool_choice: Any = "auto",
+        thinking_mode: bool = False,
+        parallel_tool_calls: bool = True,
+    ) -> Any:
+        """The request's structural tag: ``auto`` (free text, calls held to the format from its trigger),
+        ``required`` (calls only) or a named tool (one call of it); ``thinking_mode``: the tag covers the
+        reasoning too (SGLang passes False when its reasoning parser owns the reasoning)."""
+        from xgrammar import StructuralTag
+
+        fn = getattr(tool_choice, "function", None)
+        choice = getattr(fn, "name", None) or (tool_choice if isinstance(tool_choice, str) else "required")
+        tag = _tags.tag_or_error(
+            FORMAT.spec, list(tools or []), choice, reasoning=thinking_mode, parallel=parallel_tool_calls
+        )
+        return StructuralTag.from_json(tag)
 
     def structure_info(self) -> Any:
-        raise NotImplementedError(f"{NAME}: constrained tool calls are not exported for this format yet")
+        raise NotImplementedError(f"{NAME}: calls are constrained by get_structural_tag, not structure_info")
 
 
 class WorkbenchReasoningDetector(BaseReasoningFormatDetector):

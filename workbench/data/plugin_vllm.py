@@ -9,6 +9,12 @@ the end of reasoning and hands the raw rest to the tool parser, which reads cont
 "engine based" streamers (``engine_based_streaming``): they parse the delta text incrementally and vLLM
 asks them to flush (``finish_streaming``) when the stream ends, so text held back because it might start a
 marker is never lost.
+
+The tool parser also opts in to vLLM's structural tags (``structural_tag_model = NAME``): ``register``
+registers a builder under ``NAME`` in ``vllm.tool_parsers.structural_tag_registry``, which builds each
+request's ``xgrammar.StructuralTag`` from the exported spec and the request's tools with the vendored grammar
+builder (``RUNTIME.tags``), so ``tool_choice="required"``, a named tool and strict tools are constrained to
+the format's own call syntax.
 """
 
 from __future__ import annotations
@@ -27,13 +33,19 @@ from vllm.entrypoints.generate.base.protocol import (
 )
 from vllm.reasoning.abs_reasoning_parsers import ReasoningParser, ReasoningParserManager
 from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
+from vllm.tool_parsers.structural_tag_registry import register_vllm_structural_tag
 
 RUNTIME = "__WORKBENCH_RUNTIME__"
 NAME = "__WORKBENCH_PARSER_NAME__"
 
 _core: Any = importlib.import_module(RUNTIME + ".core")
 _exported: Any = importlib.import_module(RUNTIME + ".exported")
+_tags: Any = importlib.import_module(RUNTIME + ".tags")
 FORMAT = _core.Runtime.from_json(_exported.SPEC_JSON)
+# The format's outputs open their own reasoning block, if they reason at all: an output that does not
+# reason never writes the end marker vLLM's reasoning gate waits for, so the tag must cover the whole
+# output (an optional reasoning block first) and hold it from the first token.
+WHOLE_OUTPUT = bool(FORMAT.has_reasoning and FORMAT.opened_for() is False)
 
 
 def _enable_thinking(request: Any) -> bool:
@@ -80,9 +92,13 @@ class WorkbenchToolParser(ToolParser):
     """Content and tool calls of the text after reasoning, read by the exported spec's parser."""
 
     engine_based_streaming = True
-    # The model writes its native call format for required and named tool choice too: parse that, do not
-    # force vLLM's JSON list format on it.
+    # The model writes its native call format for required and named tool choice too, held to it by the
+    # structural tag below: parse that, do not force vLLM's JSON list format on it (True would make vLLM
+    # read a required / named answer as a JSON list of calls).
     supports_required_and_named = False
+    # The key our builder is registered under (``register``): vLLM asks it for each request's tag (a format
+    # without tool calls has no grammar and does not opt in).
+    structural_tag_model = NAME if _tags.has_grammar(FORMAT.spec) else None
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
@@ -90,6 +106,18 @@ class WorkbenchToolParser(ToolParser):
 
     def adjust_request(self, request: Any) -> Any:
         return _keep_special_tokens(super().adjust_request(request))
+
+    def get_structural_tag(self, request: Any, *, reasoning: bool = False, **kwargs: Any) -> Any:
+        """vLLM's tag for the request (our builder, through ``get_model_structural_tag``).  For a format
+        whose outputs open their own reasoning block the tag covers the reasoning too and the request is
+        marked as holding its own reasoning grammar (``_grammar_from_parser``, as vLLM's Mistral parser
+        does), so vLLM constrains from the first token instead of waiting for an end of reasoning that an
+        output without reasoning never writes."""
+        whole = WHOLE_OUTPUT and hasattr(request, "_grammar_from_parser")
+        tag = super().get_structural_tag(request, reasoning=reasoning or whole, **kwargs)
+        if tag is not None and whole:
+            request._grammar_from_parser = True
+        return tag
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         tools = getattr(request, "tools", None)
@@ -213,8 +241,22 @@ class WorkbenchReasoningParser(ReasoningParser):
         return DeltaMessage(reasoning=reasoning or None, content=content or None)
 
 
+def structural_tag(
+    tools: list[Any], builtin_tools: list[Any], tool_choice: str, reasoning: bool, token_suffix: str = ""
+) -> Any:
+    """vLLM's structural-tag builder for this format: ``tool_choice`` is ``auto``, ``required`` or
+    ``forced`` (``tools`` then holds only the named tool); ``reasoning``: the tag covers the reasoning
+    too (free text up to the format's end marker) instead of starting where it ended."""
+    from xgrammar import StructuralTag
+
+    del builtin_tools, token_suffix  # the format has no builtin tools; its markers carry no suffix
+    return StructuralTag.from_json(_tags.tag_or_error(FORMAT.spec, tools, tool_choice, reasoning=reasoning))
+
+
 def register() -> None:
-    """Register both parsers under ``NAME`` (the ``vllm.general_plugins`` entry point calls this)."""
+    """Register both parsers and the structural-tag builder under ``NAME`` (the ``vllm.general_plugins``
+    entry point calls this)."""
+    register_vllm_structural_tag(NAME)(structural_tag)
     ToolParserManager.register_module(NAME, module=WorkbenchToolParser)
     ReasoningParserManager.register_module(NAME, module=WorkbenchReasoningParser)
 

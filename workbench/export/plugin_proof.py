@@ -38,22 +38,35 @@ class PluginJob:
     vllm: dict[str, str] | None = None
     sglang: dict[str, str] | None = None
     reasoning: tuple[str, str] = ("", "")  # the spec's reasoning start and end markers, stripped
+    runners: tuple[str, ...] | None = None  # None: the harness's default runners of each engine
+    ends: tuple[str, ...] = ()  # what ends a turn (a structural tag may stop before one)
 
     def to_dict(self) -> dict[str, Any]:
         tools = [t.to_openai() for t in ROUND_TRIP_TOOLS]
         cases = [
-            {"id": c.id, "output": c.output, "prefix": c.generation_prefix, "tools": tools}
+            {
+                "id": c.id,
+                "output": c.output,
+                "prefix": c.generation_prefix,
+                "tools": tools,
+                "calls": [call.get("name", "") for call in c.parsed.get("tool_calls") or []],
+                "content": bool(str(c.parsed.get("content") or "").strip()),
+            }
             for c in self.report.cases
             if c.status != UNSUPPORTED and c.parsed is not None
         ]
         out: dict[str, Any] = {"key": self.key, "parser": self.parser, "tokenizer": str(self.tokenizer)}
         out["cases"] = cases
+        if self.runners is not None:
+            out["runners"] = list(self.runners)
         if self.vllm is not None:
             out["vllm"] = {k: str(self.folder / v) for k, v in self.vllm.items() if k != "package"}
             out["vllm"]["package"] = self.vllm["package"]
+            out["vllm"]["ends"] = list(self.ends)
         if self.sglang is not None:
             out["sglang"] = {k: str(self.folder / v) for k, v in self.sglang.items()}
             out["sglang"]["reasoning"] = list(self.reasoning)
+            out["sglang"]["ends"] = list(self.ends)
         return out
 
 

@@ -74,7 +74,9 @@ token deltas).
 ## Limits
 
 - Registering through SGLang's tables is not a supported SGLang API: a new SGLang release may move them.
-- No structural tag is exported: `tool_choice="required"` / named calls are not constrained.
+- Constrained calls (`tool_choice="required"`, a named tool, `auto` with a `strict` tool) use the
+  detector's `get_structural_tag`, built per request from this format's grammar; arguments follow each
+  tool's schema whether or not the tool is `strict`.
 - SGLang keeps special tokens in the decoded text only for requests with tools (and for the reasoning
   parsers it knows by name): when this format's reasoning markers are special tokens, send requests
   without tools with `"skip_special_tokens": false`.

@@ -82,10 +82,24 @@ The package's `vllm.general_plugins` entry point registers both parsers in every
 Both parsers turn `skip_special_tokens` off for the requests they parse: the format's markers may be
 special tokens, which vLLM's detokenizer would otherwise drop before the parsers see them.
 
+## Constrained tool calls
+
+The tool parser opts in to vLLM's structural tags (`structural_tag_model = "{names.parser}"`) and the
+plug-in registers a builder under that key: for each request vLLM asks it for an `xgrammar.StructuralTag`
+built from this format's grammar and the request's tools.  `tool_choice="required"` allows calls only (at
+least one), a named tool exactly one call of it, and `auto` with a `strict` tool (or
+`--tool-strict-level`) free text with calls held to the format from its trigger on.  vLLM keeps the grammar
+off until the reasoning parser sees reasoning end.  The calls are then read from the model's own format
+(`supports_required_and_named = False`: vLLM must not read them as its JSON list).
+
 ## Limits
 
-- `tool_choice="required"` and named tool choice are parsed from the model's own call format (the parser
-  sets `supports_required_and_named = False`); no structural tag constrains them (not exported yet).
+- Arguments follow each tool's schema whether or not the tool is `strict` (the format's own spelling of a
+  value, any JSON whitespace).
+- `parallel_tool_calls=false` is not enforced by the grammar (vLLM's `limit_to_single_tool_call` only
+  knows its own tag shapes); the format's own parallel-call rule is.
+- The grammar waits for the reasoning parser: when the prompt does not open reasoning and the output
+  never writes the reasoning end marker (a gpt-oss call without an analysis message), it never engages.
 """
 
 
