@@ -3,13 +3,16 @@ of vLLM and SGLang reads this template's output.
 
 The template's round-trip cases (``workbench validate``'s) go through every built-in parser of the installed
 engines, one-shot and streamed as the real tokenizer's token deltas, in the engines' venv
-(:file:`workbench/data/recommend_harness.py`, one subprocess per engine, run side by side).  A parser passes
-when every case gives back the message the template rendered.  The reasoning parser and the tool parser are
-judged apart, as serving chains them: the tool parser reads what follows the reasoning.
+(:file:`workbench/data/recommend_harness.py`, one subprocess per engine, one after the other), through the
+entry points each engine's serving calls.  A parser passes when every case gives back the message the
+template rendered.  The reasoning parser and the tool parser are judged apart, as serving chains them: the
+tool parser reads what follows the reasoning.  A miss whose cause is known to be in the engine's code
+(``ENGINE_ISSUES``) carries that cause, so the answer says which side is wrong.
 
 Output contract: per engine the passing values and, for the closest misses, the first failing case; with
-``--json`` an object ``{"template", "cases", "engines": {ENGINE: {"version", "reasoning", "tools"}}}`` where
-each of ``reasoning``/``tools`` is ``{"needed", "pass": [...], "near": [{"name", "passed", "first"}]}``.
+``--json`` an object ``{"template", "cases", "engines": {ENGINE: {"version", "tokenizer_notes", "reasoning",
+"tools"}}}`` where each of ``reasoning``/``tools`` is ``{"needed", "pass": [...], "near": [{"name",
+"passed", "first", "engine_issue"?: {"where", "why"}}]}``.
 Exit codes: 0 answered (also when nothing passes: the answer says so); 1 bad input or no engines venv.
 """
 
