@@ -201,3 +201,31 @@ def _case(case_id: str, parsed: dict[str, Any]) -> Any:
     from workbench.validate import CaseResult
 
     return CaseResult(id=case_id, features=(), description="", status="pass", parsed=parsed)
+
+
+def test_render_says_which_side_a_miss_is_on_and_what_was_not_run() -> None:
+    issue = {"where": "engine.py:f", "why": "it reads `null` only"}
+    near = {
+        "name": "seed_oss",
+        "passed": 9,
+        "total": 10,
+        "first": "scalar_arguments: ...",
+        "engine_issue": issue,
+    }
+    tools = {
+        "needed": True,
+        "pass": ["other"],
+        "caveats": {},
+        "near": [{**near, "name": "x"}, near],
+        "tried": 3,
+    }
+    reasoning = {"needed": True, "pass": [], "caveats": {}, "near": [], "tried": 0}
+    engine = {"version": "1", "tokenizer_notes": ["added X"], "reasoning": reasoning, "tools": tools}
+    answer = {"template": "t", "cases": 10, "tokenizer": "qwen3", "engines": {"vllm": engine}}
+    text = render(answer)
+    assert "--reasoning-parser: none run" in text  # not "none passes": nothing was tried
+    assert "--tool-call-parser: other" in text
+    # a passing answer shows one near miss, plus every miss with a known engine-side cause
+    assert "near miss x (9/10)" in text and "near miss seed_oss (9/10)" in text
+    assert "engine side: it reads `null` only (engine.py:f)" in text
+    assert "tokenizer: added X" in text

@@ -377,6 +377,9 @@ def render(answer: dict[str, Any]) -> str:
                 what = "reasoning" if kind == "reasoning" else "tool calls"
                 lines.append(f"  {flags[kind]}: not needed (no {what})")
                 continue
+            if not part["tried"]:
+                lines.append(f"  {flags[kind]}: none run")
+                continue
             if part["pass"]:
                 lines.append(f"  {flags[kind]}: {' | '.join(part['pass'])}")
                 for name, caveat in part["caveats"].items():
