@@ -49,11 +49,14 @@ SPECIAL_MARKER = re.compile(
 @dataclass(frozen=True)
 class EngineIssue:
     """A built-in parser that is wrong for text the template renders, found by reading the engine's code:
-    ``where`` names the engine file and function, ``why`` what it does, ``cases`` the round-trip cases it
-    fails for that reason (the note is attached only when the first failure is one of them)."""
+    ``where`` names the engine file and function, ``why`` what it does, ``formats`` the tool formats it
+    concerns and ``cases`` the round-trip cases it fails for that reason (the note is attached only for a
+    template of one of those formats whose first failure is one of those cases: the same parser run on
+    another family's output fails for the plain reason that it is not its format)."""
 
     where: str
     why: str
+    formats: tuple[str, ...]
     cases: tuple[str, ...]
 
 
@@ -71,6 +74,7 @@ _NULL_AS_NONE = EngineIssue(
     "vllm/tool_parsers/utils.py:coerce_to_schema_type (called by vllm/parser/engine/parser_engine.py)",
     "a parameter typed null is read as null only when spelled `null`, and the template writes Jinja's "
     "`None` for it; the value comes back as the string 'None' (SGLang's detector for the family reads it)",
+    ("tag_with_tagged",),
     ("scalar_arguments",),
 )
 # Measured with vLLM 0.32.0 and SGLang 0.5.23 (docs/export.md, "Which parser do I pass?").
@@ -83,6 +87,7 @@ ENGINE_ISSUES: dict[tuple[str, str], EngineIssue] = {
         "<|channel|>commentary json<|message|>` (recipient in the header, valid Harmony that vLLM's "
         "openai_harmony path reads), and a first call's `<|start|>assistant` is in the prompt, not the "
         "output",
+        ("harmony",),
         _CALL_CASES,
     ),
     ("vllm", "qwen3_coder"): _NULL_AS_NONE,
@@ -90,10 +95,13 @@ ENGINE_ISSUES: dict[tuple[str, str], EngineIssue] = {
 }
 
 
-def engine_issue(engine: str, name: str, first: str) -> EngineIssue | None:
-    """The known engine-side reason for ``name``'s first failure ``first`` (``"CASE: ..."``), if any."""
+def engine_issue(engine: str, name: str, tool_format: str, first: str) -> EngineIssue | None:
+    """The known engine-side reason for ``name``'s first failure ``first`` (``"CASE: ..."``) on a template
+    whose tool format is ``tool_format``, if any."""
     issue = ENGINE_ISSUES.get((engine, name))
-    return issue if issue is not None and first.split(":", 1)[0] in issue.cases else None
+    if issue is None or tool_format not in issue.formats:
+        return None
+    return issue if first.split(":", 1)[0] in issue.cases else None
 
 
 def register(app: typer.Typer) -> None:
@@ -303,12 +311,14 @@ def _judge(
     passing = [v.name for v in verdicts if v.ok]
     misses = sorted((v for v in verdicts if not v.ok), key=lambda v: (-v.passed, v.name))
     near = misses[:NEAR_MISSES] + [
-        v for v in misses[NEAR_MISSES:] if engine_issue(engine, v.name, v.first) is not None
+        v
+        for v in misses[NEAR_MISSES:]
+        if engine_issue(engine, v.name, item.spec.tools.format, v.first) is not None
     ]
     listed = []
     for v in near:
         entry: dict[str, Any] = {"name": v.name, "passed": v.passed, "total": v.total, "first": v.first}
-        issue = engine_issue(engine, v.name, v.first)
+        issue = engine_issue(engine, v.name, item.spec.tools.format, v.first)
         if issue is not None:
             entry["engine_issue"] = {"where": issue.where, "why": issue.why}
         listed.append(entry)
