@@ -3,13 +3,16 @@ of vLLM and SGLang reads this template's output.
 
 The template's round-trip cases (``workbench validate``'s) go through every built-in parser of the installed
 engines, one-shot and streamed as the real tokenizer's token deltas, in the engines' venv
-(:file:`workbench/data/recommend_harness.py`, one subprocess per engine, run side by side).  A parser passes
-when every case gives back the message the template rendered.  The reasoning parser and the tool parser are
-judged apart, as serving chains them: the tool parser reads what follows the reasoning.
+(:file:`workbench/data/recommend_harness.py`, one subprocess per engine, one after the other), through the
+entry points each engine's serving calls.  A parser passes when every case gives back the message the
+template rendered.  The reasoning parser and the tool parser are judged apart, as serving chains them: the
+tool parser reads what follows the reasoning.  A miss whose cause is known to be in the engine's code
+(``ENGINE_ISSUES``) carries that cause, so the answer says which side is wrong.
 
 Output contract: per engine the passing values and, for the closest misses, the first failing case; with
-``--json`` an object ``{"template", "cases", "engines": {ENGINE: {"version", "reasoning", "tools"}}}`` where
-each of ``reasoning``/``tools`` is ``{"needed", "pass": [...], "near": [{"name", "passed", "first"}]}``.
+``--json`` an object ``{"template", "cases", "engines": {ENGINE: {"version", "tokenizer_notes", "reasoning",
+"tools"}}}`` where each of ``reasoning``/``tools`` is ``{"needed", "pass": [...], "near": [{"name",
+"passed", "first", "engine_issue"?: {"where", "why"}}]}``.
 Exit codes: 0 answered (also when nothing passes: the answer says so); 1 bad input or no engines venv.
 """
 
@@ -17,7 +20,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -31,6 +36,72 @@ from workbench.validate.report import CaseResult
 HARNESS = Path(__file__).resolve().parents[1] / "data" / "recommend_harness.py"
 ENGINES = ("vllm", "sglang")
 NEAR_MISSES = 3
+# Spellings of special tokens: ``<|name|>`` (Llama 3, Kimi, Harmony), ``<｜name｜>`` (DeepSeek), ``[NAME]``
+# (Mistral), and, among the format's markers, a made-up tag (``<tool_call>``, ``<arg_key>``,
+# ``<minimax:tool_call>``): plain-word tags (``</parameter>``, ``</function>``) are ordinary text in most
+# vocabularies and stay so.
+SPECIAL_IN_TEXT = re.compile(r"<\|[A-Za-z0-9_.]{1,48}\|>|<｜[^｜<>\s]{1,48}｜>")
+SPECIAL_MARKER = re.compile(
+    r"<\|[A-Za-z0-9_.]{1,48}\|>|<｜[^｜<>\s]{1,48}｜>|\[[A-Z_]{2,24}\]|</?[a-z]+[_:][a-z_:]+>"
+)
+
+
+@dataclass(frozen=True)
+class EngineIssue:
+    """A built-in parser that is wrong for text the template renders, found by reading the engine's code:
+    ``where`` names the engine file and function, ``why`` what it does, ``formats`` the tool formats it
+    concerns and ``cases`` the round-trip cases it fails for that reason (the note is attached only for a
+    template of one of those formats whose first failure is one of those cases: the same parser run on
+    another family's output fails for the plain reason that it is not its format)."""
+
+    where: str
+    why: str
+    formats: tuple[str, ...]
+    cases: tuple[str, ...]
+
+
+_CALL_CASES = (
+    "one_call",
+    "content_and_call",
+    "parallel_calls",
+    "string_arguments",
+    "markup_arguments",
+    "own_marker_arguments",
+    "scalar_arguments",
+    "nested_arguments",
+)
+_NULL_AS_NONE = EngineIssue(
+    "vllm/tool_parsers/utils.py:coerce_to_schema_type (called by vllm/parser/engine/parser_engine.py)",
+    "a parameter typed null is read as null only when spelled `null`, and the template writes Jinja's "
+    "`None` for it; the value comes back as the string 'None' (SGLang's detector for the family reads it)",
+    ("tag_with_tagged",),
+    ("scalar_arguments",),
+)
+# Measured with vLLM 0.32.0 and SGLang 0.5.23 (docs/export.md, "Which parser do I pass?").
+ENGINE_ISSUES: dict[tuple[str, str], EngineIssue] = {
+    ("sglang", "gpt-oss"): EngineIssue(
+        "sglang/srt/function_call/gpt_oss_detector.py:GptOssDetector.has_tool_call and "
+        "_extract_tool_call_from_event",
+        "a call is found only after the text `<|start|>assistant<|channel|>commentary` with the recipient "
+        "after the channel and `<|constrain|>json`; the template writes `<|start|>assistant to=functions.NAME"
+        "<|channel|>commentary json<|message|>` (recipient in the header, valid Harmony that vLLM's "
+        "openai_harmony path reads), and a first call's `<|start|>assistant` is in the prompt, not the "
+        "output",
+        ("harmony",),
+        _CALL_CASES,
+    ),
+    ("vllm", "qwen3_coder"): _NULL_AS_NONE,
+    ("vllm", "seed_oss"): _NULL_AS_NONE,
+}
+
+
+def engine_issue(engine: str, name: str, tool_format: str, first: str) -> EngineIssue | None:
+    """The known engine-side reason for ``name``'s first failure ``first`` (``"CASE: ..."``) on a template
+    whose tool format is ``tool_format``, if any."""
+    issue = ENGINE_ISSUES.get((engine, name))
+    if issue is None or tool_format not in issue.formats:
+        return None
+    return issue if first.split(":", 1)[0] in issue.cases else None
 
 
 def register(app: typer.Typer) -> None:
@@ -83,6 +154,7 @@ class Prepared:
     cases: tuple[CaseResult, ...]
     tokenizer: Path
     summary: str
+    special_tokens: tuple[str, ...] = ()
 
     def job(self) -> dict[str, Any]:
         from workbench.validate import ROUND_TRIP_TOOLS
@@ -100,7 +172,26 @@ class Prepared:
             }
             for c in self.cases
         ]
-        return {"key": self.name, "tokenizer": str(self.tokenizer), "cases": cases}
+        return {
+            "key": self.name,
+            "tokenizer": str(self.tokenizer),
+            "cases": cases,
+            "special_tokens": list(self.special_tokens),
+            # vLLM serves a gpt_oss model through HarmonyParser whatever parser is named
+            "harmony": self.spec.tools.format == "harmony",
+        }
+
+
+def special_tokens(template_text: str, spec: FormatSpec) -> tuple[str, ...]:
+    """The special tokens the template writes: in the model's own tokenizer each is one token, and parsers
+    key on it arriving whole.  The harness adds those a stand-in tokenizer lacks (Kimi-K2 streamed with
+    Qwen3's; the shared Llama 3.1 folder names id 128010 ``<|reserved_special_token_5|>`` as Llama 3.0 did,
+    not ``<|python_tag|>``)."""
+    # not in comments: gpt-oss's mentions a <|final|> that its tokenizer does not have
+    written = re.sub(r"\{#.*?#\}", "", template_text, flags=re.DOTALL)
+    found = SPECIAL_IN_TEXT.findall(written)
+    found += [m for m in spec.all_markers() if SPECIAL_MARKER.fullmatch(m.strip())]
+    return tuple(dict.fromkeys(t.strip() for t in found))
 
 
 def prepare(template: str, *, tokenizer: Path | None = None, time_limit: float = 2.0) -> Prepared:
@@ -117,7 +208,14 @@ def prepare(template: str, *, tokenizer: Path | None = None, time_limit: float =
     cases = tuple(c for c in report.cases if c.status != UNSUPPORTED and c.parsed is not None)
     if not cases:
         raise ExportError(f"{source.name}: no round-trip case to run ({report.summary()})")
-    return Prepared(source.name, spec, cases, tokenizer_for(source.name, tokenizer), report.summary())
+    return Prepared(
+        source.name,
+        spec,
+        cases,
+        tokenizer_for(source.name, tokenizer),
+        report.summary(),
+        special_tokens(source.text, spec),
+    )
 
 
 def recommend(
@@ -126,26 +224,35 @@ def recommend(
     *,
     tokenizer: Path | None = None,
     time_limit: float = 2.0,
-    only: list[str] | None = None,
+    only: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+    engines: tuple[str, ...] = ENGINES,
 ) -> list[dict[str, Any]]:
     """Every engine's parsers on each template's round-trip cases, one harness run per engine for all the
     templates; one JSON answer per template (see the module doc).  ``only`` limits the parsers run to those
-    names (tests: a full run of ~100 parsers takes minutes on a loaded machine)."""
+    names, for every template or per template (a mapping keyed by the ``templates`` entry): tests, since a
+    full run of ~100 parsers takes many minutes on a loaded machine."""
     prepared = [prepare(t, tokenizer=tokenizer, time_limit=time_limit) for t in templates]
-    answers = _run_engines(python, [p.job() for p in prepared], only)
+    jobs = [p.job() for p in prepared]
+    if isinstance(only, Mapping):
+        for template, job in zip(templates, jobs, strict=True):
+            job["only"] = list(only.get(template, ()))
+    answers = _run_engines(python, jobs, None if isinstance(only, Mapping) else only, engines)
     out = []
     for n, item in enumerate(prepared):
         needs_reasoning = any((c.parsed or {}).get("reasoning_content") for c in item.cases)
-        engines: dict[str, Any] = {}
+        per_engine: dict[str, Any] = {}
         for engine, got in answers.items():
             if "failed" in got:
-                engines[engine] = {"version": "?", "error": got["failed"]}
+                per_engine[engine] = {"version": "?", "error": got["failed"]}
                 continue
             job = got["jobs"][n]
-            engines[engine] = {
+            per_engine[engine] = {
                 "version": got.get("version", "?"),
-                "reasoning": _judge(job.get("reasoning", {}), item, "reasoning", needs_reasoning),
-                "tools": _judge(job.get("tools", {}), item, "tools", item.spec.tools.format != "none"),
+                "tokenizer_notes": job.get("tokenizer_notes", []),
+                "reasoning": _judge(job.get("reasoning", {}), item, "reasoning", needs_reasoning, engine),
+                "tools": _judge(
+                    job.get("tools", {}), item, "tools", item.spec.tools.format != "none", engine
+                ),
             }
         out.append(
             {
@@ -153,58 +260,73 @@ def recommend(
                 "tokenizer": item.tokenizer.name,
                 "cases": len(item.cases),
                 "validated": item.summary,
-                "engines": engines,
+                "engines": per_engine,
             }
         )
     return out
 
 
 def _run_engines(
-    python: Path, jobs: list[dict[str, Any]], only: list[str] | None = None
+    python: Path,
+    jobs: list[dict[str, Any]],
+    only: Sequence[str] | None = None,
+    engines: tuple[str, ...] = ENGINES,
 ) -> dict[str, dict[str, Any]]:
-    """One harness subprocess per engine, started together (each spends most of its time importing)."""
+    """One harness subprocess per engine, one after the other: each imports GBs of engine code and the
+    machines this runs on (CI: 2 cores) cannot hold two at once without swapping."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("OMP_NUM_THREADS", "1")
-    procs = {}
-    for engine in ENGINES:
-        request = json.dumps({"engine": engine, "jobs": jobs, "only": only})
-        proc = subprocess.Popen(
-            [str(python), str(HARNESS)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        procs[engine] = (proc, request)
     out: dict[str, dict[str, Any]] = {}
-    for engine, (proc, request) in procs.items():
+    for engine in engines:
+        request = json.dumps(
+            {"engine": engine, "jobs": jobs, "only": list(only) if only is not None else None}
+        )
         try:
-            stdout, stderr = proc.communicate(request, timeout=1800)
+            proc = subprocess.run(
+                [str(python), str(HARNESS)],
+                input=request,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=1800,
+            )
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
             out[engine] = {"failed": "the harness took more than 1800 s"}
             continue
         if proc.returncode != 0:
-            tail = (stderr.strip().splitlines() or ["no output"])[-1]
+            tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             out[engine] = {"failed": f"the harness failed: {tail}"}
             continue
-        out[engine] = json.loads(stdout)
+        out[engine] = json.loads(proc.stdout)
     return out
 
 
-def _judge(parsers: dict[str, Any], item: Prepared, kind: str, needed: bool) -> dict[str, Any]:
-    """Pass / near-miss lists for one kind of parser."""
+def _judge(
+    parsers: dict[str, Any], item: Prepared, kind: str, needed: bool, engine: str = ""
+) -> dict[str, Any]:
+    """Pass / near-miss lists for one kind of parser; a miss with a known engine-side reason
+    (``ENGINE_ISSUES``) is always listed, with that reason."""
     verdicts = [_verdict(name, got, item, kind) for name, got in sorted(parsers.items())]
     passing = [v.name for v in verdicts if v.ok]
-    near = sorted((v for v in verdicts if not v.ok), key=lambda v: (-v.passed, v.name))[:NEAR_MISSES]
+    misses = sorted((v for v in verdicts if not v.ok), key=lambda v: (-v.passed, v.name))
+    near = misses[:NEAR_MISSES] + [
+        v
+        for v in misses[NEAR_MISSES:]
+        if engine_issue(engine, v.name, item.spec.tools.format, v.first) is not None
+    ]
+    listed = []
+    for v in near:
+        entry: dict[str, Any] = {"name": v.name, "passed": v.passed, "total": v.total, "first": v.first}
+        issue = engine_issue(engine, v.name, item.spec.tools.format, v.first)
+        if issue is not None:
+            entry["engine_issue"] = {"where": issue.where, "why": issue.why}
+        listed.append(entry)
     return {
         "needed": needed,
         "pass": passing,
         "caveats": {v.name: v.caveat for v in verdicts if v.ok and v.caveat},
-        "near": [{"name": v.name, "passed": v.passed, "total": v.total, "first": v.first} for v in near],
+        "near": listed,
         "tried": len(verdicts),
     }
 
@@ -265,6 +387,9 @@ def render(answer: dict[str, Any]) -> str:
                 what = "reasoning" if kind == "reasoning" else "tool calls"
                 lines.append(f"  {flags[kind]}: not needed (no {what})")
                 continue
+            if not part["tried"]:
+                lines.append(f"  {flags[kind]}: none run")
+                continue
             if part["pass"]:
                 lines.append(f"  {flags[kind]}: {' | '.join(part['pass'])}")
                 for name, caveat in part["caveats"].items():
@@ -274,7 +399,14 @@ def render(answer: dict[str, Any]) -> str:
                     f"  {flags[kind]}: none of the {part['tried']} built-in parsers passes; "
                     "export a plug-in: workbench export TEMPLATE --target vllm-plugin -o DIR"
                 )
-            for near in part["near"] if not part["pass"] else part["near"][:1]:
+            shown = list(part["near"] if not part["pass"] else part["near"][:1])
+            shown += [n for n in part["near"] if "engine_issue" in n and n not in shown]
+            for near in shown:
                 score = f"{near['passed']}/{near['total']}"
                 lines.append(f"    near miss {near['name']} ({score}): {near['first']}")
+                if "engine_issue" in near:
+                    issue = near["engine_issue"]
+                    lines.append(f"      engine side: {issue['why']} ({issue['where']})")
+        for note in got.get("tokenizer_notes", []):
+            lines.append(f"  tokenizer: {note}")
     return "\n".join(lines)

@@ -7,18 +7,27 @@ takes 15-30 s; ``workbench recommend`` compares the messages with the expected o
 stdin (JSON)::
 
     {"engine": "vllm" | "sglang",
+     "only": [NAME, ...] (optional: run only these parsers),
      "jobs": [{"key": "...", "tokenizer": "/path/to/tokenizer/folder",
+               "special_tokens": [...] (the template's; added to the tokenizer when it lacks them),
+               "harmony": bool (a gpt_oss model: served through the engines' Harmony paths),
+               "only": [...] (optional: this job's own parsers),
                "cases": [{"id", "output", "prefix", "tools": [OpenAI tools], "content_input"}]}]}
 
 stdout (JSON)::
 
-    {"engine": "vllm", "version": "0.32.0", "jobs": [{"key": "...",
+    {"engine": "vllm", "version": "0.32.0", "jobs": [{"key": "...", "tokenizer_notes": [...],
      "reasoning": {NAME: {"error": "..."} | {"cases": [{"id", "one_shot": R, "streamed": R}]}},
      "tools": {NAME: {"error": "..."} | {"cases": [{"id", "one_shot": MESSAGE, "streamed": MESSAGE}]}}}]}
 
 R is ``{"reasoning_content", "content"}`` (or ``{"error"}``).  Tool parsers read what the case's expected
 reasoning leaves (``content_input`` in the case, given by the caller): serving runs the reasoning parser
-first and hands the tool parser the rest, and the two are recommended separately.
+first and hands the tool parser the rest, and the two are recommended separately.  A Harmony job is the
+exception: its tool parsers read the whole output, through the path each engine's serving takes for a
+``gpt_oss`` model (vLLM: ``HarmonyParser`` on token ids; SGLang: the ``gpt-oss`` reasoning parser first).
+
+vLLM tool parsers run as vLLM's chat serving runs them: the ``Parser`` that ``ParserManager.get_parser``
+composes, ``parse`` one-shot and ``parse_delta`` per token delta (``engine_harness.vllm_streamed``).
 """
 
 from __future__ import annotations
@@ -67,11 +76,29 @@ class CachedDeltas(base.Deltas):
 
 
 # --------------------------------------------------------------------------------------------- vLLM
-def vllm_parsers(tokenizer: Any, cases: list[dict[str, Any]], only: Any = None) -> dict[str, Any]:
+def vllm_serving_parser(name: str, tokenizer: Any, harmony: bool) -> Any:
+    """The parser class vLLM's chat serving builds for ``--tool-call-parser NAME --enable-auto-tool-choice``
+    (``OpenAIServingChat.__init__`` -> ``ParserManager.get_parser``): since 0.32 serving never calls a tool
+    parser's ``extract_tool_calls*`` itself but a composed ``Parser``'s ``parse`` / ``parse_delta``, and a
+    ``gpt_oss`` model (``is_harmony``) always gets ``HarmonyParser``, which reads the output's token ids."""
+    from vllm.parser.parser_manager import ParserManager
+
+    return ParserManager.get_parser(
+        tool_parser_name=name, enable_auto_tools=True, is_harmony=harmony, tokenizer=tokenizer
+    )
+
+
+def vllm_parsers(
+    tokenizer: Any, cases: list[dict[str, Any]], only: Any = None, harmony: bool = False
+) -> dict[str, Any]:
     from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.reasoning import ReasoningParserManager
+    from vllm.tokenizers.hf import get_cached_tokenizer
     from vllm.tool_parsers import ToolParserManager
 
+    # what serving hands the parsers (``CachedHfTokenizer.from_pretrained``): without it every parser
+    # built recomputes ``get_vocab()``, 0.4 s each for a 150k vocabulary, 90% of the run
+    tokenizer = get_cached_tokenizer(tokenizer)
     deltas = CachedDeltas(tokenizer)
     requests = {
         c["id"]: ChatCompletionRequest(
@@ -116,48 +143,40 @@ def vllm_parsers(tokenizer: Any, cases: list[dict[str, Any]], only: Any = None) 
         if name == "hf":
             continue
         try:
-            cls = ToolParserManager.get_tool_parser(name)
-            cls(tokenizer)
+            parser_cls = vllm_serving_parser(name, tokenizer, harmony)
         except Exception as exc:
             tools[name] = {"error": base._first_line(exc)}
             continue
         out = []
         for case in cases:
             request = requests[case["id"]]
-            text_in = case.get("content_input", case["output"])
+            # a Harmony model's serving parser reads the whole output (its own channels); others read what
+            # follows the reasoning, as they would behind the family's reasoning parser
+            text_in = case["output"] if harmony else case.get("content_input", case["output"])
+            prompt_ids = deltas.encode(case.get("prefix", ""))
 
-            def tool_one_shot(text_in: str = text_in, request: Any = request, cls: Any = cls) -> Message:
-                info = cls(tokenizer, request.tools).extract_tool_calls(text_in, request)
-                calls = (
-                    [
-                        {"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
-                        for c in (info.tool_calls or [])
-                    ]
-                    if info.tools_called
-                    else []
-                )
-                return base._message(None, info.content, calls)
-
-            def tool_streamed(text_in: str = text_in, request: Any = request, cls: Any = cls) -> Message:
+            def make(
+                request: Any = request, prompt_ids: list[int] = prompt_ids, cls: Any = parser_cls
+            ) -> Any:
                 parser = cls(tokenizer, request.tools)
-                prev_text, prev_ids = "", list[int]()
-                content: list[str] = []
-                calls: dict[int, dict[str, Any]] = {}
-                for text, ids in deltas.split(text_in):
-                    cur_text, cur_ids = prev_text + text, prev_ids + ids
-                    d = parser.extract_tool_calls_streaming(
-                        prev_text, cur_text, text, prev_ids, cur_ids, ids, request
-                    )
-                    if d is not None:
-                        content.append(d.content or "")
-                        for call in d.tool_calls or []:
-                            slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
-                            slot["id"] = call.id or slot["id"]
-                            if call.function is not None:
-                                slot["name"] += call.function.name or ""
-                                slot["arguments"] += call.function.arguments or ""
-                    prev_text, prev_ids = cur_text, cur_ids
-                return base._message(None, "".join(content), [calls[i] for i in sorted(calls)])
+                parser.set_prompt_token_ids(prompt_ids)
+                return parser
+
+            def tool_one_shot(text_in: str = text_in, request: Any = request, make: Any = make) -> Message:
+                _r, content, calls = make().parse(
+                    text_in, request, enable_auto_tools=True, model_output_token_ids=deltas.encode(text_in)
+                )
+                found = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls or []]
+                return base._message(None, content, found)
+
+            def tool_streamed(
+                text_in: str = text_in,
+                request: Any = request,
+                prompt_ids: list[int] = prompt_ids,
+                make: Any = make,
+            ) -> Message:
+                got = base.vllm_streamed(make(), deltas, text_in, request, prompt_ids)
+                return {**got, "reasoning_content": ""}
 
             out.append(_record(case["id"], tool_one_shot, tool_streamed))
         tools[name] = {"cases": out}
@@ -165,7 +184,9 @@ def vllm_parsers(tokenizer: Any, cases: list[dict[str, Any]], only: Any = None) 
 
 
 # ------------------------------------------------------------------------------------------- SGLang
-def sglang_parsers(tokenizer: Any, cases: list[dict[str, Any]], only: Any = None) -> dict[str, Any]:
+def sglang_parsers(
+    tokenizer: Any, cases: list[dict[str, Any]], only: Any = None, harmony: bool = False
+) -> dict[str, Any]:
     base._ipython_stub()
     from sglang.srt.entrypoints.openai.protocol import Tool
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
@@ -213,15 +234,17 @@ def sglang_parsers(tokenizer: Any, cases: list[dict[str, Any]], only: Any = None
         out = []
         for case in cases:
             tools = [Tool(**t) for t in case["tools"]]
-            text_in = case.get("content_input", case["output"])
+            text_in = case["output"] if harmony else case.get("content_input", case["output"])
 
             def tool_one_shot(text_in: str = text_in, tools: list[Any] = tools, name: str = name) -> Message:
                 parser = FunctionCallParser(tools, name, tokenizer=tokenizer)
-                text, items = parser.parse_non_stream(text_in)
+                text = _sglang_harmony(tokenizer).parse_non_stream(text_in)[1] or "" if harmony else text_in
+                text, items = parser.parse_non_stream(text)
                 return base._message(None, text, [{"name": i.name, "arguments": i.parameters} for i in items])
 
             def tool_streamed(text_in: str = text_in, tools: list[Any] = tools, name: str = name) -> Message:
                 parser = FunctionCallParser(tools, name, tokenizer=tokenizer)
+                before = _sglang_harmony(tokenizer) if harmony else None
                 content: list[str] = []
                 calls: dict[int, dict[str, Any]] = {}
 
@@ -233,7 +256,13 @@ def sglang_parsers(tokenizer: Any, cases: list[dict[str, Any]], only: Any = None
                         slot["arguments"] += item.parameters or ""
 
                 for text, _ids in deltas.split(text_in):
-                    take(*parser.parse_stream_chunk(text))
+                    normal = before.parse_stream_chunk(text)[1] or "" if before is not None else text
+                    if normal:
+                        take(*parser.parse_stream_chunk(normal))
+                if before is not None:
+                    normal = before.parse_stream_end()[1] or ""
+                    if normal:
+                        take(*parser.parse_stream_chunk(normal))
                 take(*parser.parse_stream_end())
                 return base._message(None, "".join(content), [calls[i] for i in sorted(calls)])
 
@@ -242,7 +271,52 @@ def sglang_parsers(tokenizer: Any, cases: list[dict[str, Any]], only: Any = None
     return {"reasoning": reasoning, "tools": tools_out}
 
 
+def _sglang_harmony(tokenizer: Any) -> Any:
+    """What SGLang's chat serving puts in front of the tool parser for a ``gpt_oss`` model: the documented
+    ``--reasoning-parser gpt-oss`` (``serving_chat`` keeps the special tokens for it, ``is_gpt_oss``).  Its
+    normal text carries the final channel's content and each tool call's raw Harmony text, which the
+    ``gpt-oss`` tool detector reads; fed the raw output instead, the detector sees channel headers as
+    content."""
+    from sglang.srt.parser.reasoning_parser import ReasoningParser
+
+    return ReasoningParser("gpt-oss", stream_reasoning=True, tokenizer=tokenizer)
+
+
 RUNNERS = {"vllm": vllm_parsers, "sglang": sglang_parsers}
+
+# Text every byte-level tokenizer must give back unchanged; a tokenizer class that rebuilds the pipeline
+# (transformers 5's ``LlamaTokenizer`` for DeepSeek-V3's ``"tokenizer_class": "LlamaTokenizerFast"`` puts
+# a Metaspace pre-tokenizer in front of a byte-level BPE) drops the spaces, so streaming falls back to a
+# single delta and token-id-driven parsers see nothing.
+PROBE = 'Let me check the weather: {"city": "Paris"}\n'
+
+
+def load_tokenizer(path: str, special: list[str]) -> tuple[Any, list[str]]:
+    """The tokenizer the output is streamed with, and notes on what was done to it.
+
+    ``AutoTokenizer`` first, as vLLM and SGLang load it; if it cannot give ``PROBE`` back, the folder's
+    ``tokenizer.json`` as shipped (``PreTrainedTokenizerFast``), which is what the checkpoint's own config
+    selects at serving time.  ``special``: the template's special-token spellings; one the tokenizer lacks
+    is added as a single special token (a stand-in tokenizer for a family whose own one is not at hand
+    would otherwise split it into pieces, which no parser keyed on that token sees)."""
+    notes: list[str] = []
+    tokenizer = base._load_tokenizer(path)
+    if base.Deltas(tokenizer).decode(base.Deltas(tokenizer).encode(PROBE)) != PROBE:
+        from transformers import PreTrainedTokenizerFast
+
+        shipped = PreTrainedTokenizerFast.from_pretrained(path)
+        if base.Deltas(shipped).decode(base.Deltas(shipped).encode(PROBE)) == PROBE:
+            notes.append(
+                f"{type(tokenizer).__name__} does not decode back what it encodes; "
+                "used tokenizer.json as shipped (PreTrainedTokenizerFast)"
+            )
+            tokenizer = shipped
+    vocab = tokenizer.get_vocab()
+    missing = [t for t in dict.fromkeys(special) if t not in vocab]
+    if missing:
+        tokenizer.add_tokens(missing, special_tokens=True)
+        notes.append(f"added the template's special tokens {', '.join(missing)}")
+    return tokenizer, notes
 
 
 def main() -> int:
@@ -250,15 +324,17 @@ def main() -> int:
     logging.disable(logging.WARNING)
     request = json.load(sys.stdin)
     engine = request["engine"]
-    tokenizers: dict[str, Any] = {}
     jobs = []
+    tokenizers: dict[tuple[str, ...], tuple[Any, list[str]]] = {}
     for job in request["jobs"]:
-        path = job["tokenizer"]
-        if path not in tokenizers:
-            tokenizers[path] = base._load_tokenizer(path)
+        key = (job["tokenizer"], *(job.get("special_tokens") or []))
+        if key not in tokenizers:
+            tokenizers[key] = load_tokenizer(key[0], list(key[1:]))
+        tokenizer, notes = tokenizers[key]
         with contextlib.redirect_stdout(io.StringIO()):
-            result = RUNNERS[engine](tokenizers[path], job["cases"], request.get("only"))
-        jobs.append({"key": job["key"], **result})
+            only = job.get("only", request.get("only"))  # a job's own list: each template's own candidates
+            result = RUNNERS[engine](tokenizer, job["cases"], only, bool(job.get("harmony")))
+        jobs.append({"key": job["key"], "tokenizer_notes": notes, **result})
     answer = {"engine": engine, "version": base.versions().get(engine, "?"), "jobs": jobs}
     json.dump(answer, sys.stdout, ensure_ascii=False)
     return 0
