@@ -27,6 +27,7 @@ import numpy as np
 from workbench.chat import Message, Tool, ToolCall
 from workbench.engine.bitmask import STRIP_BUCKETS, full_summary, is_allowed, summarize, unpack
 from workbench.engine.detok import IncrementalText
+from workbench.engine.kv import cache_name, forward_with_cache
 from workbench.engine.loaded import LoadedModel
 from workbench.engine.sampling import SamplingConfig, sample_token, top_k
 from workbench.engine.step import Candidate, Step
@@ -193,6 +194,7 @@ class Generator:
         self.steps: list[Step] = []
         self._text = IncrementalText()
         self._cache: Any = None
+        self._cache_name = cache_name(loaded.model)  # "cache" on transformers 5.2x (no deprecation warning)
         self._logits: Any = None
         self._pending: list[int] = list(self.prompt_ids)  # tokens to feed before the next logits
         self._parser = self._make_parser()
@@ -233,14 +235,14 @@ class Generator:
         if self._logits is None:
             torch = self._torch
             with torch.inference_mode():
-                out = self.loaded.model(
-                    input_ids=torch.tensor([self._pending], dtype=torch.long),
-                    past_key_values=self._cache,
-                    use_cache=True,
+                logits, self._cache = forward_with_cache(
+                    self.loaded.model,
+                    self._cache_name,
+                    torch.tensor([self._pending], dtype=torch.long),
+                    self._cache,
                     logits_to_keep=1,  # prefill: the vocabulary-sized logits of the last position only
                 )
-            self._cache = out.past_key_values
-            self._logits = out.logits[0, -1].float()
+            self._logits = logits[0, -1].float()
             self._pending = []
         return self._logits
 
