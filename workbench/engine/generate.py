@@ -71,7 +71,7 @@ class GenerationResult:
 
 def render_prompt(
     loaded: LoadedModel,
-    messages: Sequence[Message],
+    messages: Sequence[Message | Mapping[str, Any]],
     tools: Sequence[Tool],
     template: TemplateSource | str | None,
     *,
@@ -109,7 +109,8 @@ class Generator:
     Args:
         loaded: model + tokenizer (:func:`workbench.engine.model.load_model`).
         spec: the output format; the grammar and the parser both come from it.
-        messages: the conversation so far (the prompt).
+        messages: the conversation so far (the prompt); OpenAI dicts are passed to the template as they are
+            (tool-call arguments as dicts, as transformers does).
         tools: tools offered; their schemas constrain the arguments.
         tool_choice: ``auto`` | ``required`` | ``none`` | a tool name.
         constrain: apply the grammar's mask (can be toggled with :meth:`set_constrained`).
@@ -128,7 +129,7 @@ class Generator:
         loaded: LoadedModel,
         spec: FormatSpec,
         *,
-        messages: Sequence[Message],
+        messages: Sequence[Message | Mapping[str, Any]],
         tools: Sequence[Tool] = (),
         tool_choice: Any = "auto",
         constrain: bool = True,

@@ -441,6 +441,7 @@ class WorkbenchApp(App[None]):
         except Refused as refusal:
             self._refuse(refusal)
             return
+        generate_flow.accept_generation(ws, request)  # the prompt is now the conversation
         self._last_messages = request.messages
         self.engine.pause.clear()
         ws.running = True

@@ -60,10 +60,14 @@ class GenerationRequest:
     template: TemplateSource
     messages: list[Message]
     tools: list[Tool]
-    tool_choice: str
+    tool_choice: Any  # "auto" | "required" | "none" | {"type": "function", "function": {"name": ...}}
     constrain: bool
     kwargs: dict[str, Any]
     start_paused: bool = False
+    parallel: bool = True
+    # The conversation as the template receives it (OpenAI dicts, tool-call arguments as dicts, as
+    # transformers passes them); ``messages`` is the same as Message objects, for a saved session.
+    prompt_messages: tuple[dict[str, Any], ...] = ()
 
 
 class EngineController:
@@ -225,9 +229,10 @@ def make_generator(request: GenerationRequest) -> Generator:
     return Generator(
         request.loaded,
         request.spec,
-        messages=request.messages,
+        messages=list(request.prompt_messages) or request.messages,
         tools=request.tools,
         tool_choice=request.tool_choice,
+        parallel=request.parallel,
         constrain=request.constrain,
         template=request.template,
         reasoning=bool(request.kwargs.get("enable_thinking", True)),
