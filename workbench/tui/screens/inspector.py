@@ -240,7 +240,8 @@ class InspectorScreen(WorkbenchScreen):
             )
             return
         gauge.vocab, gauge.allowed = step.vocab_size, step.allowed_count
-        heat.vocab, heat.strip = step.vocab_size, step.mask_strip
+        heat.vocab, heat.chosen, heat.constrained = step.vocab_size, step.token_id, step.constrained
+        heat.strip = step.mask_strip
         self.query_one("#facts-pane").border_title = f"step {index + 1} of {n}"
         facts.update(step_facts(step))
         self._fill(table, candidate_rows(step))
