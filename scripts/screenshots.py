@@ -115,6 +115,71 @@ async def capture_live(template: str, size: tuple[int, int], out: Path, suffix: 
     return written
 
 
+async def capture_conversation(
+    template: str, size: tuple[int, int], out: Path, suffix: str = ""
+) -> list[Path]:
+    """A live conversation with the tiny random model on Generate: a system prompt, a user turn, the
+    model's call, a tool result typed with ``t`` and the next assistant turn.  The tools' arguments are
+    enums, so a random model's call is short and complete."""
+    import json
+
+    from textual.widgets import Checkbox, Input, Select
+
+    app = WorkbenchApp(load_template(template), model="tiny", analyze=True, replay_delay=0.0)
+    written: list[Path] = []
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Current weather for a city.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string", "enum": ["Paris", "Rome"]}},
+                    "required": ["city"],
+                },
+            },
+        }
+    ]
+
+    async def settle() -> None:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+    async with app.run_test(size=size) as pilot:
+        for _ in range(600):
+            if app.workspace.model_state in ("ready", "failed") and app.workspace.spec is not None:
+                break
+            await asyncio.sleep(0.1)
+        if app.workspace.model_state != "ready":
+            print(f"conversation screenshot skipped: {app.workspace.model_notice}", file=sys.stderr)
+            return written
+        app.workspace.tools_json = json.dumps(tools)
+        app.switch_mode("generate")
+        await settle()
+        screen = app.screen
+        screen.query_one("#system", Input).value = "You are a weather assistant."
+        screen.query_one("#tool-choice", Select).value = "tool:get_weather"
+        screen.query_one("#parallel", Checkbox).value = False
+        chat = screen.query_one("#chat", Input)
+        chat.value = "What is the weather in Paris?"
+        chat.focus()
+        await pilot.press("enter")
+        await settle()
+        await pilot.press("t")
+        await settle()
+        app.screen.query_one("#tool-result", Input).value = '{"temp_c": 18, "sky": "cloudy"}'
+        await pilot.press("enter")
+        await settle()
+        app.clear_notifications()
+        await pilot.pause(0.3)
+        path = out / f"generate-conversation{suffix}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+        written.append(path)
+    return written
+
+
 def _plain_spaces(svg_text: str) -> str:
     """Textual writes spaces as ``&#160;``; rsvg-convert collapses those at the start of a text run, which
     shifts indentation in the PNG.  Real spaces with ``xml:space="preserve"`` render as in a browser."""
@@ -163,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     written = asyncio.run(capture(args.template, (width, height), out, args.steps, args.suffix))
     if not args.no_live:
         written += asyncio.run(capture_live(args.template, (width, height), out, args.suffix))
+        written += asyncio.run(capture_conversation(args.template, (width, height), out, args.suffix))
     for svg in written:
         line = str(svg)
         if args.png:

@@ -195,7 +195,7 @@ def turn_lines(ws: Workspace, width: int = 60) -> list[tuple[str, str]]:
 def _row(m: dict[str, Any]) -> tuple[str, str]:
     role = str(m.get("role", "?"))
     if role == "tool":
-        return f"tool {m.get('tool_call_id', '')}".strip(), str(m.get("content", ""))
+        return "tool", f"[{m.get('tool_call_id', '')}] {m.get('content', '')}"
     parts = []
     if m.get("reasoning_content"):
         parts.append("(thinks) ")

@@ -84,7 +84,6 @@ class GenerateScreen(WorkbenchScreen):
                     parsed.border_title = "parsed message"
                     yield Static(id="parsed")
         with Horizontal(id="options-row"):
-            yield Input(placeholder="system prompt (optional)", id="system")
             yield Select(choice_options([]), value="auto", allow_blank=False, id="tool-choice")
             yield Checkbox("constrain", True, id="constrain")
             yield Checkbox(
@@ -96,6 +95,7 @@ class GenerateScreen(WorkbenchScreen):
                 placeholder="Ask something and press enter (continues the conversation; tools from Template)",
                 id="chat",
             )
+            yield Input(placeholder="system prompt (optional)", id="system")
 
     def focus_chat(self) -> None:
         self.query_one("#chat", Input).focus()
@@ -278,8 +278,8 @@ class GenerateScreen(WorkbenchScreen):
 
     def _draw_turns(self) -> None:
         """The conversation, one compact line a turn (the answer being written marked ``assistant…``)."""
-        self.turns = conversation.turn_lines(self.ws)
-        out = Text()
+        self.turns = conversation.turn_lines(self.ws, width=200)
+        out = Text(no_wrap=True, overflow="ellipsis")  # one line a turn: the pane cuts it at its width
         if not self.turns:
             out.append("no turns yet: the first message starts the conversation", style="dim")
         styles = {"system": "#bb9af7", "user": "#7aa2f7", "assistant": "#9ece6a"}
@@ -292,3 +292,4 @@ class GenerateScreen(WorkbenchScreen):
         if calls:
             out.append(f"\n{len(calls)} call(s) to answer: t types a tool result", style="italic #e0af68")
         self.query_one("#turns", Static).update(out)
+        self.query_one("#turns-pane").scroll_end(animate=False)  # the newest turns matter most
