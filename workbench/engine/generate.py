@@ -69,6 +69,19 @@ class GenerationResult:
         return out
 
 
+@dataclass(frozen=True)
+class PastPosition:
+    """A generator's grammar at an earlier step (:meth:`Generator.position_before`): the same attributes
+    the "why" questions (:mod:`workbench.engine.why`) read from a live generator."""
+
+    matcher: ConstrainedMatcher
+    text: str
+    plan: GrammarPlan
+    vocab_size: int
+    loaded: LoadedModel
+    index: int
+
+
 def render_prompt(
     loaded: LoadedModel,
     messages: Sequence[Message | Mapping[str, Any]],
@@ -175,6 +188,7 @@ class Generator:
         self.stop_ids = self._stop_token_ids()
         marker_ids = {i for m in self.plan.markers if (i := loaded.single_token_id(m)) is not None}
         grammar_stops = [i for i in self.stop_ids if i not in marker_ids] or list(self.stop_ids)
+        self._grammar_stops = grammar_stops
         self.matcher = ConstrainedMatcher(
             self.plan, loaded.compile_structural_tag, self._token_bytes, stop_token_ids=grammar_stops
         )
@@ -305,6 +319,32 @@ class Generator:
     def phase(self) -> str:
         """The matcher's phase for the next token (``lead|reasoning|text|tool|answer``)."""
         return self.matcher.phase
+
+    def position_before(self, index: int) -> PastPosition:
+        """The grammar as it was when step ``index`` chose its token, for asking "why" about a past step.
+
+        A fresh matcher is fed the tokens before it (microseconds a token; the compiled grammars come from
+        the model's compiler cache), so the live matcher, the KV cache and the parser are untouched.  A
+        token the grammar rejects was generated with the constraint off: it is followed the way the live
+        matcher followed it then (unconstrained, the grammar may lose track).
+        """
+        with self._lock:
+            index = max(0, min(index, len(self.steps)))
+            matcher = ConstrainedMatcher(
+                self.plan,
+                self.loaded.compile_structural_tag,
+                self._token_bytes,
+                stop_token_ids=self._grammar_stops,
+            )
+            for token in self.token_ids[:index]:
+                if not matcher.accept(token):
+                    matcher.set_enabled(False)
+                    matcher.accept(token)
+                    matcher.set_enabled(True)
+            constrained = self.steps[index].constrained if index < len(self.steps) else self.constrain
+            matcher.set_enabled(constrained or matcher.active is None)
+            text = "".join(self._text.parts[:index])
+            return PastPosition(matcher, text, self.plan, self.vocab_size, self.loaded, index)
 
     def run(self, n: int) -> list[Step]:
         """Up to ``n`` steps; stops early when finished or paused."""

@@ -540,11 +540,23 @@ class WorkbenchApp(App[None]):
             )
             return
 
+        step = self.scrubbed_step()
+        if step is not None:
+            hint += f" (here: step {step + 1}'s choice, the grammar replayed to it)"
+
         def asked(answer: str | None) -> None:
             if answer:
-                self._control(op, answer)
+                self._control(op, answer if step is None else (answer, step))
 
         self.push_screen(AskScreen(title, hint, value), asked)
+
+    def scrubbed_step(self) -> int | None:
+        """The step the inspector is scrubbed back to (its choice is what the grammar is asked about), or
+        None at the newest step (the grammar answers for the next token)."""
+        screen = self.screen
+        if isinstance(screen, InspectorScreen) and 0 <= screen.selected < len(self.workspace.steps) - 1:
+            return screen.selected
+        return None
 
     def action_why_masked(self, token: str = "") -> None:
         """Ask why a token (typed, or the one picked in the candidates) is masked at the current position."""
@@ -567,7 +579,8 @@ class WorkbenchApp(App[None]):
         """Ask the grammar where it is now (the inspector's grammar view; no state change)."""
         driver = self.workspace.driver
         if driver is not None and driver.can_ask and not self.workspace.running:
-            self._control("where")
+            step = self.scrubbed_step()
+            self._control("where", None if step is None else ("", step))
 
     def on_grammar_answered(self, message: msg.GrammarAnswered) -> None:
         ws = self.workspace
