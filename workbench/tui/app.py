@@ -198,6 +198,20 @@ class WorkbenchApp(App[None]):
         if isinstance(screen, GenerateScreen):
             screen.focus_chat()
 
+    def action_tool_result(self) -> None:
+        """Type a tool result for the last assistant turn's call (palette; `t` on Generate)."""
+        self.switch_mode("generate")
+        screen = self.screen
+        if isinstance(screen, GenerateScreen):
+            screen.action_tool_result()
+
+    def action_new_conversation(self) -> None:
+        """Clear the Generate screen's conversation, asking first (palette; `n` on Generate)."""
+        self.switch_mode("generate")
+        screen = self.screen
+        if isinstance(screen, GenerateScreen):
+            screen.action_new_conversation()
+
     # ------------------------------------------------------------------ workers and their failures
     def _start_worker(
         self, work: Callable[[], object], *, group: str, detail: str = "", exclusive: bool = True
