@@ -28,6 +28,20 @@ ROOT = Path(__file__).resolve().parents[1]
 SCREENS = ("template", "analysis", "generate", "inspector", "export")
 
 
+async def wait_workers(app: WorkbenchApp) -> None:
+    """Wait until no worker runs.  A worker cancelled by a newer one of its group (a re-render started by
+    the analysis) or one that failed (the app reports it) makes ``wait_for_complete`` raise: go on waiting
+    for the others instead of losing every picture."""
+    from textual.worker import WorkerCancelled, WorkerFailed
+
+    for _ in range(100):
+        try:
+            await app.workers.wait_for_complete()
+            return
+        except (WorkerCancelled, WorkerFailed):
+            await asyncio.sleep(0)
+
+
 async def capture(
     template: str, size: tuple[int, int], out: Path, steps: int, suffix: str = ""
 ) -> list[Path]:
@@ -35,18 +49,18 @@ async def capture(
     app = WorkbenchApp(source, load_model=False, analyze=True, replay_delay=0.0)
     written: list[Path] = []
     async with app.run_test(size=size) as pilot:
-        await app.workers.wait_for_complete()
+        await wait_workers(app)
         await pilot.pause()
         demo = demo_steps()
         app.install_replay(demo, demo_parser, label="demo replay (no model)")
         for _ in range(min(steps, len(demo))):
             app.action_step()
-            await app.workers.wait_for_complete()
+            await wait_workers(app)
         await pilot.pause()
         for mode in SCREENS:
             app.switch_mode(mode)
             await pilot.pause()
-            await app.workers.wait_for_complete()
+            await wait_workers(app)
             if mode == "analysis":
                 await pilot.press("down", "down")  # show a probe whose renders differ
             await pilot.pause(0.3)
@@ -67,7 +81,7 @@ async def capture_live(template: str, size: tuple[int, int], out: Path, suffix: 
 
     async def settle() -> None:
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await wait_workers(app)
         await pilot.pause()
 
     async with app.run_test(size=size) as pilot:
@@ -144,7 +158,7 @@ async def capture_conversation(
 
     async def settle() -> None:
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await wait_workers(app)
         await pilot.pause()
 
     async with app.run_test(size=size) as pilot:
