@@ -194,6 +194,36 @@ async def capture_conversation(
     return written
 
 
+async def capture_switches(size: tuple[int, int], out: Path, suffix: str = "") -> list[Path]:
+    """The template switches of ``templates/new-formats/effort-switches.jinja``: the Analysis screen's list
+    of what each value changes, and the Template screen's Kwargs tab with ``reasoning_effort="none"`` picked
+    (the preview then ends in the empty reasoning block that value writes)."""
+    from textual.widgets import Checkbox, Select, TabbedContent
+
+    source = load_template(str(ROOT / "templates" / "new-formats" / "effort-switches.jinja"))
+    app = WorkbenchApp(source, load_model=False, analyze=True, replay_delay=0.0, start_mode="analysis")
+    written: list[Path] = []
+    async with app.run_test(size=size) as pilot:
+        await wait_workers(app)
+        await pilot.pause(0.3)
+        path = out / f"analysis-switches{suffix}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+        written.append(path)
+        app.switch_mode("template")
+        await pilot.pause()
+        app.screen.query_one("#inputs", TabbedContent).active = "tab-kwargs"
+        app.screen.query_one("#kw-agp", Checkbox).value = True
+        await pilot.pause()
+        app.screen.query_one("#kw-sw-reasoning_effort", Select).value = '"none"'
+        await pilot.pause()
+        await wait_workers(app)
+        await pilot.pause(0.3)
+        path = out / f"template-switches{suffix}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+        written.append(path)
+    return written
+
+
 def _plain_spaces(svg_text: str) -> str:
     """Textual writes spaces as ``&#160;``; rsvg-convert collapses those at the start of a text run, which
     shifts indentation in the PNG.  Real spaces with ``xml:space="preserve"`` render as in a browser."""
@@ -240,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = asyncio.run(capture(args.template, (width, height), out, args.steps, args.suffix))
+    written += asyncio.run(capture_switches((width, height), out, args.suffix))
     if not args.no_live:
         written += asyncio.run(capture_live(args.template, (width, height), out, args.suffix))
         written += asyncio.run(capture_conversation(args.template, (width, height), out, args.suffix))

@@ -104,7 +104,14 @@ def _output(stem: str, calls: list[dict[str, Any]] = CALLS) -> str:
 
 
 # The kinds the pattern describes, with what each template's documentation says about it.
-KINDS = ["typed-attr-args", "delimited-strings", "id-first-calls", "element-markup", "mixture"]
+KINDS = [
+    "typed-attr-args",
+    "delimited-strings",
+    "id-first-calls",
+    "element-markup",
+    "mixture",
+    "numbered-calls",
+]
 
 
 def test_typed_attributes_are_one_way_per_type() -> None:
@@ -170,6 +177,17 @@ def test_element_calls_carry_a_counter_from_one() -> None:
     assert (t.call_start, t.call_end) == ('<|begin|>invoke fn="', "<|end|>invoke")
     assert t.pattern.call == ("$name", '" n="', "$index", '"<|body|>', "$args")
     assert t.pattern.index_base == 1
+
+
+def test_a_counter_after_a_space_is_not_part_of_the_name() -> None:
+    """numbered-calls: <|fn|>NAME #K: JSON<|/fn|>.  The literal after the name opens with a space, which
+    the parser matches as free whitespace before the literal's core: the name must not keep it."""
+    t = _spec("numbered-calls").tools
+    assert (t.call_start, t.call_end) == ("<|fn|>", "<|/fn|>")
+    assert t.pattern.call == ("$name", " #", "$index", ": ", "$args")
+    assert t.pattern.index_base == 1
+    result = parse(_spec("numbered-calls"), _output("numbered-calls"), tools=[Tool.from_openai(WEATHER)])
+    assert [c.name for c in result.message.tool_calls] == ["get_weather", "get_weather"]
 
 
 @pytest.mark.parametrize("stem", KINDS)

@@ -33,7 +33,14 @@ PROJECT = [
     "mistral-tool-calls",
     "pythonic-calls",
     "xml-tagged-args",
+    "new-formats/delimited-strings",
+    "new-formats/effort-switches",
+    "new-formats/element-markup",
+    "new-formats/id-first-calls",
+    "new-formats/mixture",
+    "new-formats/numbered-calls",
     "new-formats/opened-answer",
+    "new-formats/typed-attr-args",
 ]
 # The model's own tokenizer where ../shared has it (markers that are special tokens there are tokens in the
 # grammar); qwen3 for the rest.

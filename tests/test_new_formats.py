@@ -26,6 +26,7 @@ KINDS: dict[str, str | None] = {
     "opened-answer": None,
     "effort-switches": None,
     "mixture": None,
+    "numbered-calls": None,
 }
 
 WEATHER = {

@@ -79,7 +79,18 @@ def test_replay_cli_json_follows_its_contract() -> None:
     result = runner.invoke(app, ["replay", str(REPO / "sessions" / "harmony-exchange.json"), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"session", "matches", "mismatches", "message", "recorded", "diagnostics", "steps"}
+    assert set(data) == {
+        "session",
+        "matches",
+        "mismatches",
+        "message",
+        "recorded",
+        "diagnostics",
+        "steps",
+        "template_kwargs",
+        "prompt_check",
+    }
+    assert data["template_kwargs"] == {}  # a session written before kwargs were recorded
     assert data["matches"] is True
     assert data["message"] == data["recorded"]
     fed = "".join(e["text"] for s in data["steps"] for e in s["events"])

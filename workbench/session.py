@@ -89,6 +89,9 @@ class Session:
     ``{"content", "reasoning_content", "tool_calls": [{"id", "name", "arguments"}]}``); replay must
     reproduce it from the steps alone.  ``settings`` holds the request knobs (sampling, ``constrain``,
     ``tool_choice``, ``enable_thinking``, ...) as plain JSON; ``note`` is free text for the person.
+    ``template_kwargs`` are the variables the prompt was rendered with besides the conversation and the
+    special tokens (``enable_thinking`` and template switches such as ``reasoning_effort``): replay shows
+    them and re-renders the prompt with them.  A file written before they were recorded loads with none.
     """
 
     template: TemplateRecord
@@ -103,6 +106,7 @@ class Session:
     note: str = ""
     workbench_version: str = __version__
     version: int = SESSION_VERSION
+    template_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def fed_text(self, index: int) -> str:
         """The text step ``index`` gave the parser (:attr:`Step.fed_text <workbench.engine.step.Step.text>`).
@@ -139,6 +143,8 @@ class Session:
             "messages": [m.to_openai() for m in self.messages],
             "tools": [t.to_openai() for t in self.tools],
             "settings": self.settings,
+            # Only when recorded: a session without them saves back byte for byte as it was.
+            **({"template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
             "prompt": self.prompt,
             "parsed": self.parsed,
             "steps": [_step_to_dict(s) for s in self.steps],
@@ -358,6 +364,7 @@ def session_from_dict(data: Any) -> Session:
             note=_expect(data.get("note", ""), str, "note"),
             workbench_version=_expect(data.get("workbench_version", ""), str, "workbench_version"),
             version=version,
+            template_kwargs=_expect(data.get("template_kwargs", {}), dict, "template_kwargs"),
         )
     except (SpecError, ChatDataError) as exc:
         raise SessionError(str(exc)) from None
@@ -567,6 +574,7 @@ def session_from_generation(
     parsed: Message,
     note: str = "",
     step_texts: Sequence[str] = (),
+    template_kwargs: dict[str, Any] | None = None,
 ) -> Session:
     """Assemble a session from what a generator run produced (the TUI and scripts record through this).
 
@@ -592,7 +600,58 @@ def session_from_generation(
         steps=tuple(steps),
         parsed=parsed.to_contract(),
         note=note,
+        template_kwargs=dict(template_kwargs or {}),
     )
+
+
+def rerender_prompt(session: Session) -> tuple[str | None, str]:
+    """The prompt re-rendered from the session's template text, conversation, tools and template kwargs,
+    and why not when it cannot be (no template text recorded, a template that fails).
+
+    The special tokens come from the spec (the session keeps the template text, not its config); an old
+    session without ``template_kwargs`` re-renders with its recorded ``enable_thinking`` only.
+    """
+    from workbench.template.render import TemplateError, render
+
+    if not session.template.text:
+        return None, "the session records no template text (the model's own template was used)"
+    if not session.messages:
+        return None, "the session records no conversation"
+    kwargs: dict[str, Any] = {"bos_token": session.spec.bos_token, "eos_token": session.spec.eos_token}
+    thinking = session.settings.get("enable_thinking")
+    if isinstance(thinking, bool) and "enable_thinking" not in session.template_kwargs:
+        kwargs["enable_thinking"] = thinking
+    kwargs.update(session.template_kwargs)
+    try:
+        text = render(
+            session.template.text,
+            [m.to_openai() for m in session.messages],
+            tools=[t.to_openai() for t in session.tools] or None,
+            add_generation_prompt=True,
+            **kwargs,
+        )
+    except TemplateError as exc:
+        return None, f"the recorded template does not render: {exc}"
+    return text, ""
+
+
+def prompt_check(session: Session) -> dict[str, Any]:
+    """Whether the prompt re-rendered with the recorded kwargs is the recorded prompt: ``{"status":
+    "matches" | "differs" | "not checked", "detail"}`` (what ``replay`` reports)."""
+    text, why = rerender_prompt(session)
+    if text is None:
+        return {"status": "not checked", "detail": why}
+    if not session.prompt:
+        return {"status": "not checked", "detail": "the session records no prompt"}
+    if text == session.prompt:
+        return {"status": "matches", "detail": ""}
+    at = next((i for i, (a, b) in enumerate(zip(text, session.prompt, strict=False)) if a != b), None)
+    at = min(len(text), len(session.prompt)) if at is None else at
+    return {
+        "status": "differs",
+        "detail": f"the re-rendered prompt differs from the recorded one at character {at}: "
+        f"{text[at : at + 40]!r} vs {session.prompt[at : at + 40]!r}",
+    }
 
 
 __all__ = [
@@ -608,7 +667,9 @@ __all__ = [
     "dumps_session",
     "iter_replay",
     "load_session",
+    "prompt_check",
     "replay_session",
+    "rerender_prompt",
     "save_session",
     "session_from_dict",
     "session_from_generation",

@@ -405,9 +405,11 @@ class FormatSpec:
     content: ContentSpec = field(default_factory=ContentSpec)
     tools: ToolsSpec = field(default_factory=ToolsSpec)
     prompt: PromptSpec = field(default_factory=PromptSpec)
-    preserved_tokens: tuple[str, ...] = ()
-    bos_token: str = ""
-    eos_token: str = ""
+    preserved_tokens: tuple[str, ...] = field(
+        default=(), metadata={"description": "special tokens the parser must see in the text (not skipped)"}
+    )
+    bos_token: str = field(default="", metadata={"description": "the tokenizer's begin-of-sequence token"})
+    eos_token: str = field(default="", metadata={"description": "the tokenizer's end-of-sequence token"})
     end_markers: tuple[str, ...] = field(
         default=(), metadata={"markers": True, "description": "what ends an assistant turn (trimmed)"}
     )

@@ -46,7 +46,8 @@ def analyze_content(f: Findings) -> None:
         f.note("C1", "not rendered; content wrapping read from R1 only")
     if wrapped is not None:
         f.content.update(mode="always_wrapped", start=wrapped[0], end=wrapped[1])
-        f.end_markers[:] = [m for m in f.end_markers if m.strip() != wrapped[1].strip()]
+        full = c1.render_a if c1.render_a and CONTENT_TEXT in c1.render_a else left
+        _drop_wrapper_closer(f, wrapped[1], full[full.rfind(CONTENT_TEXT) + len(CONTENT_TEXT) :])
         f.note("C1", f"answers are wrapped in {wrapped[0]!r} ... {wrapped[1]!r}")
         return
     f.note("C1", "answers are not wrapped")
@@ -69,5 +70,21 @@ def analyze_content(f: Findings) -> None:
     if wrapped is not None:
         f.content.update(mode="wrapped_with_reasoning", start=wrapped[0], end=wrapped[1])
         # The wrapper's closer ends the answer, not the turn (calls may follow it): not an end marker.
-        f.end_markers[:] = [m for m in f.end_markers if m.strip() != wrapped[1].strip()]
+        _drop_wrapper_closer(f, wrapped[1], after_end[i + len(CONTENT_TEXT) :])
         f.note("R1", f"after reasoning, answers are wrapped in {wrapped[0]!r} ... {wrapped[1]!r}")
+
+
+def _drop_wrapper_closer(f: Findings, closer: str, tail: str) -> None:
+    """The answer wrapper's closer ends the answer, not the turn (calls may follow it): it is no end
+    marker.  P2 took the first marker after the answer, which is that closer, so the marker that really
+    ends the turn (``<|/say|><|/bot|>``: the ``<|/bot|>``) is the first one after the closer in ``tail``,
+    the text after the answer in the same render."""
+    had = any(m.strip() == closer.strip() for m in f.end_markers)
+    f.end_markers[:] = [m for m in f.end_markers if m.strip() != closer.strip()]
+    if not had:
+        return
+    rest = tail[tail.find(closer) + len(closer) :] if closer and closer in tail else ""
+    following = markers_in(rest)[:1]
+    for m in following:
+        if m not in f.end_markers:
+            f.end_markers.insert(0, m)

@@ -97,6 +97,12 @@ class _Renders:
         start, end = len(d.prefix), len(text) - len(d.suffix)
         while start < end and text[start] in _WS:
             start += 1
+        # The turn ends at its end marker, whatever the diff aligned after it (DeepSeek-R1's
+        # "<｜tool▁calls▁end｜><｜end▁of▁sentence｜><｜Assistant｜>"): a model stops there, so calls do too.
+        cuts = [text.find(m.strip(), start, end) for m in self.end_markers if m.strip()]
+        cuts = [c for c in cuts if c > start]
+        if cuts:
+            end = min(cuts)
         moved = True
         while moved:
             moved = False

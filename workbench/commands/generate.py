@@ -5,7 +5,8 @@
 [--save-session FILE] [--kw K=V ...] [--json]``
 
 ``--spec`` takes an exported spec or ``workbench analyze --json`` output.  ``--save-session FILE`` records
-the run as a session (what the TUI's "save session" writes), written atomically after the run;
+the run as a session (what the TUI's "save session" writes), written atomically after the run, with the
+template kwargs the prompt was rendered with (``enable_thinking`` and every ``--kw``);
 ``workbench replay FILE`` re-parses it offline.
 
 Output contract (README, docs/generation.md):
@@ -24,6 +25,7 @@ model folder without tokenizer, an offline hub id, unreadable files), 2 usage.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -146,6 +148,10 @@ def generate_command(
                     "top_p": top_p,
                     "seed": seed,
                 },
+            )
+            # The variables the prompt was rendered with (``render_prompt``): replay shows and re-uses them.
+            session = dataclasses.replace(
+                session, template_kwargs={"enable_thinking": enable_thinking, **template_kwargs}
             )
             saved = save_generation_session(save_session, session)
             print(f"saved session {saved}", file=sys.stderr)

@@ -3,10 +3,16 @@
 ``--kw`` renders every case with template switches (``reasoning_effort=none``); it needs the template.
 
 Output contract:
-- default: one line per case (status, id, reason), one line per feature, and the verdict;
+- default: one line per case (status, id, reason), one line per continuation case (status, id, the stage
+  the prompt leaves the output in), one line per feature, and the verdict;
 - ``--json``: the validation report (``validated``, ``summary``, ``source``, ``template_name``,
-  ``template_sha256``, ``notes``, ``features``, ``cases``), as stored in an exported spec's
-  ``provenance.validation``.
+  ``template_sha256``, ``notes``, ``features``, ``cases``, ``continuation``), as stored in an exported
+  spec's ``provenance.validation``.
+
+Continuation (feature ``continuation``): a partial answer, partial reasoning, and a partial answer after
+reasoning are rendered with ``continue_final_message``; what the template renders after that prompt is the
+output, parsed from the stage the prompt leaves it in (``FormatSpec.output_start_stage``); the partial text
+plus the parse must be the finished message.  Unsupported when the template cannot render the case.
 
 ``--spec`` takes an exported spec or ``workbench analyze --json`` output.  With ``--spec`` alone there is
 no template to render: the round-trip outputs recorded in the spec's own report are parsed again (and the
@@ -85,6 +91,13 @@ def _print_report(report: ValidationReport) -> None:
         style = STATUS_STYLE.get(case.status, "")
         reason = f"  [dim]{escape(case.reason)}[/]" if case.reason else ""
         console.print(f"  [{style}]{case.status:<11}[/] {escape(case.id)}{reason}")
+    if report.continuation:
+        console.print("[bold]continuation[/] [dim](a partial message continued, read from its stage)[/]")
+        for case in report.continuation:
+            style = STATUS_STYLE.get(case.status, "")
+            stage = f" [dim]from {escape(case.start_stage)}[/]" if case.start_stage else ""
+            reason = f"  [dim]{escape(case.reason)}[/]" if case.reason else ""
+            console.print(f"  [{style}]{case.status:<11}[/] {escape(case.id)}{stage}{reason}")
     console.print("[bold]features[/]")
     for feature, info in report.features().items():
         style = STATUS_STYLE.get(info["status"], "")

@@ -307,7 +307,10 @@ class WorkbenchApp(App[None]):
                 self._refuse(refusal)
             return
         self.changed("validation")
-        self._start_worker(partial(analysis_flow.compute_validation, spec, source), group="validation")
+        switches = analysis_flow.validation_kwargs(self.workspace)  # the Kwargs tab's, as --kw
+        self._start_worker(
+            partial(analysis_flow.compute_validation, spec, source, switches), group="validation"
+        )
 
     def action_export(self) -> None:
         """The palette's "Export": on the Export screen it exports; elsewhere it shows that screen."""

@@ -52,6 +52,19 @@ class CaseRenderer:
         finally:
             self.notes.extend(_note(f) for f in self._ladder.fallbacks[seen:])
 
+    def render_continued(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, field: str
+    ) -> str:
+        """Render with the final message continued (``continue_final_message``; ``field`` is ``content``
+        or ``reasoning_content``): the prompt of a continuation, cut right after the partial text."""
+        seen = len(self._ladder.fallbacks)
+        target: bool | str = True if field == "content" else field
+        kwargs = {"enable_thinking": True, **self.template_kwargs, "continue_final_message": target}
+        try:
+            return self._ladder.render(messages, tools, add_generation_prompt=False, base_kwargs=kwargs)
+        finally:
+            self.notes.extend(_note(f) for f in self._ladder.fallbacks[seen:])
+
 
 def _note(fallback: Fallback) -> str:
     """A fallback in the words of the validation report."""

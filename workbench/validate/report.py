@@ -10,6 +10,9 @@ from typing import Any
 
 from workbench.validate.cases import FEATURES
 
+#: The feature the continuation cases report (``workbench.validate.continuation``).
+CONTINUATION_FEATURE = "continuation"
+
 PASS, FAIL, UNSUPPORTED, ERROR = "pass", "fail", "unsupported", "error"
 
 
@@ -49,8 +52,15 @@ class CaseResult:
     parsed: dict[str, Any] | None = None
     mismatches: tuple[str, ...] = ()
     prompt: str = ""  # the full prompt; kept in memory for exporters, not written to reports
+    # Continuation cases only (``workbench.validate.continuation``): the stage the prompt leaves the output
+    # in, and the partial text (per field) the prompt already holds.
+    start_stage: str = ""
+    continued: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        extra: dict[str, Any] = (
+            {"start_stage": self.start_stage, "continued": dict(self.continued)} if self.start_stage else {}
+        )
         return {
             "id": self.id,
             "features": list(self.features),
@@ -64,6 +74,7 @@ class CaseResult:
             "expected": self.expected,
             "parsed": self.parsed,
             "mismatches": list(self.mismatches),
+            **extra,
         }
 
     @classmethod
@@ -81,6 +92,8 @@ class CaseResult:
             expected=dict(data.get("expected") or {}),
             parsed=data.get("parsed"),
             mismatches=tuple(data.get("mismatches", ())),
+            start_stage=str(data.get("start_stage", "")),
+            continued={str(k): str(v) for k, v in (data.get("continued") or {}).items()},
         )
 
 
@@ -93,21 +106,29 @@ class ValidationReport:
     cases: tuple[CaseResult, ...]
     notes: tuple[str, ...] = ()
     source: str = "template"  # "template" (rendered now) or "recorded" (cases re-run from a report)
+    # Continuation cases (``workbench.validate.continuation``), apart from ``cases``: exports replay
+    # ``cases`` through other parsers and grammars, which know no start stage.
+    continuation: tuple[CaseResult, ...] = ()
 
     @property
     def applicable(self) -> tuple[CaseResult, ...]:
+        """The round-trip cases the template supports (what exports replay; continuation is apart)."""
         return tuple(c for c in self.cases if c.status != UNSUPPORTED)
 
     @property
     def validated(self) -> bool:
+        """Every supported round-trip case passes (at least one does), and so does every supported
+        continuation case."""
         applicable = self.applicable
-        return bool(applicable) and all(c.status == PASS for c in applicable)
+        continued = [c for c in self.continuation if c.status != UNSUPPORTED]
+        return bool(applicable) and all(c.status == PASS for c in (*applicable, *continued))
 
     def features(self) -> dict[str, dict[str, Any]]:
         """Each feature's status: pass, fail (any case failed) or unsupported (no case applied), with why."""
         out: dict[str, dict[str, Any]] = {}
-        for name in FEATURES:
-            cases = [c for c in self.cases if name in c.features]
+        every = (*self.cases, *self.continuation)
+        for name in (*FEATURES, CONTINUATION_FEATURE):
+            cases = [c for c in every if name in c.features]
             if not cases:
                 continue
             failed = [c for c in cases if c.status in (FAIL, ERROR)]
@@ -122,6 +143,8 @@ class ValidationReport:
         return out
 
     def summary(self) -> str:
+        # The count is of the round-trip cases (the words every report has used); a continuation case that
+        # fails shows as the feature ``continuation`` below, and ``validated`` counts it.
         applicable = self.applicable
         passed = sum(c.status == PASS for c in applicable)
         features = self.features()
@@ -145,6 +168,7 @@ class ValidationReport:
             "notes": list(self.notes),
             "features": self.features(),
             "cases": [c.to_dict() for c in self.cases],
+            "continuation": [c.to_dict() for c in self.continuation],
         }
 
     @classmethod
@@ -155,4 +179,5 @@ class ValidationReport:
             cases=tuple(CaseResult.from_dict(c) for c in data.get("cases", ())),
             notes=tuple(data.get("notes", ())),
             source=str(data.get("source", "template")),
+            continuation=tuple(CaseResult.from_dict(c) for c in data.get("continuation", ())),
         )

@@ -10,6 +10,7 @@ from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output
+from workbench.validate.continuation import continuation_results, recheck
 from workbench.validate.render import AFTER_TURN_END, CaseRenderer, find_turn_end, render_case
 from workbench.validate.report import FAIL, UNSUPPORTED, CaseResult, ValidationReport
 
@@ -21,11 +22,14 @@ def validate(
     time_limit: float = 2.0,
     parse: ParseFn = parse_output,
     template_kwargs: dict[str, Any] | None = None,
+    continuation: bool = True,
 ) -> ValidationReport:
     """Validate ``spec`` (analysed from ``source`` when not given) against the template's own renders.
 
     ``template_kwargs`` are template switches (``--kw reasoning_effort=none``) every case is rendered with;
-    the output is read from the stage the prompt they give leaves it in.
+    the output is read from the stage the prompt they give leaves it in.  ``continuation`` adds the
+    continuation cases (a partial message continued, :mod:`workbench.validate.continuation`), which the
+    built-in parser reads whatever ``parse`` is.
     """
     if spec is None:
         from workbench.analysis import analyze
@@ -68,9 +72,14 @@ def validate(
             continue
         results.append(_parsed_back(spec, base, parse))
     results = _blame_the_spec_for_early_cuts(results)
+    continued = continuation_results(renderer, spec, turn_end=turn_end) if continuation else ()
     notes = [*renderer.notes, *notes]
     return ValidationReport(
-        template_name=source.name, template_sha256=source.sha256, cases=tuple(results), notes=tuple(notes)
+        template_name=source.name,
+        template_sha256=source.sha256,
+        cases=tuple(results),
+        notes=tuple(dict.fromkeys(notes)),
+        continuation=continued,
     )
 
 
@@ -154,12 +163,14 @@ def validate_recorded(
         *report.notes,
         "no template given: the recorded round-trip outputs were parsed again; nothing was re-rendered",
     )
+    continued = tuple(c if c.status == UNSUPPORTED else recheck(spec, c) for c in report.continuation)
     return ValidationReport(
         template_name=report.template_name,
         template_sha256=report.template_sha256,
         cases=tuple(results),
         notes=tuple(dict.fromkeys(notes)),
         source="recorded",
+        continuation=continued,
     )
 
 

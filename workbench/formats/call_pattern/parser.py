@@ -91,12 +91,17 @@ class CallPatternParser(TagParser):
                 _lit(look, part)
                 continue
             stop = _next_literal(self.head, k, self._after_head())
+            # A literal that opens with whitespace (``NAME #0``) is matched from its core, so the slot
+            # read up to that core holds the whitespace too: names and ids never end in it.
+            spaced = k + 1 < len(self.head) and pattern_literal(self.head[k + 1])[:1].isspace()
             if part == "$name":
                 name = _slot_text(look, stop, "tool_name")
+                name = name.rstrip() if spaced else name
                 if not name.strip() or len(name) > 256 or any(c in name for c in _NOT_IN_NAMES):
                     raise Fail
             elif part == "$id":
                 call_id = _slot_text(look, stop, "tool_id")
+                call_id = call_id.rstrip() if spaced else call_id
                 if not call_id.strip() or "\n" in call_id:
                     raise Fail
             elif part == "$index":

@@ -99,6 +99,12 @@ class HarmonyMachine(Machine):
 
     # ------------------------------------------------------------------------------------------ top level
     def run(self) -> Gen[None]:
+        if self.options.start_stage == "reasoning" and self.extract:
+            # The prompt left the output inside an analysis message's body (reasoning being continued with
+            # ``continue_final_message``): that body comes first, then the turn goes on as usual.
+            yield from self.body("reasoning", None)
+            if self.done_flag():
+                return
         first = True
         boundary = True
         held = 0  # whitespace already held back after pos (pos does not move while waiting)

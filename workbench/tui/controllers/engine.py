@@ -240,4 +240,8 @@ def make_generator(request: GenerationRequest) -> Generator:
         template=request.template,
         reasoning=bool(request.kwargs.get("enable_thinking", True)),
         max_new_tokens=MAX_NEW_TOKENS,
+        # The Kwargs tab's switches (reasoning_effort, ...) render the prompt as ``generate --kw`` does.
+        template_kwargs={
+            k: v for k, v in request.kwargs.items() if k not in ("add_generation_prompt", "enable_thinking")
+        },
     )

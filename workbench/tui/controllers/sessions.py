@@ -12,7 +12,7 @@ from workbench.session import ModelRecord, Session, load_session, save_session, 
 from workbench.tui import messages as msg
 from workbench.tui.errors import Refused
 from workbench.tui.steps import GeneratorDriver
-from workbench.tui.workspace import Workspace
+from workbench.tui.workspace import REASONING_EFFORTS, RenderKwargs, Workspace
 
 
 def read_session(path: str) -> msg.SessionLoaded:
@@ -21,11 +21,16 @@ def read_session(path: str) -> msg.SessionLoaded:
 
 
 def accept_session(ws: Workspace, session: Session, path: str) -> set[str]:
-    """Take the session's template, tools, spec and model name; the topics that changed.
+    """Take the session's template, tools, template kwargs, spec and model name; the topics that changed.
 
-    The steps themselves are installed as a replay by the app (they become the inspector's driver).
+    The recorded template kwargs go to the Template screen's Kwargs tab, so its preview re-renders the
+    prompt with them (an old session without them leaves the kwargs as they were).  The steps themselves are
+    installed as a replay by the app (they become the inspector's driver).
     """
     changed = {"spec"}
+    if session.template_kwargs:
+        ws.kwargs = kwargs_from_session(session.template_kwargs, ws.kwargs)
+        changed.add("template")
     ws.session_path = path
     if session.template.text:
         ws.template_text = session.template.text
@@ -43,6 +48,8 @@ def build_session(ws: Workspace, *, model_ref: str, messages: list[Message]) -> 
     if not len(ws.steps) or ws.spec is None:
         raise Refused("nothing to save: no steps yet")
     settings: dict[str, Any] = {"constrain": ws.constrained, "enable_thinking": ws.kwargs.enable_thinking}
+    template_kwargs = ws.kwargs.to_kwargs()  # ValueError for a malformed extra pair: reported by the app
+    template_kwargs.pop("add_generation_prompt", None)
     prompt = ""
     if isinstance(ws.driver, GeneratorDriver):
         settings.update(ws.driver.parse_settings())
@@ -59,6 +66,27 @@ def build_session(ws: Workspace, *, model_ref: str, messages: list[Message]) -> 
         prompt=prompt,
         steps=list(ws.steps.all()),
         parsed=ws.steps.message or Message(role="assistant"),
+        template_kwargs=template_kwargs,
+    )
+
+
+def kwargs_from_session(recorded: dict[str, Any], current: RenderKwargs) -> RenderKwargs:
+    """The Kwargs tab's state for a session's recorded template kwargs: ``enable_thinking`` and
+    ``reasoning_effort`` (one of the tab's choices) in their own fields, every other switch as an extra
+    ``key=value`` pair (JSON values, what the tab's extra field reads back)."""
+    rest = dict(recorded)
+    thinking = rest.pop("enable_thinking", current.enable_thinking)
+    effort = rest.get("reasoning_effort")
+    kept_effort = ""
+    if isinstance(effort, str) and effort in REASONING_EFFORTS:
+        kept_effort = rest.pop("reasoning_effort")
+    compact = (",", ":")
+    extra = " ".join(f"{k}={json.dumps(v, ensure_ascii=False, separators=compact)}" for k, v in rest.items())
+    return RenderKwargs(
+        add_generation_prompt=current.add_generation_prompt,
+        enable_thinking=bool(thinking),
+        reasoning_effort=kept_effort,
+        extra=extra,
     )
 
 

@@ -3,6 +3,10 @@
 Selecting a probe shows its two renders side by side, split into common prefix, the parts only in A and
 only in B, and the common suffix, each in its own colour: this is where a marker comes from.  A marker (or a
 mode) can be edited by hand; the edited spec is checked, marked as edited, and re-validated.
+
+The template switches the analysis found (variables other than ``enable_thinking`` that change the format,
+``PromptSpec.switches``) are listed with every value tried and what it changes, so a person sees that
+``reasoning_effort="none"`` closes reasoning before picking it on the Template screen's Kwargs tab.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
 from workbench.analysis import Analysis, ProbeResult
+from workbench.selfcheck import verdicts_from_report, warning_line
 from workbench.spec import FormatSpec
+from workbench.tui.controllers.analysis import Switch, switches_of
 from workbench.tui.messages import RequestSpecEdit
 from workbench.tui.palette import ERROR_STYLE, visible
 from workbench.tui.screens.base import WorkbenchScreen
@@ -80,6 +86,22 @@ def spec_rows(spec: FormatSpec, original: FormatSpec | None) -> list[FieldRow]:
                 continue
             allowed = tuple(f.metadata.get("values", ()))
             rows.append(FieldRow(path, _shown(value), edited, f.metadata.get("description", ""), allowed))
+    rows.extend(_top_level_rows(spec, original))
+    return rows
+
+
+def _top_level_rows(spec: FormatSpec, original: FormatSpec | None) -> list[FieldRow]:
+    """The spec's own fields outside the parts (``end_markers``, ``eos_token``, ...): a missed end-of-turn
+    marker is as common a mistake as a wrong part marker, and it must be reachable from the same table."""
+    rows: list[FieldRow] = []
+    for f in fields(spec):
+        if f.name in {part for part, _ in PARTS} or f.name in {"provenance", "version"}:
+            continue
+        value = getattr(spec, f.name)
+        edited = original is not None and value != getattr(original, f.name)
+        description = f.metadata.get("description", "") or f.name.replace("_", " ")
+        shown = _shown(value) if value not in ("", ()) else ""
+        rows.append(FieldRow(f.name, shown, edited, description, is_marker=bool(f.metadata.get("markers"))))
     return rows
 
 
@@ -126,6 +148,10 @@ class AnalysisScreen(WorkbenchScreen):
                     markers.border_title = "spec fields (e: edit)"
                     yield markers
                     yield Static(id="field-help")
+                    switches: DataTable[Any] = DataTable(id="switches", cursor_type="row")
+                    switches.border_title = "template switches (Template › Kwargs F8 sets them)"
+                    yield switches
+                    yield Static(id="no-switches")
                     yield Static(id="warnings")
             yield Static(diff_legend(), id="diff-legend")
             yield DiffPane(id="diff")
@@ -139,6 +165,9 @@ class AnalysisScreen(WorkbenchScreen):
         markers = self.query_one("#markers", DataTable)
         for label, width in (("field", 20), ("value", 16), ("from / allowed", 18)):
             markers.add_column(label, width=width)
+        switches = self.query_one("#switches", DataTable)
+        for label, width in (("switch = value", 24), ("what it changes", 48), ("starts in", 9)):
+            switches.add_column(label, width=width)
         super().on_mount()
 
     # ------------------------------------------------------------------ drawing
@@ -168,6 +197,7 @@ class AnalysisScreen(WorkbenchScreen):
             self._fill_probes()
         if topics & {"analysis", "spec"}:
             self._fill_markers()
+            self._fill_switches()
         self._fill_warnings()
         self._status()
 
@@ -206,9 +236,10 @@ class AnalysisScreen(WorkbenchScreen):
         original = ws.analysis.spec if ws.analysis is not None else None
         for row in spec_rows(ws.spec, original):
             self._rows[row.path] = row
-            family = dict(PARTS)[row.path.split(".")[0]]
+            part, _, name = row.path.partition(".")
+            family = dict(PARTS).get(part, "")
             source = ""
-            if row.path.split(".")[1] in ("mode", "format") and ws.analysis is not None and family:
+            if name in ("mode", "format") and ws.analysis is not None and family:
                 source = ", ".join(establishing_probes(ws.analysis, family)) or "default"
             label = Text(row.path, style="bold #e0af68" if row.edited else "")
             if row.shown:
@@ -255,8 +286,29 @@ class AnalysisScreen(WorkbenchScreen):
     def _marker_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_field_help()
 
+    def _fill_switches(self) -> None:
+        """The template switches of the spec, one row per value tried: what it changes against the default
+        render and where the output starts with its prompt; one dim line when there are none."""
+        table = self.query_one("#switches", DataTable)
+        none = self.query_one("#no-switches", Static)
+        table.clear()
+        rows = switch_rows(switches_of(self.ws.spec))
+        table.display = bool(rows)
+        none.display = not rows
+        none.update(Text("template switches: none found", style="#8a8f98"))
+        for setting, start, effect in rows:
+            table.add_row(
+                Text(setting, style="#e0af68", no_wrap=True, overflow="ellipsis"),
+                Text(effect, no_wrap=True, overflow="ellipsis"),
+                Text(start, style="dim"),
+            )
+
     def _fill_warnings(self) -> None:
-        warnings = self.ws.analysis.warnings if self.ws.analysis is not None else []
+        warnings = list(self.ws.analysis.warnings) if self.ws.analysis is not None else []
+        if self.ws.validation is not None:  # the self-check: the same warning `workbench analyze` prints
+            line = warning_line(verdicts_from_report(self.ws.validation))
+            if line:
+                warnings.insert(0, line)
         box = self.query_one("#warnings", Static)
         if not warnings:
             box.update(Text("no warnings", style="#8a8f98"))
@@ -318,3 +370,13 @@ class AnalysisScreen(WorkbenchScreen):
             ),
             done,
         )
+
+
+def switch_rows(switches: list[Switch]) -> list[tuple[str, str, str]]:
+    """The switches table's rows (pure): ``name=value`` (the value as JSON, as ``--kw`` takes it), where
+    the output starts with that value's prompt, and what it changes against the default render."""
+    return [
+        (f"{switch.name}={value.label}", value.start, visible(value.effect))
+        for switch in switches
+        for value in switch.values
+    ]

@@ -30,6 +30,9 @@ TARGETS: tuple[tuple[str, str], ...] = (
     ("response-template", "Hugging Face response_template"),
     ("structural-tag", "xgrammar structural tag"),
     ("tests", "pytest round-trip file"),
+    ("lark", "llguidance Lark grammar"),
+    ("vllm-plugin", "vLLM tool + reasoning parser plug-in (folder)"),
+    ("sglang-plugin", "SGLang detector + launcher (folder)"),
 )
 
 
@@ -94,6 +97,9 @@ class ExportScreen(WorkbenchScreen):
             "response-template": f"{stem}.response_template.json",
             "structural-tag": f"{stem}.structural_tag.json",
             "tests": f"test_{stem.replace('-', '_')}.py",
+            "lark": f"{stem}.lark",
+            "vllm-plugin": f"{stem}-vllm-plugin",
+            "sglang-plugin": f"{stem}-sglang-plugin",
         }[target]
 
     def _target(self) -> str:

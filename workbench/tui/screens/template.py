@@ -3,12 +3,18 @@
 Every edit is written to the workspace at once (never lost), and the preview re-renders a moment after the
 last keystroke in a worker (templates are untrusted and may be slow).  A render error names its template
 line, which is marked in the editor.
+
+The Kwargs tab offers the template switches the analysis found (``PromptSpec.switches``), each with the
+values it tried and what they change, so nobody guesses variable names.  A chosen value is written to the
+extra ``key=value`` field (one place for every kwarg: the preview, generation and saved sessions read it),
+re-renders the preview and re-validates, the TUI's ``--kw``.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -16,13 +22,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import Checkbox, Input, Select, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import Checkbox, Input, Label, Select, Static, TabbedContent, TabPane, TextArea
 
 from workbench.analysis.diff import segmentize
 from workbench.template.render import TemplateError, render
+from workbench.tui.controllers.analysis import Switch, switches_of, validation_kwargs, with_pair
 from workbench.tui.controllers.template_file import accept_template_save, plan_template_save
 from workbench.tui.errors import Refused, one_line
-from workbench.tui.messages import TemplateRendered
+from workbench.tui.messages import RequestValidation, TemplateRendered
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.modals import ConfirmScreen
 from workbench.tui.widgets.jinja_editor import JinjaEditor
@@ -59,6 +66,7 @@ class TemplateScreen(WorkbenchScreen):
         self._render_rev = 0
         self._error_line: int | None = None
         self._last_text = ""
+        self._switches: list[Switch] | None = None  # the switches the Kwargs tab's selects were built for
 
     def compose_body(self) -> ComposeResult:
         ws = self.ws
@@ -87,6 +95,8 @@ class TemplateScreen(WorkbenchScreen):
                         yield Input(
                             ws.kwargs.extra, placeholder="more kwargs: key=value key2=true", id="kw-extra"
                         )
+                        yield Static(id="kw-switches-title")
+                        yield Vertical(id="kw-switches")
                 with VerticalScroll(id="preview-pane") as pane:
                     pane.border_title = "render preview"
                     yield Static(id="preview")
@@ -106,9 +116,78 @@ class TemplateScreen(WorkbenchScreen):
         if "template" in topics and editor.text != self.ws.template_text:
             editor.load_text(self.ws.template_text)  # e.g. a session replaced it
         editor.border_title = self._source_title()
+        if "template" in topics:
+            self._show_kwargs()  # e.g. a session brought the kwargs it was generated with
+        if topics & {"template", "spec", "analysis"}:
+            self.call_later(self._fill_switches)
         if "spec" in topics:
             self._schedule(0)  # marker highlighting depends on the spec
         self._status()
+
+    # ------------------------------------------------------------------ template switches
+    def _show_kwargs(self) -> None:
+        """The Kwargs tab's fields from the workspace (no-ops when they already show it)."""
+        kw = self.ws.kwargs
+        self.query_one("#kw-agp", Checkbox).value = kw.add_generation_prompt
+        self.query_one("#kw-think", Checkbox).value = kw.enable_thinking
+        self.query_one("#kw-effort", Select).value = kw.reasoning_effort
+        extra = self.query_one("#kw-extra", Input)
+        if extra.value != kw.extra:
+            extra.value = kw.extra
+
+    async def _fill_switches(self) -> None:
+        """One select per switch the analysis found, showing the value the kwargs set (rebuilt only when the
+        switches change; otherwise only the shown values follow the kwargs)."""
+        switches = switches_of(self.ws.spec)
+        title = self.query_one("#kw-switches-title", Static)
+        if not switches:
+            title.update(Text("template switches: none found (besides enable_thinking)", style="dim"))
+        else:
+            title.update(Text.assemble(("template switches", "bold"), (" found by the analysis", "dim")))
+        # A switch named reasoning_effort replaces the generic choice (its values are the template's).
+        self.query_one("#kw-effort", Select).display = all(s.name != "reasoning_effort" for s in switches)
+        current = validation_kwargs(self.ws)
+        box = self.query_one("#kw-switches", Vertical)
+        if switches == self._switches:
+            for switch in switches:
+                self.query_one(f"#kw-sw-{switch.name}", Select).value = _chosen(switch, current)
+            return
+        self._switches = switches
+        await box.remove_children()
+        widgets: list[Any] = []
+        for switch in switches:
+            widgets.append(Label(f"{switch.name} ({switch.kind})", classes="kw-switch-name"))
+            widgets.append(
+                Select(
+                    switch_options(switch, current),
+                    value=_chosen(switch, current),
+                    allow_blank=False,
+                    id=f"kw-sw-{switch.name}",
+                    name=switch.name,
+                    classes="kw-switch",
+                )
+            )
+        await box.mount_all(widgets)
+
+    @on(Select.Changed, ".kw-switch")
+    def _switch_chosen(self, event: Select.Changed) -> None:
+        """A switch value picked: set in the extra kwargs; the preview re-renders, the spec re-validates."""
+        ws, name = self.ws, event.select.name or ""
+        raw = event.value if isinstance(event.value, str) else ""
+        current = validation_kwargs(ws)
+        if raw == _chosen_raw(name, current):
+            return  # the select only shows what the kwargs already say
+        if name == "reasoning_effort" and ws.kwargs.reasoning_effort:
+            ws.kwargs.reasoning_effort = ""  # one place for the value: the extra pair
+            self.query_one("#kw-effort", Select).value = ""
+        if raw:
+            ws.kwargs.extra = with_pair(ws.kwargs.extra, name, json.loads(raw))
+        else:
+            ws.kwargs.extra = with_pair(ws.kwargs.extra, name, unset=True)
+        self.query_one("#kw-extra", Input).value = ws.kwargs.extra
+        self._schedule(0)
+        if ws.spec is not None:
+            self.post_message(RequestValidation(quiet=True))
 
     def _status(self) -> None:
         ws = self.ws
@@ -267,3 +346,25 @@ class TemplateScreen(WorkbenchScreen):
             editor.scroll_cursor_visible(center=True)
         else:
             self.notify("no render error")
+
+
+def switch_options(switch: Switch, current: dict[str, Any]) -> list[tuple[Text, str]]:
+    """The select's options: "(not set)", then every value tried with what it changes (values as JSON),
+    and the value the kwargs set when the analysis did not try it.  Labels are plain text, never markup
+    (a prompt such as ``[ASSISTANT]`` must show as written)."""
+    options = [(Text("(not set)"), "")]
+    for value in switch.values:
+        effect = value.effect if len(value.effect) <= 48 else value.effect[:47] + "…"
+        options.append((Text(f"{value.label} · {effect}"), value.label))
+    chosen = _chosen_raw(switch.name, current)
+    if chosen and chosen not in {raw for _, raw in options}:
+        options.append((Text(f"{chosen} · set by hand"), chosen))
+    return options
+
+
+def _chosen_raw(name: str, current: dict[str, Any]) -> str:
+    return json.dumps(current[name], ensure_ascii=False) if name in current else ""
+
+
+def _chosen(switch: Switch, current: dict[str, Any]) -> str:
+    return _chosen_raw(switch.name, current)
