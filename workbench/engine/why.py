@@ -11,13 +11,31 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.engine.bitmask import is_allowed, unpack
 from workbench.errors import WorkbenchError
 
 if TYPE_CHECKING:
-    from workbench.engine.generate import Generator
+    from workbench.engine.loaded import LoadedModel
+    from workbench.grammar import GrammarPlan
+
+
+class Position(Protocol):
+    """What the questions read: a live ``Generator`` (the next token) or a ``PastPosition`` (an earlier
+    step's choice, replayed on a fresh matcher)."""
+
+    @property
+    def matcher(self) -> Any: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def plan(self) -> GrammarPlan: ...
+    @property
+    def vocab_size(self) -> int: ...
+    @property
+    def loaded(self) -> LoadedModel: ...
+
 
 #: The grammar each constrained phase runs (``ConstrainedMatcher`` phases -> ``GrammarPlan.grammars()``).
 PHASE_GRAMMAR = {"lead": "lead", "tool": "section", "answer": "answer"}
@@ -119,13 +137,13 @@ def feed_chars(matcher: Any, text: str) -> int:
 
 
 # ------------------------------------------------------------------------------ the questions
-def _active(gen: Generator) -> Any:
+def _active(gen: Position) -> Any:
     """The matcher that decides the next token, or None in a free region (or after the grammar lost track)."""
     m = gen.matcher
     return None if m.active is None or m.lost else m.active
 
 
-def _inside(gen: Generator) -> str:
+def _inside(gen: Position) -> str:
     """The text generated since the current grammar engaged (its element so far)."""
     phase, text, plan = gen.matcher.phase, gen.text, gen.plan
     if phase == "tool" and plan.trigger:
@@ -139,7 +157,7 @@ def _inside(gen: Generator) -> str:
     return ""
 
 
-def _free_until(gen: Generator) -> str:
+def _free_until(gen: Position) -> str:
     phase, plan = gen.matcher.phase, gen.plan
     if phase == "reasoning" and plan.reasoning is not None:
         return plan.reasoning.end
@@ -148,7 +166,7 @@ def _free_until(gen: Generator) -> str:
     return ""
 
 
-def _mask_bits(gen: Generator, active: Any) -> Any:
+def _mask_bits(gen: Position, active: Any) -> Any:
     import xgrammar as xgr
 
     bitmask = xgr.allocate_token_bitmask(1, gen.vocab_size)
@@ -156,7 +174,7 @@ def _mask_bits(gen: Generator, active: Any) -> Any:
     return bitmask[0]
 
 
-def position(gen: Generator) -> GrammarPosition:
+def position(gen: Position) -> GrammarPosition:
     """Where the matcher is now and what it expects next (see :class:`GrammarPosition`)."""
     m = gen.matcher
     active = _active(gen)
@@ -197,13 +215,13 @@ def position(gen: Generator) -> GrammarPosition:
     )
 
 
-def _fresh(gen: Generator, which: str) -> Any:
+def _fresh(gen: Position, which: str) -> Any:
     import xgrammar as xgr
 
     return xgr.GrammarMatcher(gen.loaded.compile_structural_tag(gen.plan.grammars()[which]))
 
 
-def try_string(gen: Generator, text: str) -> StringTest:
+def try_string(gen: Position, text: str) -> StringTest:
     """Feed ``text`` to the grammar from the current position, through the same gates the generator uses:
     free text until the marker that engages the grammar, then the grammar (a fork or a fresh matcher)."""
     if not text:
@@ -260,7 +278,7 @@ def _run(text: str, offset: int, matcher: Any, which: str) -> StringTest:
     )
 
 
-def resolve_token(gen: Generator, token: str | int) -> tuple[int | None, str]:
+def resolve_token(gen: Position, token: str | int) -> tuple[int | None, str]:
     """A token id and its text from an id or typed text (``None`` id: the text is not one token)."""
     vocab = gen.loaded.token_bytes()
     if isinstance(token, int) or token.strip().isdigit():
@@ -277,7 +295,7 @@ def resolve_token(gen: Generator, token: str | int) -> tuple[int | None, str]:
     return found, token
 
 
-def why_masked(gen: Generator, token: str | int) -> WhyAnswer:
+def why_masked(gen: Position, token: str | int) -> WhyAnswer:
     """Whether ``token`` (an id, or text) may come next, and if not, why: what the grammar accepts of its
     text, where it stops, and what the grammar expects instead."""
     tid, text = resolve_token(gen, token)

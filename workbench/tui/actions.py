@@ -50,6 +50,18 @@ ACTIONS: tuple[Action, ...] = (
         "focus_chat", "Chat: type a message", "Focus the chat input on the Generate screen", "i (Generate)"
     ),
     Action(
+        "tool_result",
+        "Chat: tool result",
+        "Type a result for the last assistant turn's tool call, then generate the next turn",
+        "t (Generate)",
+    ),
+    Action(
+        "new_conversation",
+        "Chat: new conversation",
+        "Forget the conversation's turns (asks first; the system prompt stays)",
+        "n (Generate)",
+    ),
+    Action(
         "step", "Step one token", "Decode one token (or reveal the next recorded step)", "space (Gen, Insp)"
     ),
     Action("run", "Run", "Decode until the end (or until paused)", "r (Gen, Insp)"),

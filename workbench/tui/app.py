@@ -198,6 +198,20 @@ class WorkbenchApp(App[None]):
         if isinstance(screen, GenerateScreen):
             screen.focus_chat()
 
+    def action_tool_result(self) -> None:
+        """Type a tool result for the last assistant turn's call (palette; `t` on Generate)."""
+        self.switch_mode("generate")
+        screen = self.screen
+        if isinstance(screen, GenerateScreen):
+            screen.action_tool_result()
+
+    def action_new_conversation(self) -> None:
+        """Clear the Generate screen's conversation, asking first (palette; `n` on Generate)."""
+        self.switch_mode("generate")
+        screen = self.screen
+        if isinstance(screen, GenerateScreen):
+            screen.action_new_conversation()
+
     # ------------------------------------------------------------------ workers and their failures
     def _start_worker(
         self, work: Callable[[], object], *, group: str, detail: str = "", exclusive: bool = True
@@ -444,6 +458,7 @@ class WorkbenchApp(App[None]):
         except Refused as refusal:
             self._refuse(refusal)
             return
+        generate_flow.accept_generation(ws, request)  # the prompt is now the conversation
         self._last_messages = request.messages
         self.engine.pause.clear()
         ws.running = True
@@ -542,11 +557,23 @@ class WorkbenchApp(App[None]):
             )
             return
 
+        step = self.scrubbed_step()
+        if step is not None:
+            hint += f" (here: step {step + 1}'s choice, the grammar replayed to it)"
+
         def asked(answer: str | None) -> None:
             if answer:
-                self._control(op, answer)
+                self._control(op, answer if step is None else (answer, step))
 
         self.push_screen(AskScreen(title, hint, value), asked)
+
+    def scrubbed_step(self) -> int | None:
+        """The step the inspector is scrubbed back to (its choice is what the grammar is asked about), or
+        None at the newest step (the grammar answers for the next token)."""
+        screen = self.screen
+        if isinstance(screen, InspectorScreen) and 0 <= screen.selected < len(self.workspace.steps) - 1:
+            return screen.selected
+        return None
 
     def action_why_masked(self, token: str = "") -> None:
         """Ask why a token (typed, or the one picked in the candidates) is masked at the current position."""
@@ -569,7 +596,8 @@ class WorkbenchApp(App[None]):
         """Ask the grammar where it is now (the inspector's grammar view; no state change)."""
         driver = self.workspace.driver
         if driver is not None and driver.can_ask and not self.workspace.running:
-            self._control("where")
+            step = self.scrubbed_step()
+            self._control("where", None if step is None else ("", step))
 
     def on_grammar_answered(self, message: msg.GrammarAnswered) -> None:
         ws = self.workspace

@@ -91,9 +91,10 @@ def _step(
     token_id = token_base + (sum(map(ord, piece)) * 7919) % 140_000
     if constrained:
         allowed = rng.choice((1, 2, 3, 12, 45, 310, 2_048))
-        strip = tuple(
+        where = tuple(  # the same draws as always (the demo stays the same); where the allowed tokens are
             min(1.0, rng.random() * allowed / 400) if rng.random() < 0.2 else 0.0 for _ in range(STRIP)
         )
+        strip = _consistent_strip(where, allowed, token_id)
     else:
         allowed = VOCAB
         strip = (1.0,) * STRIP
@@ -134,6 +135,20 @@ def _step(
         chosen=candidates[chosen_rank],
         allowed_top=allowed_top,
     )
+
+
+def _consistent_strip(weights: tuple[float, ...], allowed: int, token_id: int) -> tuple[float, ...]:
+    """A heat strip that agrees with its step: ``allowed`` tokens in all, one of them in the chosen token's
+    bucket, the rest spread over the buckets ``weights`` picks (the inspector draws the counts)."""
+    width = VOCAB // STRIP
+    counts = [0] * STRIP
+    counts[min(token_id // width, STRIP - 1)] = 1
+    total = sum(weights)
+    rest = allowed - 1
+    for b, w in enumerate(weights):
+        counts[b] += int(rest * w / total) if total else 0
+    counts[min(token_id // width, STRIP - 1)] += allowed - sum(counts)
+    return tuple(c / (width if b < STRIP - 1 else VOCAB - width * (STRIP - 1)) for b, c in enumerate(counts))
 
 
 def demo_source() -> TemplateSource:

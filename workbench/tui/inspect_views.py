@@ -101,17 +101,19 @@ def grammar_text(
     answer_ok: bool = True,
     expanded: bool = False,
     note: str = "",
+    label: str = "next token",
 ) -> Text:
     """The grammar pane: where the matcher is and what it expects next.
 
-    ``live`` is a ``GrammarPosition`` for the position after ``step`` when the generator can answer; else
+    ``live`` is a ``GrammarPosition`` for the position after ``step`` when the generator can answer (or, at a
+    step scrubbed back to, the position of that step's own choice, ``label`` naming it); else
     the step's own record is shown (its phase, the jump-forward string and allowed count before its token).
     ``expanded`` adds the grammar's EBNF.
     """
     out = Text()
     if live is not None:
         grammar = f"{live.grammar} grammar" if live.grammar else "no grammar (free)"
-        out.append("next token: ", style="dim")
+        out.append(f"{label}: ", style="dim")
         out.append(f"{live.phase} phase · {grammar}\n", style="bold")
         if live.grammar:
             out.append("so far in it: ", style="dim")

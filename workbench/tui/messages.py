@@ -49,12 +49,17 @@ class RequestSpecEdit(Message):
 
 @dataclass
 class RequestGenerate(Message):
-    """Start a new generation for the user message ``text``."""
+    """Start a new generation for the user message ``text`` (empty: continue the conversation as it is,
+    e.g. after a tool result)."""
 
     text: str
     tool_choice: ToolChoice = "auto"
     constrain: bool = True
     start_paused: bool = False  # read the prompt, then wait for the first step
+    # A named tool choice: force a call of this tool (OpenAI's {"type": "function", "function": {"name"}});
+    # when set it overrides ``tool_choice``.
+    tool_name: str = ""
+    parallel: bool = True  # parallel_tool_calls: off allows at most one call
 
 
 @dataclass

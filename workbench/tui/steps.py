@@ -156,11 +156,11 @@ class Driver(Protocol):
 
     def jump_forward(self) -> list[Step]: ...
 
-    def where(self) -> GrammarPosition: ...
+    def where(self, at: int | None = None) -> GrammarPosition: ...
 
-    def why(self, token: str) -> WhyAnswer: ...
+    def why(self, token: str, at: int | None = None) -> WhyAnswer: ...
 
-    def try_string(self, text: str) -> StringTest: ...
+    def try_string(self, text: str, at: int | None = None) -> StringTest: ...
 
     @property
     def constrained(self) -> bool: ...
@@ -241,13 +241,13 @@ class ReplayDriver:
     def jump_forward(self) -> list[Step]:
         raise ControlRefused(NO_MATCHER)
 
-    def where(self) -> GrammarPosition:
+    def where(self, at: int | None = None) -> GrammarPosition:
         raise ControlRefused(NO_MATCHER)
 
-    def why(self, token: str) -> WhyAnswer:
+    def why(self, token: str, at: int | None = None) -> WhyAnswer:
         raise ControlRefused(NO_MATCHER)
 
-    def try_string(self, text: str) -> StringTest:
+    def try_string(self, text: str, at: int | None = None) -> StringTest:
         raise ControlRefused(NO_MATCHER)
 
     def set_constrained(self, on: bool) -> None:
@@ -313,20 +313,24 @@ class GeneratorDriver:
     def jump_forward(self) -> list[Step]:
         return self._gen.apply_jump_forward()
 
-    def where(self) -> GrammarPosition:
+    def _asked(self, at: int | None) -> Any:
+        """The live generator (the next token), or the grammar replayed to step ``at``'s choice."""
+        return self._gen if at is None else self._gen.position_before(at)
+
+    def where(self, at: int | None = None) -> GrammarPosition:
         from workbench.engine import why
 
-        return why.position(self._gen)
+        return why.position(self._asked(at))
 
-    def why(self, token: str) -> WhyAnswer:
+    def why(self, token: str, at: int | None = None) -> WhyAnswer:
         from workbench.engine import why
 
-        return why.why_masked(self._gen, token)
+        return why.why_masked(self._asked(at), token)
 
-    def try_string(self, text: str) -> StringTest:
+    def try_string(self, text: str, at: int | None = None) -> StringTest:
         from workbench.engine import why
 
-        return why.try_string(self._gen, text)
+        return why.try_string(self._asked(at), text)
 
     def message(self) -> Message:
         message: Message = self._gen.message().message

@@ -127,6 +127,13 @@ class Workspace:
     steps: StepLog = field(default_factory=StepLog)
     session_path: str = ""
     revision: Counter[str] = field(default_factory=Counter)
+    # The Generate screen's conversation (workbench/tui/controllers/generate.py): the system prompt, and the
+    # turns so far in OpenAI form with tool-call arguments as dicts (as transformers passes them).
+    # ``conversation_open``: the current generation's message is the conversation's next assistant turn and
+    # has not been added to ``conversation`` yet (it is, when the next turn starts).
+    system_prompt: str = ""
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+    conversation_open: bool = False
 
     def __post_init__(self) -> None:
         if not self.template_text:

@@ -60,10 +60,14 @@ class GenerationRequest:
     template: TemplateSource
     messages: list[Message]
     tools: list[Tool]
-    tool_choice: str
+    tool_choice: Any  # "auto" | "required" | "none" | {"type": "function", "function": {"name": ...}}
     constrain: bool
     kwargs: dict[str, Any]
     start_paused: bool = False
+    parallel: bool = True
+    # The conversation as the template receives it (OpenAI dicts, tool-call arguments as dicts, as
+    # transformers passes them); ``messages`` is the same as Message objects, for a saved session.
+    prompt_messages: tuple[dict[str, Any], ...] = ()
 
 
 class EngineController:
@@ -143,20 +147,23 @@ class EngineController:
             for step in driver.jump_forward():
                 self._record(driver, step)
         elif op in ("where", "why", "try"):
-            self._ask(driver, op, str(arg or ""))
+            # ``arg`` is the question's text, or (text, step) to ask about an earlier step's choice
+            text, at = arg if isinstance(arg, tuple) else (arg, None)
+            self._ask(driver, op, str(text or ""), at)
             return
         self.post_state(driver, running=False)
 
-    def _ask(self, driver: Driver, op: Control, arg: str) -> None:
-        """Ask the grammar (no state change) and post the answer."""
-        at, epoch = len(self.log), self.log.epoch
+    def _ask(self, driver: Driver, op: Control, arg: str, step: int | None = None) -> None:
+        """Ask the grammar (no state change) and post the answer: at the next token, or (``step``) at an
+        earlier step's choice, replayed on a fresh matcher."""
+        at, epoch = (len(self.log) if step is None else step), self.log.epoch
         if op == "where":
-            self.post(msg.GrammarAnswered("where", at, epoch, position=driver.where()))
+            self.post(msg.GrammarAnswered("where", at, epoch, position=driver.where(at=step)))
         elif op == "why":
-            answer = driver.why(arg)
+            answer = driver.why(arg, at=step)
             self.post(msg.GrammarAnswered("why", at, epoch, text=answer.message, ok=answer.allowed))
         else:
-            trial = driver.try_string(arg)
+            trial = driver.try_string(arg, at=step)
             self.post(
                 msg.GrammarAnswered("try", at, epoch, text=f"{arg!r}: {trial.message}", ok=trial.accepted)
             )
@@ -225,9 +232,10 @@ def make_generator(request: GenerationRequest) -> Generator:
     return Generator(
         request.loaded,
         request.spec,
-        messages=request.messages,
+        messages=list(request.prompt_messages) or request.messages,
         tools=request.tools,
         tool_choice=request.tool_choice,
+        parallel=request.parallel,
         constrain=request.constrain,
         template=request.template,
         reasoning=bool(request.kwargs.get("enable_thinking", True)),

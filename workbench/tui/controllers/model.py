@@ -26,7 +26,7 @@ def load_model(ref: str | None, post: Callable[[TextualMessage], object]) -> msg
 def choose_and_load(ref: str | None, progress: engine_model.Progress) -> tuple[str, LoadedModel, str]:
     """(name, loaded model, notice): the model asked for, else the default when cached, else a tiny one.
 
-    The TUI never starts the default model's 93 MB download by itself: without ``--model`` it uses the
+    The TUI never starts the default model's 92.9 MB download by itself: without ``--model`` it uses the
     default only when it is already cached, and says so when it falls back to the tiny random model.
     """
     leave_a_core_for_the_ui()

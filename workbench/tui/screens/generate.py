@@ -1,7 +1,9 @@
-"""Generate screen: chat input, the output streaming live in span colours, and the parsed message beside it.
+"""Generate screen: a conversation (system prompt, turns, tool results), the output streaming live in span
+colours, and the parsed message beside it.
 
 The output and the parsed message are read from the step log, which the engine worker fills; this screen
-only draws what is new since it last looked (a rewind makes it start over).
+only draws what is new since it last looked (a rewind makes it start over).  The conversation lives in the
+workspace; ``tui/controllers/generate.py`` keeps it (this screen only draws it and asks).
 """
 
 from __future__ import annotations
@@ -18,14 +20,22 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Checkbox, Input, Select, Static
 
+from workbench.tui.controllers import generate as conversation
 from workbench.tui.messages import RequestGenerate, ToolChoice
 from workbench.tui.palette import visible
 from workbench.tui.screens.base import WorkbenchScreen
+from workbench.tui.screens.modals import ConfirmScreen, ToolResultScreen
 from workbench.tui.screens.status import engine_status
 from workbench.tui.widgets.notice import Notice
 from workbench.tui.widgets.spans import SpanLegend, SpanStream
 
 TOOL_CHOICES: tuple[ToolChoice, ...] = get_args(ToolChoice)
+NAMED = "tool:"  # prefix of a named tool choice's Select value
+
+
+def choice_options(tool_names: list[str]) -> list[tuple[str, str]]:
+    """auto / required / none, then one named choice per tool ("→ name" forces that tool)."""
+    return [(c, c) for c in TOOL_CHOICES] + [(f"→ {n}", NAMED + n) for n in tool_names]
 
 
 class GenerateScreen(WorkbenchScreen):
@@ -43,6 +53,8 @@ class GenerateScreen(WorkbenchScreen):
         Binding("f", "app.force", "Force"),
         Binding("c", "app.toggle_constraint", "Constraint"),
         Binding("j", "app.jump_forward", "Jump fwd", show=False),
+        Binding("t", "tool_result", "Tool result"),
+        Binding("n", "new_conversation", "New chat"),
         Binding("question_mark", "app.help", "Help"),
     ]
 
@@ -52,6 +64,8 @@ class GenerateScreen(WorkbenchScreen):
         self._epoch = -1
         self.parsed_json = ""  # what the parsed-message pane shows, as text
         self.pending_text = ""  # the held-back text drawn under the output
+        self._tools_seen: str | None = None  # the tools JSON the tool-choice options were built from
+        self.turns: list[tuple[str, str]] = []  # what the conversation pane shows
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="gen-status")
@@ -62,16 +76,26 @@ class GenerateScreen(WorkbenchScreen):
                 yield SpanStream(id="output")
                 yield Static(id="pending", classes="-hidden")
                 yield SpanLegend(id="legend")
-            with VerticalScroll(id="parsed-pane") as parsed:
-                parsed.border_title = "parsed message"
-                yield Static(id="parsed")
+            with Vertical(id="side"):
+                with VerticalScroll(id="turns-pane") as turns:
+                    turns.border_title = "conversation (n: new)"
+                    yield Static(id="turns")
+                with VerticalScroll(id="parsed-pane") as parsed:
+                    parsed.border_title = "parsed message"
+                    yield Static(id="parsed")
+        with Horizontal(id="options-row"):
+            yield Select(choice_options([]), value="auto", allow_blank=False, id="tool-choice")
+            yield Checkbox("constrain", True, id="constrain")
+            yield Checkbox(
+                "parallel", True, id="parallel", tooltip="parallel_tool_calls: off allows one call"
+            )
+            yield Checkbox("paused", False, id="start-paused", tooltip="start paused: read the prompt, wait")
         with Horizontal(id="chat-row"):
             yield Input(
-                placeholder="Ask something and press enter (uses the tools of the Template screen)", id="chat"
+                placeholder="Ask something and press enter (continues the conversation; tools from Template)",
+                id="chat",
             )
-            yield Select([(c, c) for c in TOOL_CHOICES], value="auto", allow_blank=False, id="tool-choice")
-            yield Checkbox("constrain", True, id="constrain")
-            yield Checkbox("paused", False, id="start-paused", tooltip="start paused: read the prompt, wait")
+            yield Input(placeholder="system prompt (optional)", id="system")
 
     def focus_chat(self) -> None:
         self.query_one("#chat", Input).focus()
@@ -84,19 +108,81 @@ class GenerateScreen(WorkbenchScreen):
         text = event.value.strip()
         if not text:
             return
-        choice = self.query_one("#tool-choice", Select).value
+        self.request_generation(text)
+        event.input.value = ""
+        self.set_focus(None)
+
+    def request_generation(self, text: str) -> None:
+        """Ask for the next assistant turn: after ``text`` as a user turn, or (empty) after the turns as
+        they are (a tool result was just added)."""
+        choice = str(self.query_one("#tool-choice", Select).value)
         tool_choice: ToolChoice = "auto"
         for known in TOOL_CHOICES:  # narrow the Select's value to the closed set
             if known == choice:
                 tool_choice = known
-        constrain = self.query_one("#constrain", Checkbox).value
-        paused = self.query_one("#start-paused", Checkbox).value
+        tool_name = choice[len(NAMED) :] if choice.startswith(NAMED) else ""
         self.post_message(
             RequestGenerate(
-                text, tool_choice=tool_choice, constrain=bool(constrain), start_paused=bool(paused)
+                text,
+                tool_choice=tool_choice,
+                constrain=bool(self.query_one("#constrain", Checkbox).value),
+                start_paused=bool(self.query_one("#start-paused", Checkbox).value),
+                tool_name=tool_name,
+                parallel=bool(self.query_one("#parallel", Checkbox).value),
             )
         )
-        self.set_focus(None)
+
+    @on(Input.Changed, "#system")
+    def _system_changed(self, event: Input.Changed) -> None:
+        if self.ws.system_prompt != event.value:
+            self.ws.system_prompt = event.value
+            self._draw_turns()
+
+    def action_tool_result(self) -> None:
+        """Type a result for the first unanswered call of the last assistant turn, then generate on."""
+        calls = conversation.pending_calls(self.ws)
+        if not calls:
+            self.notify(
+                "no tool call to answer: the last assistant turn has none (or it is still being written)",
+                title="Tool result",
+                severity="warning",
+            )
+            return
+        call = calls[0]
+
+        def answered(result: tuple[str, str] | None) -> None:
+            if result is None:
+                return
+            call_id, content = result
+            left = conversation.accept_tool_result(
+                self.ws, conversation.PendingCall(call_id, call.name, call.arguments), content
+            )
+            self._draw_turns()
+            if left:
+                self.notify(f"{left} more call(s) to answer: press t", title="Tool result")
+                return
+            self.request_generation("")
+
+        self.app.push_screen(
+            ToolResultScreen(call.call_id, call.name, call.arguments, len(calls) - 1), answered
+        )
+
+    def action_new_conversation(self) -> None:
+        """Start over with no turns (the system prompt stays); asks first when there are turns to lose."""
+        count = conversation.turn_count(self.ws)
+        if not count and not self.ws.conversation_open:
+            self.notify("the conversation is already empty: type a message (i)", title="New conversation")
+            return
+
+        def decided(yes: bool | None) -> None:
+            if yes:
+                conversation.clear_conversation(self.ws)
+                self._draw_turns()
+                self.notify("new conversation: the next message starts it", title="New conversation")
+
+        self.app.push_screen(
+            ConfirmScreen(f"Start a new conversation? {count} turn(s) will be forgotten."), decided
+        )
 
     @on(Checkbox.Changed, "#constrain")
     def _constrain_changed(self, event: Checkbox.Changed) -> None:
@@ -120,6 +206,8 @@ class GenerateScreen(WorkbenchScreen):
                 box.value = ws.constrained
         if topics & {"steps", "engine"}:
             self._catch_up_steps()
+        self._sync_tool_choices()
+        self._draw_turns()
         self.query_one("#gen-status", Static).update(engine_status(ws))
         notice = self.query_one("#gen-notice", Notice)
         if ws.model_state == "failed" and ws.driver is None:
@@ -168,3 +256,40 @@ class GenerateScreen(WorkbenchScreen):
         widget.update(
             Text.assemble(("⋯ pending (held back, not parsed yet) ", "bold #8a8f98"), (shown, "dim italic"))
         )
+
+    def _sync_tool_choices(self) -> None:
+        """Offer a named choice per tool of the Template screen's tools JSON (rebuilt when it changes)."""
+        ws = self.ws
+        if ws.tools_json == self._tools_seen:
+            return
+        self._tools_seen = ws.tools_json
+        try:
+            names = [t.name for t in ws.parse_tools()]
+        except ValueError:  # bad tools JSON: the Template screen says so; keep the plain choices
+            names = []
+        select = self.query_one("#tool-choice", Select)
+        current = select.value
+        options = choice_options(names)
+        select.set_options(options)
+        select.value = current if any(v == current for _, v in options) else "auto"
+        system = self.query_one("#system", Input)
+        if system.value != ws.system_prompt:
+            system.value = ws.system_prompt
+
+    def _draw_turns(self) -> None:
+        """The conversation, one compact line a turn (the answer being written marked ``assistant…``)."""
+        self.turns = conversation.turn_lines(self.ws, width=200)
+        out = Text(no_wrap=True, overflow="ellipsis")  # one line a turn: the pane cuts it at its width
+        if not self.turns:
+            out.append("no turns yet: the first message starts the conversation", style="dim")
+        styles = {"system": "#bb9af7", "user": "#7aa2f7", "assistant": "#9ece6a"}
+        for i, (role, text) in enumerate(self.turns):
+            if i:
+                out.append("\n")
+            out.append(f"{role:<10} ", style="bold " + styles.get(role.split()[0].rstrip("…"), "#e0af68"))
+            out.append(text)
+        calls = conversation.pending_calls(self.ws)
+        if calls:
+            out.append(f"\n{len(calls)} call(s) to answer: t types a tool result", style="italic #e0af68")
+        self.query_one("#turns", Static).update(out)
+        self.query_one("#turns-pane").scroll_end(animate=False)  # the newest turns matter most

@@ -144,7 +144,8 @@ class InspectorScreen(WorkbenchScreen):
     def _ask_where(self) -> None:
         """Ask the live grammar where it is once per position (not while running: it would wait)."""
         ws = self.ws
-        key = (len(ws.steps), ws.steps.epoch)
+        n = len(ws.steps)
+        key = (self.selected if 0 <= self.selected < n - 1 else n, ws.steps.epoch)  # the position asked about
         driver = ws.driver
         if driver is None or not driver.can_ask or ws.running or key == self._asked or key == ws.grammar_at:
             return
@@ -157,12 +158,15 @@ class InspectorScreen(WorkbenchScreen):
         index = self.selected if self.selected >= 0 else n - 1
         step = ws.steps.get(index)
         newest = index == n - 1 or n == 0
-        live = ws.grammar_position if newest and ws.grammar_at == (n, ws.steps.epoch) else None
+        at = n if newest else index  # newest: the next token; scrubbed: that step's own choice
+        live = ws.grammar_position if ws.grammar_at == (at, ws.steps.epoch) else None
         note = ""
         if live is None and ws.driver is not None and not ws.driver.can_ask:
             note = "a replay has no live grammar: load a model to ask why"
-        elif live is None and not newest:
-            note = "the live grammar answers at the newest step (end)"
+        elif not newest and live is not None:
+            note = f"at step {index + 1}'s choice: the grammar replayed to it (w and t ask here too)"
+        elif not newest:
+            note = "replaying the grammar to this step…"
         text = grammar_text(
             step,
             live=live,
@@ -170,6 +174,7 @@ class InspectorScreen(WorkbenchScreen):
             answer_ok=ws.grammar_answer_ok,
             expanded=self.expanded,
             note=note,
+            label="next token" if newest else f"step {index + 1}",
         )
         self.grammar_plain = text.plain
         self.query_one("#grammar", Static).update(text)
@@ -240,7 +245,8 @@ class InspectorScreen(WorkbenchScreen):
             )
             return
         gauge.vocab, gauge.allowed = step.vocab_size, step.allowed_count
-        heat.vocab, heat.strip = step.vocab_size, step.mask_strip
+        heat.vocab, heat.chosen, heat.constrained = step.vocab_size, step.token_id, step.constrained
+        heat.strip = step.mask_strip
         self.query_one("#facts-pane").border_title = f"step {index + 1} of {n}"
         facts.update(step_facts(step))
         self._fill(table, candidate_rows(step))
@@ -264,4 +270,5 @@ class InspectorScreen(WorkbenchScreen):
         self.selected = -1 if event.index >= n - 1 else event.index
         self.query_one("#timeline", Timeline).selected = self.selected
         self._show_selected()
+        self._ask_where()  # the grammar at this step, replayed (no state change)
         self._show_grammar()

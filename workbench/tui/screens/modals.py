@@ -187,3 +187,45 @@ class AskScreen(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value if event.value else None)
+
+
+class ToolResultScreen(ModalScreen[tuple[str, str] | None]):
+    """Type a tool's result for one call of the last assistant turn (its id pre-filled), so the next
+    assistant turn can be generated from it.  Returns (call id, result text) or None."""
+
+    DEFAULT_CSS = """
+    ToolResultScreen { align: center middle; }
+    ToolResultScreen > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent;
+                                  background: $surface; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, call_id: str, name: str, arguments: str, remaining: int = 0) -> None:
+        super().__init__()
+        self.call_id = call_id
+        self.tool_name = name
+        self.arguments = arguments
+        self.remaining = remaining
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(f"Tool result for {self.tool_name}", style="bold"))
+            yield Static(Text(f"{self.tool_name}({self.arguments})", style="dim"), classes="hint")
+            yield Input(self.call_id, placeholder="tool_call_id", id="tool-call-id")
+            yield Input(placeholder='the result, e.g. {"temp_c": 18}', id="tool-result")
+            more = f" · {self.remaining} more call(s) after this one" if self.remaining else ""
+            yield Static(
+                f"enter adds the result and, when every call has one, generates{more}", classes="hint"
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#tool-result", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        call_id = self.query_one("#tool-call-id", Input).value.strip()
+        result = self.query_one("#tool-result", Input).value
+        if event.input.id == "tool-call-id":
+            self.query_one("#tool-result", Input).focus()
+            return
+        self.dismiss((call_id, result) if call_id else None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from rich.color import Color
@@ -67,8 +68,105 @@ class MaskGauge(Widget):
         return out
 
 
+def bucket_widths(buckets: int, vocab: int) -> list[int]:
+    """How many ids each strip bucket covers: ``vocab // buckets``, the last one taking the remainder (the
+    layout of ``workbench.engine.bitmask.summarize``)."""
+    if buckets <= 0 or vocab <= 0:
+        return []
+    width = max(1, vocab // buckets)
+    return [width] * (buckets - 1) + [max(1, vocab - width * (buckets - 1))]
+
+
+def bucket_of(token_id: int, buckets: int, vocab: int) -> int:
+    """The strip bucket a token id falls in (-1 when it is outside the vocabulary)."""
+    if buckets <= 0 or vocab <= 0 or not 0 <= token_id < vocab:
+        return -1
+    return min(token_id // max(1, vocab // buckets), buckets - 1)
+
+
+def bucket_counts(strip: Sequence[float], vocab: int) -> list[int]:
+    """Allowed tokens per bucket, back from the recorded fractions."""
+    return [round(f * w) for f, w in zip(strip, bucket_widths(len(strip), vocab), strict=True)]
+
+
+def log_levels(counts: Sequence[int]) -> list[float]:
+    """0..1 per bucket, log-scaled against the fullest bucket of the step: a constrained step typically
+    allows a handful of tokens in a 150k vocabulary (fractions around 1e-4, which a linear scale draws as
+    one flat colour), so the log of the count is what makes "where" visible.  A bucket with nothing
+    allowed is 0, one with one token allowed is above 0."""
+    top = max(counts, default=0)
+    if top <= 0:
+        return [0.0 for _ in counts]
+    scale = math.log1p(top)
+    return [math.log1p(c) / scale if c > 0 else 0.0 for c in counts]
+
+
+def _cell_of(bucket: int, buckets: int, width: int) -> int:
+    """The cell of :func:`resample` (``buckets`` values onto ``width`` cells) that covers ``bucket``."""
+    for i in range(width):
+        lo = i * buckets // width
+        hi = max(lo + 1, (i + 1) * buckets // width)
+        if lo <= bucket < hi:
+            return i
+    return width - 1
+
+
+def draw_strip(
+    strip: Sequence[float], vocab: int, width: int, *, chosen: int = -1, constrained: bool = True
+) -> Text:
+    """The heat strip (pure): one row of cells over the vocabulary, then an axis line.
+
+    A constrained step draws each bucket's allowed count on a log scale (height and colour; ``·`` where
+    nothing is allowed) with the min/max count per bucket.  A free step (no mask) is one muted bar that
+    says so.  ``▲`` marks the chosen token's bucket.
+    """
+    out = Text()
+    width = max(1, width)
+    if not strip or vocab <= 0:
+        out.append("no mask summary for this step", style="dim")
+        return out
+    n = len(strip)
+    cell = _cell_of(bucket_of(chosen, n, vocab), n, width) if bucket_of(chosen, n, vocab) >= 0 else -1
+    if not constrained:
+        out.append("▔" * width, style="#5c6370")
+        label = f"free step: no mask, all {vocab:,} ids allowed"
+    else:
+        counts = bucket_counts(strip, vocab)
+        for level, count in zip(resample(log_levels(counts), width), resample(counts, width), strict=True):
+            if count <= 0:
+                out.append("·", style="#3a3f4b")
+            else:
+                out.append(_BLOCKS[max(1, round(level * 8))], style=_heat(0.15 + 0.85 * level))
+        per = bucket_widths(n, vocab)[0]
+        label = f"allowed per {per:,} ids: {min(counts):,}–{max(counts):,} (log scale) · ids 0–{vocab - 1:,}"
+    out.append("\n")
+    axis = [" "] * width
+    if cell >= 0:
+        axis[cell] = "▲"
+    tag = f"chosen id {chosen:,}" if cell >= 0 else ""
+    text = f"{tag} · {label}" if tag else label
+    line = "".join(axis)
+    if cell < 0:
+        line = _fit(text, width)
+    elif width - cell - 2 >= cell - 1:  # more room right of the marker than left of it
+        line = line[: cell + 1] + " " + _fit(text, width - cell - 2)
+    else:
+        line = _fit(text, cell - 1).rjust(cell - 1) + " " + line[cell:]
+    out.append(line[:width], style="dim")
+    if cell >= 0:  # the marker itself stands out
+        start = len(out.plain) - len(line[:width])
+        out.stylize("bold #e0af68", start + cell, start + cell + 1)
+    return out
+
+
+def _fit(text: str, width: int) -> str:
+    if width <= 0:
+        return ""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 class HeatStrip(Widget):
-    """The vocabulary bitmask summary (``Step.mask_strip``) as one row of coloured cells."""
+    """The vocabulary bitmask summary (``Step.mask_strip``) as a row of cells (see :func:`draw_strip`)."""
 
     DEFAULT_CSS = """
     HeatStrip { height: 2; }
@@ -76,19 +174,13 @@ class HeatStrip(Widget):
 
     strip: reactive[tuple[float, ...]] = reactive(())
     vocab: reactive[int] = reactive(0)
+    chosen: reactive[int] = reactive(-1)
+    constrained: reactive[bool] = reactive(True)
 
     def render(self) -> Text:
-        width = self.size.width
-        out = Text()
-        if not self.strip:
-            out.append("no mask summary for this step", style="dim")
-            return out
-        for frac in resample(self.strip, width):
-            out.append("█", style=_heat(frac))
-        out.append("\n")
-        right = f"{self.vocab:,}" if self.vocab else "end"
-        out.append("token id 0".ljust(max(0, width - len(right))) + right, style="dim")
-        return out
+        return draw_strip(
+            self.strip, self.vocab, self.size.width, chosen=self.chosen, constrained=self.constrained
+        )
 
 
 class Timeline(Widget, can_focus=True):
