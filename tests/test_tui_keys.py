@@ -159,3 +159,27 @@ def test_two_session_saves_in_one_second_never_share_a_name(tmp_path: Path, monk
     assert first != second and first.exists() and second.exists()
     assert first.is_absolute() and second.name == "tui-20260101-000000-2.json"
     assert unused_session_path(tmp_path, "20260101-000000").name == "tui-20260101-000000-3.json"
+
+
+async def test_letters_typed_into_an_open_drop_down_search_it_and_fire_no_action() -> None:
+    """The tool-choice list searches as you type: `r`, `n`, `?` typed there must not run, clear the
+    conversation or open help (a tmux run fired all three)."""
+    from textual.widgets import Select
+    from textual.widgets._select import SelectOverlay
+
+    app = make_app(start_mode="generate")
+    async with app.run_test(size=SIZE) as pilot:
+        app.post_message(demo_done())
+        await settle(app, pilot)
+        select = app.screen.query_one("#tool-choice", Select)
+        select.focus()
+        await pilot.press("enter")  # open the list
+        await pilot.pause()
+        assert isinstance(app.focused, SelectOverlay)
+        await pilot.press("r", "question_mark", "n", "e")
+        await settle(app, pilot)
+        assert app.current_mode == "generate" and not isinstance(app.screen, HelpScreen)
+        assert app.workspace.driver is None  # nothing started
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.focused, SelectOverlay)

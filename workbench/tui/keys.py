@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
+from textual.widgets._select import SelectOverlay
 
 #: Keys that act even in a text field, besides those with a modifier and the F-keys.
 FIELD_SAFE_KEYS = frozenset({"escape", "tab", "shift+tab"})
 
 
 def is_text_field(widget: Widget | None) -> bool:
-    """True for widgets that take typed text (an editable TextArea, an Input)."""
+    """True for widgets that take typed text (an editable TextArea, an Input), and for an open drop-down
+    list: it searches its options as you type, so a letter meant for it must not fire an action (a person
+    picking a tool choice and typing on fired `r` run, `n` new conversation, `?` help)."""
     if isinstance(widget, TextArea):
         return not widget.read_only
-    return isinstance(widget, Input)
+    return isinstance(widget, (Input, SelectOverlay))
 
 
 def acts_while_typing(key: str) -> bool:
