@@ -103,6 +103,49 @@ class Deltas:
         return out
 
 
+def sglang_one_shot(reasoning_parser: Any, call_parser: Any, output: str) -> Message:
+    """SGLang's non-streaming path: the reasoning parser (when configured) first, the tool parser on what
+    it leaves as normal text: for the built-in parsers and the exported detector alike."""
+    reasoning, normal = (
+        reasoning_parser.parse_non_stream(output) if reasoning_parser is not None else (None, output)
+    )
+    text, items = call_parser.parse_non_stream(normal or "")
+    return _message(reasoning, text, [{"name": i.name, "arguments": i.parameters} for i in items])
+
+
+def sglang_streamed(reasoning_parser: Any, call_parser: Any, deltas: Deltas, output: str) -> Message:
+    """Feed ``output`` to SGLang's parsers as token deltas (``parse_stream_chunk``, then the end of the
+    stream) and assemble the streamed message, as its serving layer chains them."""
+    reasoning, content = [], []
+    calls: dict[int, dict[str, Any]] = {}
+
+    def tool_text(normal: str, end: bool = False) -> None:
+        text, items = call_parser.parse_stream_chunk(normal) if normal else ("", [])
+        if end:
+            tail, more = call_parser.parse_stream_end()
+            text, items = text + (tail or ""), [*items, *more]
+        content.append(text or "")
+        for item in items:
+            slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
+            slot["name"] = item.name or slot["name"]
+            slot["arguments"] += item.parameters or ""
+
+    for text, _ids in deltas.split(output):
+        if reasoning_parser is None:
+            tool_text(text)
+            continue
+        r, normal = reasoning_parser.parse_stream_chunk(text)
+        reasoning.append(r or "")
+        tool_text(normal or "")
+    if reasoning_parser is not None:
+        r, normal = reasoning_parser.parse_stream_end()
+        reasoning.append(r or "")
+        tool_text(normal or "", end=True)
+    else:
+        tool_text("", end=True)
+    return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+
+
 def vllm_streamed(parser: Any, deltas: Deltas, output: str, request: Any, prompt_ids: list[int]) -> Message:
     """Feed ``output`` to a vLLM parser as token deltas (``parse_delta``) and assemble the streamed message:
     what vLLM's serving layer does with the deltas, for the built-in parsers and the plug-ins alike."""
@@ -226,46 +269,10 @@ def run_sglang(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, A
             return reasoning, calls
 
         def one_shot(case: dict[str, Any] = case) -> Message:
-            reasoning_parser, call_parser = parsers()
-            reasoning, normal = (
-                reasoning_parser.parse_non_stream(case["output"])
-                if reasoning_parser is not None
-                else (None, case["output"])
-            )
-            text, items = call_parser.parse_non_stream(normal or "")
-            calls = [{"name": i.name, "arguments": i.parameters} for i in items]
-            return _message(reasoning, text, calls)
+            return sglang_one_shot(*parsers(), case["output"])
 
         def streamed(case: dict[str, Any] = case) -> Message:
-            reasoning_parser, call_parser = parsers()
-            reasoning, content = [], []
-            calls: dict[int, dict[str, Any]] = {}
-
-            def tool_text(normal: str, end: bool = False) -> None:
-                text, items = call_parser.parse_stream_chunk(normal) if normal else ("", [])
-                if end:
-                    tail, more = call_parser.parse_stream_end()
-                    text, items = text + (tail or ""), [*items, *more]
-                content.append(text or "")
-                for item in items:
-                    slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
-                    slot["name"] = item.name or slot["name"]
-                    slot["arguments"] += item.parameters or ""
-
-            for text, _ids in deltas.split(case["output"]):
-                if reasoning_parser is None:
-                    tool_text(text)
-                    continue
-                r, normal = reasoning_parser.parse_stream_chunk(text)
-                reasoning.append(r or "")
-                tool_text(normal or "")
-            if reasoning_parser is not None:
-                r, normal = reasoning_parser.parse_stream_end()
-                reasoning.append(r or "")
-                tool_text(normal or "", end=True)
-            else:
-                tool_text("", end=True)
-            return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+            return sglang_streamed(*parsers(), deltas, case["output"])
 
         results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
     return {"accepted": True, "reason": "", "cases": results}

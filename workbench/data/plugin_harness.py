@@ -54,6 +54,8 @@ from engine_harness import (
     _ipython_stub,
     _load_tokenizer,
     _message,
+    sglang_one_shot,
+    sglang_streamed,
     versions,
     vllm_streamed,
 )
@@ -419,35 +421,10 @@ def run_sglang(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
             return reasoning, FunctionCallParser(tools, name)
 
         def one_shot(case: dict[str, Any] = case) -> Message:
-            reasoning_parser, call_parser = parsers()
-            reasoning, normal = reasoning_parser.parse_non_stream(case["output"])
-            text, items = call_parser.parse_non_stream(normal or "")
-            return _message(reasoning, text, [{"name": i.name, "arguments": i.parameters} for i in items])
+            return sglang_one_shot(*parsers(), case["output"])
 
         def streamed(case: dict[str, Any] = case) -> Message:
-            reasoning_parser, call_parser = parsers()
-            reasoning, content = [], []
-            calls: dict[int, dict[str, Any]] = {}
-
-            def tool_text(normal: str, end: bool = False) -> None:
-                text, items = call_parser.parse_stream_chunk(normal) if normal else ("", [])
-                if end:
-                    tail, more = call_parser.parse_stream_end()
-                    text, items = text + (tail or ""), [*items, *more]
-                content.append(text or "")
-                for item in items:
-                    slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
-                    slot["name"] = item.name or slot["name"]
-                    slot["arguments"] += item.parameters or ""
-
-            for text, _ids in deltas.split(case["output"]):
-                r, normal = reasoning_parser.parse_stream_chunk(text)
-                reasoning.append(r or "")
-                tool_text(normal or "")
-            r, normal = reasoning_parser.parse_stream_end()
-            reasoning.append(r or "")
-            tool_text(normal or "", end=True)
-            return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+            return sglang_streamed(*parsers(), deltas, case["output"])
 
         results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
     return {"accepted": True, "reason": "", "cases": results}
