@@ -132,16 +132,23 @@ def _forget(name: str) -> None:
             getattr(manager, table, {}).pop(name, None)
 
 
-def run_vllm_file(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
-    """The single file, loaded the way ``--tool-parser-plugin FILE --reasoning-parser-plugin FILE`` does."""
+def _load_vllm_file(name: str, path: str) -> str:
+    """Load the single-file plug-in as ``--tool-parser-plugin FILE --reasoning-parser-plugin FILE`` does
+    (after forgetting an earlier registration of ``name``); what is not registered then ("" when all is)."""
     from vllm.reasoning import ReasoningParserManager
     from vllm.tool_parsers import ToolParserManager
 
-    name, path = job["parser"], job["vllm"]["file"]
     _forget(name)
     ToolParserManager.import_tool_parser(path)
     ReasoningParserManager.import_reasoning_parser(path)
-    missing = _registered(name)
+    return _registered(name)
+
+
+def run_vllm_file(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
+    """The single file, loaded the way ``--tool-parser-plugin FILE --reasoning-parser-plugin FILE`` does."""
+
+    name, path = job["parser"], job["vllm"]["file"]
+    missing = _load_vllm_file(name, path)
     if missing:
         return {"accepted": False, "reason": f"{path}: {missing}", "cases": []}
     return {"accepted": True, "reason": "", "cases": _vllm_cases(name, tokenizer, job["cases"])}
@@ -282,10 +289,7 @@ def run_vllm_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     from vllm.tool_parsers.structural_tag_registry import get_model_structural_tag
 
     name, path = job["parser"], job["vllm"]["file"]
-    _forget(name)
-    ToolParserManager.import_tool_parser(path)
-    ReasoningParserManager.import_reasoning_parser(path)
-    missing = _registered(name)
+    missing = _load_vllm_file(name, path)
     if missing:
         return {"accepted": False, "reason": f"{path}: {missing}", "cases": []}
     tool_cls = ToolParserManager.get_tool_parser(name)
