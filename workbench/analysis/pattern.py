@@ -319,11 +319,13 @@ def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list
     return merged
 
 
-def learn_pattern(render: Render, end_markers: Sequence[str]) -> tuple[ToolsSpec | None, list[str]]:
+def learn_pattern(
+    render: Render, end_markers: Sequence[str], *, renders: _Renders | None = None
+) -> tuple[ToolsSpec | None, list[str]]:
     """The tools spec of a call pattern for the template behind ``render``; None (with why) when the
-    needles cannot be found."""
+    needles cannot be found.  ``renders`` replaces the regions (the turn layout learns calls on outputs)."""
     notes: list[str] = []
-    r = _Renders(render, end_markers)
+    r = renders if renders is not None else _Renders(render, end_markers)
     one = r.region(_call(FUNC_A, {ARG_A: VALUE_A}, ID_A))
     if one is None:
         return None, ["the template renders no call"]

@@ -1,0 +1,327 @@
+"""The assistant turn as a learned layout (issue 18): what the model writes, segment by segment.
+
+Every render here is the user turn followed by one assistant turn whose parts are needles (reasoning text,
+answer text, calls whose names, ids and arguments are known), with the probe tools offered, so that only
+the assistant's parts differ.  The turn's *output* is the render after the prompt render (the user turn and
+the generation prompt): what the model writes, the history's turn minus what the generation prompt wrote.
+
+From the outputs, by the needles' positions and by comparing outputs with each other (never by what a
+marker looks like):
+
+* ``lead``: text every output starts with that no later segment repeats (history's ``Assistant:``);
+* ``output_prefix``: the tail of the generation prompt that later segments repeat in front of their
+  header (gpt-oss's ``<|start|>assistant``): the first segment's header lacks it because the prompt wrote it;
+* ``end``: what every output ends with (the turn end);
+* each segment's header (in front of its needle) and trailer (after it): reasoning, content, and the call
+  (learned as a call pattern by :mod:`workbench.analysis.pattern`, on the outputs);
+* whether the segments are **headed messages**: headers that share an opener (and a closer) and differ in
+  between (a channel word, a recipient); then a :class:`~workbench.spec.TurnLayout`.
+
+The learner is a second opinion next to the probe phases: :func:`adopt_layout` keeps whichever spec reads
+the template's own renders back best.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from workbench.analysis.align import Evidence, common_prefix, common_suffix
+from workbench.analysis.pattern import Render, _Renders, learn_pattern, typed_tools
+from workbench.analysis.probes import (
+    ARG_A,
+    CONTENT_TEXT,
+    FUNC_A,
+    FUNC_B,
+    ID_A,
+    ID_B,
+    REASONING_TEXT,
+    TOOLS,
+    USER,
+    USER_TEXT,
+    VALUE_A,
+    VALUE_B,
+)
+
+_WS = " \t\r\n"
+
+
+def _call(name: str = FUNC_A, value: str = VALUE_A, call_id: str = ID_A) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": {ARG_A: value}}}
+
+
+def assistant(
+    content: str | None = None, reasoning: str | None = None, calls: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """An assistant message with the given parts (``content`` None: no answer text)."""
+    msg: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        msg["reasoning_content"] = reasoning
+    if calls:
+        msg["tool_calls"] = list(calls)
+    return msg
+
+
+#: The conversations the learner renders (after the user turn), by name.
+TURNS: dict[str, dict[str, Any]] = {
+    "content": assistant(CONTENT_TEXT),
+    "reasoning": assistant(CONTENT_TEXT, REASONING_TEXT),
+    "call": assistant(None, calls=(_call(),)),
+    "call_two": assistant(None, calls=(_call(), _call(FUNC_B, VALUE_B, ID_B))),
+    "content_call": assistant(CONTENT_TEXT, calls=(_call(),)),
+    "reasoning_call": assistant(None, REASONING_TEXT, calls=(_call(),)),
+}
+
+
+@dataclass
+class TurnFacts:
+    """What the learner read off the outputs (every text exactly as rendered)."""
+
+    prompt: str = ""
+    gen: str = ""
+    outputs: dict[str, str] = field(default_factory=dict)
+    lead: str = ""
+    output_prefix: str = ""
+    end: str = ""
+    reasoning: tuple[str, str] | None = None  # (header at the turn's start, trailer)
+    content: tuple[str, str] | None = None  # (header at the turn's start, trailer when the turn ends)
+    content_after_reasoning: str | None = None  # the answer's header behind reasoning, when it differs
+    content_before_call: str = ""  # the answer's trailer when a call follows it
+    reasoning_before_call: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+class TurnRenderer:
+    """Renders assistant turns after the user turn and cuts out their outputs (cached by conversation)."""
+
+    def __init__(self, render: Render, evidence: Evidence) -> None:
+        self.render = render
+        self.evidence = evidence
+        self.tools = list(TOOLS)
+        self.prompt = render([dict(USER)], self.tools, True)
+        self.user_only = render([dict(USER)], self.tools, False)
+        self._cache: dict[str, str | None] = {}
+
+    @property
+    def user_end(self) -> str | None:
+        """What the user-only render writes after the user's text (the user turn's end)."""
+        u = self.user_only
+        i = u.rfind(USER_TEXT) if u is not None else -1
+        return u[i + len(USER_TEXT) :] if u is not None and i >= 0 else None
+
+    @property
+    def gen(self) -> str:
+        """What the generation prompt appends after the user turn (empty when unknown)."""
+        p, u = self.prompt, self.user_only
+        if p is None or u is None:
+            return ""
+        if p.startswith(u):
+            return p[len(u) :]
+        i = p.rfind(USER_TEXT)
+        return p[i + len(USER_TEXT) :] if i >= 0 else ""
+
+    def output(self, message: Mapping[str, Any], tools: list[dict[str, Any]] | None = None) -> str | None:
+        """What the model writes for ``message``: the render after the prompt render; None when the render
+        fails or does not continue the prompt."""
+        tools = tools if tools is not None else self.tools
+        key = json.dumps([message, tools], sort_keys=True, default=str)
+        if key not in self._cache:
+            self._cache[key] = self._output(dict(message), tools)
+        return self._cache[key]
+
+    def _output(self, message: dict[str, Any], tools: list[dict[str, Any]]) -> str | None:
+        if self.prompt is None:
+            return None
+        text = self.render([dict(USER), message], tools, False)
+        if text is None and message.get("content") is None and message.get("tool_calls"):
+            text = self.render([dict(USER), {**message, "content": ""}], tools, False)
+        if text is None or not text.startswith(self.prompt):
+            return None
+        return text[len(self.prompt) :]
+
+
+def _needle_at(text: str, needle: str) -> int:
+    return text.find(needle)
+
+
+def _g_suffixes(gen: str) -> list[str]:
+    """Tails of the generation prompt that may open a later segment's header, longest first: never blank,
+    never starting in the middle of a word."""
+    out = []
+    for n in range(len(gen), 0, -1):
+        tail = gen[len(gen) - n :]
+        if not tail.strip(_WS):
+            continue
+        before = gen[: len(gen) - n]
+        if before and tail[0].isalnum() and before[-1].isalnum():
+            continue
+        out.append(tail)
+    return out
+
+
+def learn_turn(tr: TurnRenderer) -> TurnFacts:
+    """Read the turn's pieces off the outputs (see the module docstring); pure w.r.t. the template."""
+    f = TurnFacts(prompt=tr.prompt or "", gen=tr.gen)
+    ev = tr.evidence
+    ev.add(f.gen, tr.user_end)
+    for name, message in TURNS.items():
+        out = tr.output(message)
+        if out is not None:
+            f.outputs[name] = out
+    o = f.outputs
+    if "content" not in o or CONTENT_TEXT not in o["content"]:
+        f.note("the answer-only turn does not continue the prompt: no layout")
+        return f
+    # The pieces each output holds between needles are evidence of unit boundaries.
+    for out in o.values():
+        for piece in _pieces(out):
+            ev.add(piece)
+    oc = o["content"]
+    ic = oc.find(CONTENT_TEXT)
+    h_c_full, tail_c = oc[:ic], oc[ic + len(CONTENT_TEXT) :]
+
+    # The call outputs: where the first call slot starts and what follows the last one.
+    call_heads: list[str] = []
+    tails = [tail_c]
+    if "call" in o and FUNC_A in o["call"]:
+        oc1 = o["call"]
+        first = min(i for i in (oc1.find(FUNC_A), oc1.find(ID_A), oc1.find("{")) if i >= 0)
+        call_heads.append(oc1[:first])
+        tails.append(oc1[oc1.rfind(VALUE_A) + len(VALUE_A) :])
+    r_out = o.get("reasoning", "")
+    ir = r_out.find(REASONING_TEXT)
+    has_reasoning = ir >= 0 and CONTENT_TEXT in r_out[ir:]
+    if has_reasoning:
+        tails.append(r_out[r_out.rfind(CONTENT_TEXT) + len(CONTENT_TEXT) :])
+
+    # The turn end: what every output ends with.
+    f.end = common_suffix(tails, ev) if len(tails) > 1 else ""
+    # The lead: what every output starts with, unless the segments repeat it when they come later.
+    heads = [h_c_full, *call_heads]
+    if has_reasoning:
+        heads.append(r_out[:ir])
+    lead = common_prefix(heads, ev) if len(heads) > 1 else ""
+    if lead.strip(_WS) and has_reasoning:
+        mid = r_out[ir + len(REASONING_TEXT) : r_out.rfind(CONTENT_TEXT)]
+        if mid.endswith(h_c_full):  # the answer after reasoning repeats it: part of the answer's header
+            lead = ""
+    if lead.strip(_WS):
+        f.lead = lead
+        f.note(f"every turn starts with {lead!r}, which the prompt does not write")
+    h_c = h_c_full[len(f.lead) :]
+
+    # The generation prompt's tail that later segments repeat in front of their header.
+    transitions: list[tuple[str, str]] = []  # (text between two segments, the second one's header)
+    if has_reasoning:
+        transitions.append((r_out[ir + len(REASONING_TEXT) : r_out.rfind(CONTENT_TEXT)], h_c))
+    if "content_call" in o and call_heads:
+        occ = o["content_call"]
+        at = occ.find(CONTENT_TEXT)
+        first = occ.find(FUNC_A, at)
+        if at >= 0 and first > at:
+            transitions.append((occ[at + len(CONTENT_TEXT) : first], call_heads[0][len(f.lead) :]))
+    f.output_prefix = _output_prefix(f.gen, transitions)
+    if f.output_prefix:
+        f.note(f"the generation prompt wrote {f.output_prefix!r}, which later segments repeat")
+    s = f.output_prefix
+
+    t_c = tail_c[: len(tail_c) - len(f.end)] if f.end and tail_c.endswith(f.end) else tail_c
+    f.content = (h_c, t_c)
+    if has_reasoning:
+        h_r = r_out[len(f.lead) : ir]
+        mid = r_out[ir + len(REASONING_TEXT) : r_out.rfind(CONTENT_TEXT)]
+        if mid.endswith(s + h_c):
+            t_r = mid[: len(mid) - len(s + h_c)]
+        else:
+            t_r = _trailer_from_other(o, mid, ev)
+            after = mid[len(t_r) :]
+            f.content_after_reasoning = after[len(s) :] if s and after.startswith(s) else after
+        f.reasoning = (h_r, t_r)
+    return f
+
+
+def _trailer_from_other(o: Mapping[str, str], mid: str, ev: Evidence) -> str:
+    """The reasoning's trailer when the answer after reasoning has a header of its own: the common start of
+    what follows reasoning before an answer and before a call."""
+    rc = o.get("reasoning_call", "")
+    ir = rc.find(REASONING_TEXT)
+    first = rc.find(FUNC_A, ir)
+    if ir < 0 or first < 0:
+        return mid
+    other = rc[ir + len(REASONING_TEXT) : first]
+    return common_prefix([mid, other], ev)
+
+
+def _output_prefix(gen: str, transitions: Sequence[tuple[str, str]]) -> str:
+    """The longest tail of ``gen`` that every transition repeats in front of the next header."""
+    if not transitions:
+        return ""
+    for tail in _g_suffixes(gen):
+        if all(between.endswith(tail + head) for between, head in transitions):
+            return tail
+    return ""
+
+
+def _pieces(text: str) -> list[str]:
+    """The literal pieces of an output: the text between the needles it holds."""
+    marks = sorted(
+        (i, i + len(n))
+        for n in (REASONING_TEXT, CONTENT_TEXT, FUNC_A, FUNC_B, ID_A, ID_B, VALUE_A, VALUE_B)
+        for i in _all(text, n)
+    )
+    out, at = [], 0
+    for start, end in marks:
+        if start >= at:
+            out.append(text[at:start])
+            at = end
+    out.append(text[at:])
+    return out
+
+
+def _all(text: str, needle: str) -> list[int]:
+    out, i = [], text.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = text.find(needle, i + 1)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- the call
+class _OutputRenders(_Renders):
+    """The call pattern learner's renders, in output coordinates: a call-only turn's output, with the
+    prompt-written prefix in front, without the lead and the turn end."""
+
+    def __init__(self, tr: TurnRenderer, facts: TurnFacts) -> None:
+        super().__init__(tr.render, ())
+        self.tr = tr
+        self.facts = facts
+
+    def region(self, *calls: dict[str, Any]) -> str | None:
+        out = self.tr.output(assistant(None, calls=calls), typed_tools(calls))
+        if out is None:
+            return None
+        f = self.facts
+        if f.lead and out.startswith(f.lead):
+            out = out[len(f.lead) :]
+        if f.end and out.endswith(f.end):
+            out = out[: len(out) - len(f.end)]
+        text = (f.output_prefix + out).strip(_WS) if not f.output_prefix else f.output_prefix + out
+        return text or None
+
+
+def learn_calls(tr: TurnRenderer, facts: TurnFacts) -> tuple[Any, list[str]]:
+    """The call pattern, learned on call-only outputs (see :func:`~workbench.analysis.pattern.learn_pattern`)."""
+    return learn_pattern(tr.render, (), renders=_OutputRenders(tr, facts))
+
+
+def with_layout_notes(notes: list[str], facts: TurnFacts) -> list[str]:
+    return [*notes, *facts.notes]
+
+
+Adopt = Callable[..., Any]
+__all__ = ["TURNS", "TurnFacts", "TurnRenderer", "assistant", "learn_calls", "learn_turn", "replace"]
