@@ -509,7 +509,8 @@ class FormatSpec:
         lay = self.layout
         headers = (lay.opener + m.header for m in lay.messages)
         ends = (e for m in lay.messages for e in m.ends)
-        yield from (m for m in (lay.lead, lay.opener, lay.closer, *headers, *ends, *lay.verbatim) if m.strip())
+        texts = (lay.lead, lay.opener, lay.closer, *headers, *ends, *lay.verbatim)
+        yield from (m for m in texts if m.strip())
 
     def all_markers(self) -> tuple[str, ...]:
         """Every non-empty marker string the spec names, longest first (used to hold back partial text)."""

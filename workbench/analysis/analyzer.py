@@ -18,7 +18,17 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from workbench import __version__
-from workbench.analysis import arguments, content, pattern, prompt, reasoning, switches, tools, workarounds
+from workbench.analysis import (
+    arguments,
+    content,
+    layout,
+    pattern,
+    prompt,
+    reasoning,
+    switches,
+    tools,
+    workarounds,
+)
 from workbench.analysis.diff import element_markers, element_syntax
 from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
@@ -143,16 +153,25 @@ def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> Fo
             else:
                 f.warn(f"{probe.id}: render failed: {f.probes[probe.id].error}")
     spec = build_spec(f, src)
+    render = pattern.memoized(pattern.probe_render(renderer))
     t1 = f.probes.get("T1")
     if t1 is not None and t1.render_b is not None:
         try:
-            spec, pattern_notes = pattern.adopt_pattern(spec, pattern.probe_render(renderer), f.end_markers)
+            spec, pattern_notes = pattern.adopt_pattern(spec, render, f.end_markers)
         except Exception as exc:  # the pattern is a second opinion: never lose the first one to it
             f.warn(f"call pattern phase failed: {type(exc).__name__}: {exc}")
         else:
             renderer.notes.extend(pattern_notes)
             if pattern_notes:
                 spec = replace(spec, preserved_tokens=preserved_tokens(spec))
+    try:
+        spec, layout_notes = layout.adopt_layout(spec, render)
+    except Exception as exc:  # the layout is a second opinion too
+        f.warn(f"turn layout phase failed: {type(exc).__name__}: {exc}")
+    else:
+        if layout_notes:
+            renderer.notes.extend(layout_notes)
+            spec = replace(spec, preserved_tokens=preserved_tokens(spec))
     return spec
 
 
@@ -217,6 +236,10 @@ def preserved_tokens(spec: FormatSpec) -> tuple[str, ...]:
     if spec.tools.pattern.defined:
         out += [m for m in pattern.pattern_markers(spec.tools.pattern) if m not in out]
     for m in spec.end_markers:
+        if m.strip() and m.strip() not in out:
+            out.append(m.strip())
+    lay = spec.layout
+    for m in (lay.opener, lay.closer, *(e for msg in lay.messages for e in msg.ends)):
         if m.strip() and m.strip() not in out:
             out.append(m.strip())
     return tuple(out)

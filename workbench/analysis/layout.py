@@ -24,7 +24,7 @@ the template's own renders back best.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -43,6 +43,15 @@ from workbench.analysis.probes import (
     USER_TEXT,
     VALUE_A,
     VALUE_B,
+)
+from workbench.spec import (
+    ContentSpec,
+    FormatSpec,
+    LayoutMessage,
+    ReasoningSpec,
+    ToolsSpec,
+    TurnLayout,
+    pattern_literal,
 )
 
 _WS = " \t\r\n"
@@ -115,6 +124,23 @@ class TurnRenderer:
         return u[i + len(USER_TEXT) :] if u is not None and i >= 0 else None
 
     @property
+    def roles(self) -> str:
+        """What every turn's header starts with: the longest start of the generation prompt that the
+        turns before the user's text also hold (``<|im_start|>`` of ``<|im_start|>assistant\n``)."""
+        gen, u = self.gen, self.user_only
+        i = u.rfind(USER_TEXT) if u is not None else -1
+        if not gen.strip(_WS) or i < 0:
+            return ""
+        before = u[:i]  # type: ignore[index]
+        n = 0
+        while n < len(gen) and gen[: n + 1] in before:
+            n += 1
+        found = gen[:n]
+        if n and n < len(gen):
+            found = found[: self.evidence.snap_prefix(gen, n)]
+        return found if len(found.strip(_WS)) >= 2 else ""
+
+    @property
     def gen(self) -> str:
         """What the generation prompt appends after the user turn (empty when unknown)."""
         p, u = self.prompt, self.user_only
@@ -135,14 +161,15 @@ class TurnRenderer:
         return self._cache[key]
 
     def _output(self, message: dict[str, Any], tools: list[dict[str, Any]]) -> str | None:
-        if self.prompt is None:
+        prompt = self.prompt if tools == self.tools else self.render([dict(USER)], tools, True)
+        if prompt is None:
             return None
         text = self.render([dict(USER), message], tools, False)
         if text is None and message.get("content") is None and message.get("tool_calls"):
             text = self.render([dict(USER), {**message, "content": ""}], tools, False)
-        if text is None or not text.startswith(self.prompt):
+        if text is None or not text.startswith(prompt):
             return None
-        return text[len(self.prompt) :]
+        return text[len(prompt) :]
 
 
 def _needle_at(text: str, needle: str) -> int:
@@ -226,6 +253,14 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
         if at >= 0 and first > at:
             transitions.append((occ[at + len(CONTENT_TEXT) : first], call_heads[0][len(f.lead) :]))
     f.output_prefix = _output_prefix(f.gen, transitions)
+    if "content_call" in o and call_heads:
+        occ = o["content_call"]
+        at = occ.find(CONTENT_TEXT)
+        first = occ.find(FUNC_A, at)
+        between = occ[at + len(CONTENT_TEXT) : first] if at >= 0 and first > at else ""
+        head = f.output_prefix + call_heads[0][len(f.lead) :]
+        if between.endswith(head):
+            f.content_before_call = between[: len(between) - len(head)]
     if f.output_prefix:
         f.note(f"the generation prompt wrote {f.output_prefix!r}, which later segments repeat")
     s = f.output_prefix
@@ -315,13 +350,218 @@ class _OutputRenders(_Renders):
 
 
 def learn_calls(tr: TurnRenderer, facts: TurnFacts) -> tuple[Any, list[str]]:
-    """The call pattern, learned on call-only outputs (see :func:`~workbench.analysis.pattern.learn_pattern`)."""
+    """The call pattern, learned on call-only outputs (as :func:`~.pattern.learn_pattern` learns it)."""
     return learn_pattern(tr.render, (), renders=_OutputRenders(tr, facts))
 
 
-def with_layout_notes(notes: list[str], facts: TurnFacts) -> list[str]:
-    return [*notes, *facts.notes]
+# ----------------------------------------------------------------------------------------- candidates
+def _header_to_args(tools: Any) -> str:
+    """A call's header as text up to its arguments (slots written as their names)."""
+    text = tools.call_start
+    for part in tools.pattern.call:
+        if part == "$args":
+            break
+        text += part if part.startswith("$") and not part.startswith("$$") else pattern_literal(part)
+    return text
 
 
-Adopt = Callable[..., Any]
-__all__ = ["TURNS", "TurnFacts", "TurnRenderer", "assistant", "learn_calls", "learn_turn", "replace"]
+def _word_cut(prefix: str, texts: Sequence[str]) -> str:
+    """``prefix`` cut back so that it does not end in the middle of a word of ``texts``."""
+    n = len(prefix)
+    while n and prefix[n - 1].isalnum() and any(len(t) > n and t[n].isalnum() for t in texts):
+        n -= 1
+    return prefix[:n]
+
+
+def headed_layout(facts: TurnFacts, tools: Any, ev: Evidence) -> TurnLayout | None:
+    """The turn as headed messages, when the segments' headers share an opener (None otherwise)."""
+    s = facts.output_prefix
+    headers: dict[str, str] = {}
+    if facts.reasoning is not None:
+        headers["reasoning"] = s + facts.reasoning[0]
+    if facts.content is not None and facts.content[0].strip(_WS):
+        headers["content"] = s + facts.content[0]
+    call_head = _header_to_args(tools) if tools is not None and tools.pattern.defined else ""
+    texts = [*headers.values(), *([call_head] if call_head else [])]
+    if len(texts) < 2:
+        return None
+    opener = s if s else common_prefix(texts, ev)
+    if not opener.strip(_WS) or not all(t.startswith(opener) for t in texts):
+        return None
+    rests = [t[len(opener) :] for t in texts]
+    closer = common_suffix(rests, ev) if all(r.strip(_WS) for r in rests) else ""
+    kind_rests = [h[len(opener) : len(h) - len(closer)] for h in headers.values()]
+    channel = ""
+    if closer and len(kind_rests) >= 2:
+        channel = _word_cut(common_prefix(kind_rests), kind_rests)
+        if not channel.strip(_WS):
+            channel = ""
+    end = facts.end
+    messages: list[LayoutMessage] = []
+    if facts.reasoning is not None:
+        messages.append(
+            LayoutMessage(
+                kind="reasoning",
+                header=headers["reasoning"][len(opener) :],
+                ends=_ends(facts.reasoning[1] or end),
+            )
+        )
+    if "content" in headers and facts.content is not None:
+        ends = _ends(facts.content[1] + end, facts.content_before_call)
+        messages.append(LayoutMessage(kind="content", header=headers["content"][len(opener) :], ends=ends))
+    if not messages:
+        return None
+    return TurnLayout(
+        lead=facts.lead, opener=opener, closer=closer, channel=channel, messages=tuple(messages)
+    )
+
+
+def _ends(*texts: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t for t in texts if t.strip(_WS)))
+
+
+def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[str, FormatSpec]], list[str]]:
+    """The specs the turn learner proposes next to ``base``: (name, spec) pairs, and the learner's notes."""
+    facts = learn_turn(tr)
+    notes = list(facts.notes)
+    if facts.content is None:
+        return [], notes
+    learned, call_notes = learn_calls(tr, facts)
+    out: list[tuple[str, FormatSpec]] = []
+    lead_layout = TurnLayout(lead=facts.lead)
+    # Marker layout: the segment markers as the needles put them.
+    reasoning = base.reasoning
+    if facts.reasoning is not None and facts.reasoning[1].strip(_WS):
+        start, end = facts.reasoning
+        mode = base.reasoning.mode if base.reasoning.mode not in ("none",) else "tag_based"
+        if not start.strip(_WS) and mode == "tag_based":
+            mode = "delimiter"
+        reasoning = ReasoningSpec(mode=mode, start=start, end=end)
+    content = base.content
+    h_c, t_c = facts.content
+    if h_c.strip(_WS) and t_c.strip(_WS):
+        content = ContentSpec(mode="always_wrapped", start=h_c, end=t_c)
+    elif facts.content_after_reasoning and facts.content_after_reasoning.strip(_WS) and t_c.strip(_WS):
+        content = ContentSpec(mode="wrapped_with_reasoning", start=facts.content_after_reasoning, end=t_c)
+    ends = list(base.end_markers)
+    if facts.end.strip(_WS):  # the learned turn end replaces what the probes took for one
+        ends = [facts.end.strip(_WS), *(e for e in (base.eos_token,) if e and e != facts.end.strip(_WS))]
+    marker = replace(base, reasoning=reasoning, content=content, layout=lead_layout, end_markers=tuple(ends))
+    out.append(("marker layout", marker))
+    if learned is not None:
+        out.append(("marker layout, learned calls", replace(marker, tools=learned)))
+    headed = headed_layout(facts, learned, tr.evidence)
+    if headed is not None:
+        out.append(("headed messages", _headed_spec(base, facts, headed, learned)))
+        notes.append(f"headed messages: opener {headed.opener!r}, closer {headed.closer!r}")
+    if learned is not None:
+        notes += call_notes
+    return out, notes
+
+
+def _headed_spec(base: FormatSpec, facts: TurnFacts, lay: TurnLayout, tools: Any) -> FormatSpec:
+    """The spec of a headed layout: the layout, the call pattern, and the marker fields filled from it."""
+    r = lay.message("reasoning")
+    c = lay.message("content")
+    reasoning = (
+        ReasoningSpec(mode="tag_based", start=lay.opener + r.header, end=r.ends[0] if r.ends else "")
+        if r is not None
+        else ReasoningSpec()
+    )
+    content = (
+        ContentSpec(mode="always_wrapped", start=lay.opener + c.header, end=c.ends[0] if c.ends else "")
+        if c is not None
+        else ContentSpec()
+    )
+    ends = [e.strip(_WS) for e in (facts.end, *(c.ends if c else ())) if e.strip(_WS)]
+    if tools is not None:
+        for e in (tools.call_end, tools.section_end):
+            if e.strip(_WS):
+                ends.append(e.strip(_WS))
+    prompt = replace(base.prompt, output_prefix=facts.output_prefix)
+    return replace(
+        base,
+        reasoning=reasoning,
+        content=content,
+        tools=tools if tools is not None else ToolsSpec(),
+        prompt=prompt,
+        layout=lay,
+        end_markers=tuple(dict.fromkeys(ends)),
+    )
+
+
+# ----------------------------------------------------------------------------------------- read-back
+#: Calls the read-back renders beyond :data:`TURNS`: one value of every JSON type.
+_TYPED = (7, 2.5, True, None, [1, "ab"], {"kk": 1})
+
+
+def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
+    """How many of the learner's turns ``spec`` parses back to the parts rendered (pure)."""
+    from workbench.chat import Tool
+    from workbench.parsing import ParseOptions, parse
+
+    cases: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [(m, tr.tools) for m in TURNS.values()]
+    for value in _TYPED:
+        calls = ({"id": ID_A, "type": "function", "function": {"name": FUNC_A, "arguments": {ARG_A: value}}},)
+        cases.append((assistant(None, calls=calls), typed_tools(calls)))
+    score = 0
+    stage = spec.output_start_stage(generation_prompt=tr.prompt) if tr.prompt is not None else None
+    for message, tools in cases:
+        out = tr.output(message, tools)
+        if out is None:
+            continue
+        try:
+            parsed = parse(spec, out, [Tool.from_openai(t) for t in tools], ParseOptions(start_stage=stage))
+        except Exception:  # a spec that cannot even build a parser reads nothing back
+            continue
+        got = parsed.message
+        want: list[tuple[str, Any]] = [
+            (c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls", ())
+        ]
+        got_calls: list[tuple[str, Any]] = [(c.name, c.arguments_value()) for c in got.tool_calls]
+        if (
+            got_calls == want
+            and (got.content or "").strip() == (message.get("content") or "").strip()
+            and (got.reasoning_content or "").strip() == (message.get("reasoning_content") or "").strip()
+        ):
+            score += 1
+    return score
+
+
+def adopt_layout(
+    base: FormatSpec, render: Render, evidence: Evidence | None = None
+) -> tuple[FormatSpec, list[str]]:
+    """``base``, or the learner's best candidate when it reads the template's turns back strictly better."""
+    tr = TurnRenderer(render, evidence or Evidence())
+    candidates, notes = layout_candidates(base, tr)
+    roles = tr.roles
+    base = replace(base, layout=replace(base.layout, roles=roles))
+    candidates = [
+        (name, replace(spec, layout=replace(spec.layout, roles=roles))) for name, spec in candidates
+    ]
+    if not candidates:
+        return base, []
+    best, best_score, best_name = base, read_back(base, tr), "probes"
+    scores = [f"probes: {best_score}"]
+    for name, spec in candidates:
+        score = read_back(spec, tr)
+        scores.append(f"{name}: {score}")
+        if score > best_score:
+            best, best_score, best_name = spec, score, name
+    if best is base:
+        return base, [f"turns begin with {roles!r}"] if roles else []
+    return best, [*notes, f"turn layout adopted ({best_name}); turns read back: {', '.join(scores)}"]
+
+
+__all__ = [
+    "TURNS",
+    "TurnFacts",
+    "TurnRenderer",
+    "adopt_layout",
+    "assistant",
+    "headed_layout",
+    "layout_candidates",
+    "learn_calls",
+    "learn_turn",
+    "read_back",
+]

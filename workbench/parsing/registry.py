@@ -23,4 +23,9 @@ def build_machine(spec: FormatSpec, tools: Sequence[Tool] | None, options: Parse
     fam = family(spec.tools.format)
     if fam is not None and fam.turn_machine is not None:
         return fam.turn_machine(spec, tools, options)
-    return TurnMachine(spec, tools, options, fam.parser if fam is not None else None)
+    parser = fam.parser if fam is not None else None
+    if spec.layout.defined:
+        from workbench.parsing.layout import LayoutMachine
+
+        return LayoutMachine(spec, tools, options, parser)
+    return TurnMachine(spec, tools, options, parser)

@@ -254,23 +254,16 @@ _INNER_NON_TOOL_MARKERS = frozenset({"reasoning.start", "reasoning.end", "conten
 
 
 def next_turn_marker(generation_prefix: str, spec: FormatSpec | None = None) -> tuple[str, str]:
-    """The marker every turn starts with, read off the generation prompt (``<|START_OF_TURN_TOKEN|>`` of
-    ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``), with the assistant header itself.  A template that
-    writes no end-of-turn marker after a message (Command R+ after tool calls) still starts the next turn
-    with it; a model never writes another role's header, so the output ends there.
-
-    In element-style markup (``<|begin|>turn role="assistant"<|body|>``, read off the spec's own markers)
-    the whole opening is the marker: ``<|begin|>`` alone also opens the answer and the reasoning.
+    """The text every turn's header starts with (the spec's learned ``layout.roles``:
+    ``<|START_OF_TURN_TOKEN|>`` of ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``), with the assistant header.
+    A template that writes no end-of-turn marker after a message (Command R+ after tool calls) still starts
+    the next turn with it; a model never writes another role's header, so the output ends there.
     """
-    from workbench.analysis.diff import element_markers, element_syntax, segmentize
-
     header = generation_prefix.strip()
-    markers = " ".join([*spec.iter_markers(), spec.prompt.generation_prompt]) if spec is not None else ""
-    with element_markers(element_syntax(markers + " " + header)):
-        segments = segmentize(header)
-    if not segments or not segments[0].is_marker:
+    roles = spec.layout.roles.strip() if spec is not None else ""
+    if not roles or not header.startswith(roles):
         return "", ""
-    return segments[0].text, header
+    return roles, header
 
 
 def cut_at_turn_end(
@@ -296,13 +289,26 @@ def cut_at_turn_end(
             at = whole.find(marker, at + 1)
     turn, header = next_turn
     if turn and turn not in inner:
+        covered = _inner_spans(whole, inner)
         at = whole.find(turn)
         while 0 <= at < best:
-            if not whole.startswith(header, at):
+            # Another role's header ends the output, unless a call marker holds it (a role switch).
+            if not whole.startswith(header, at) and not any(a <= at < b for a, b in covered):
                 best, found = at, True
                 break
             at = whole.find(turn, at + 1)
     return whole[:best] if found else whole.rstrip()
+
+
+def _inner_spans(whole: str, inner: set[str] | frozenset[str]) -> list[tuple[int, int]]:
+    """Where the in-message markers occur in ``whole``, as ``(start, end)`` spans."""
+    out = []
+    for m in inner:
+        at = whole.find(m) if m else -1
+        while at >= 0:
+            out.append((at, at + len(m)))
+            at = whole.find(m, at + 1)
+    return out
 
 
 def _opened_by_output(spec: FormatSpec, output: str) -> bool:

@@ -99,6 +99,8 @@ class CallPatternParser(TagParser):
             # A literal that opens with whitespace (``NAME #0``) is matched from its core, so the slot
             # read up to that core holds the whitespace too: names and ids never end in it.
             spaced = k + 1 < len(self.head) and pattern_literal(self.head[k + 1])[:1].isspace()
+            if part in ("$name", "$id"):
+                look.ws()  # a marker's trailing whitespace is matched loosely: names never start with it
             if part == "$name":
                 name = _slot_text(look, stop, "tool_name")
                 name = name.rstrip() if spaced else name
