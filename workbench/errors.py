@@ -15,3 +15,8 @@ class WorkbenchError(Exception):
     def one_line(self) -> str:
         """The message folded to one line, as the CLI and the TUI show it."""
         return " ".join(str(self).split())
+
+
+class ExpressionGap(WorkbenchError, ValueError):
+    """An export hook of a format family cannot express a spec; the message names what (the export turns
+    it into its own "cannot express" error)."""

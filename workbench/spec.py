@@ -336,7 +336,8 @@ class TurnLayout:
     ``prompt.output_prefix``), then a header that says what the body is (a channel word after ``channel``,
     or the call's recipient and name, read by the tools spec's call pattern), ending with ``closer`` when
     all headers share one; the body runs to one of its kind's ``ends``.  A header that starts with
-    ``roles`` but is not the assistant's is another role's message (not the model's text).  ``escape``
+    ``roles`` but is not the assistant's is another role's message (not the model's text); ``ids`` is the
+    attribute of a call's header in front of the call's id (``call_id=``).  ``escape``
     in front of a marker makes it text; between ``verbatim[0]`` and ``verbatim[1]`` nothing is a marker.
     """
 
@@ -345,6 +346,7 @@ class TurnLayout:
     closer: str = _described("", "what every message header ends with (empty: headers end differently)")
     channel: str = _described("", "the literal in front of a header's channel word")
     roles: str = _described("", "a header of any role starts with it")
+    ids: str = _described("", "in a call's header, the attribute in front of its id")
     messages: tuple[LayoutMessage, ...] = field(
         default=(),
         metadata={"description": "the kinds of reasoning and answer messages", "item_type": LayoutMessage},

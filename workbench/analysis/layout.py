@@ -97,7 +97,8 @@ class TurnFacts:
     reasoning: tuple[str, str] | None = None  # (header at the turn's start, trailer)
     content: tuple[str, str] | None = None  # (header at the turn's start, trailer when the turn ends)
     content_after_reasoning: str | None = None  # the answer's header behind reasoning, when it differs
-    content_before_call: str = ""  # the answer's trailer when a call follows it
+    content_before_call: str | None = None  # the answer's trailer when a call follows it
+    content_with_call: str | None = None  # the answer's header when a call follows it, when it differs
     reasoning_before_call: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -135,9 +136,7 @@ class TurnRenderer:
         n = 0
         while n < len(gen) and gen[: n + 1] in before:
             n += 1
-        found = gen[:n]
-        if n and n < len(gen):
-            found = found[: self.evidence.snap_prefix(gen, n)]
+        found = _word_cut(gen[:n], [gen])
         return found if len(found.strip(_WS)) >= 2 else ""
 
     @property
@@ -261,6 +260,10 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
         head = f.output_prefix + call_heads[0][len(f.lead) :]
         if between.endswith(head):
             f.content_before_call = between[: len(between) - len(head)]
+        if at >= 0:
+            own = occ[:at][len(f.lead) :]
+            if own != h_c_full[len(f.lead) :]:
+                f.content_with_call = own
     if f.output_prefix:
         f.note(f"the generation prompt wrote {f.output_prefix!r}, which later segments repeat")
     s = f.output_prefix
@@ -373,6 +376,18 @@ def _word_cut(prefix: str, texts: Sequence[str]) -> str:
     return prefix[:n]
 
 
+def _word_cut_suffix(suffix: str, texts: Sequence[str]) -> str:
+    """``suffix`` moved forward so that it does not start in the middle of a word of ``texts``."""
+    n = len(suffix)
+    while (
+        n
+        and suffix[len(suffix) - n].isalnum()
+        and any(len(t) > n and t[len(t) - n - 1].isalnum() for t in texts)
+    ):
+        n -= 1
+    return suffix[len(suffix) - n :]
+
+
 def headed_layout(facts: TurnFacts, tools: Any, ev: Evidence) -> TurnLayout | None:
     """The turn as headed messages, when the segments' headers share an opener (None otherwise)."""
     s = facts.output_prefix
@@ -389,7 +404,7 @@ def headed_layout(facts: TurnFacts, tools: Any, ev: Evidence) -> TurnLayout | No
     if not opener.strip(_WS) or not all(t.startswith(opener) for t in texts):
         return None
     rests = [t[len(opener) :] for t in texts]
-    closer = common_suffix(rests, ev) if all(r.strip(_WS) for r in rests) else ""
+    closer = _word_cut_suffix(common_suffix(rests), rests) if all(r.strip(_WS) for r in rests) else ""
     kind_rests = [h[len(opener) : len(h) - len(closer)] for h in headers.values()]
     channel = ""
     if closer and len(kind_rests) >= 2:
@@ -407,8 +422,14 @@ def headed_layout(facts: TurnFacts, tools: Any, ev: Evidence) -> TurnLayout | No
             )
         )
     if "content" in headers and facts.content is not None:
-        ends = _ends(facts.content[1] + end, facts.content_before_call)
+        last, between = facts.content[1] + end, facts.content_before_call
+        ends = (last,) if between is None or between == last else (last, between)
         messages.append(LayoutMessage(kind="content", header=headers["content"][len(opener) :], ends=ends))
+        other = s + facts.content_with_call if facts.content_with_call is not None else ""
+        known = {opener + m.header for m in messages}
+        if other.startswith(opener) and other not in known and other.strip(_WS) and between:
+            # The answer's header when calls follow it (a preamble channel), when it is no other kind's.
+            messages.append(LayoutMessage(kind="content", header=other[len(opener) :], ends=(between,)))
     if not messages:
         return None
     return TurnLayout(
@@ -463,13 +484,15 @@ def _headed_spec(base: FormatSpec, facts: TurnFacts, lay: TurnLayout, tools: Any
     """The spec of a headed layout: the layout, the call pattern, and the marker fields filled from it."""
     r = lay.message("reasoning")
     c = lay.message("content")
+    # The first message's opener is the prompt's when it wrote it: the model starts at the header.
+    opener = "" if facts.output_prefix and facts.output_prefix == lay.opener else lay.opener
     reasoning = (
-        ReasoningSpec(mode="tag_based", start=lay.opener + r.header, end=r.ends[0] if r.ends else "")
+        ReasoningSpec(mode="tag_based", start=opener + r.header, end=r.ends[0] if r.ends else "")
         if r is not None
         else ReasoningSpec()
     )
     content = (
-        ContentSpec(mode="always_wrapped", start=lay.opener + c.header, end=c.ends[0] if c.ends else "")
+        ContentSpec(mode="always_wrapped", start=opener + c.header, end=c.ends[0] if c.ends else "")
         if c is not None
         else ContentSpec()
     )
@@ -550,7 +573,24 @@ def adopt_layout(
             best, best_score, best_name = spec, score, name
     if best is base:
         return base, [f"turns begin with {roles!r}"] if roles else []
-    return best, [*notes, f"turn layout adopted ({best_name}); turns read back: {', '.join(scores)}"]
+    best, protocol = with_protocol(best)
+    adopted = f"turn layout adopted ({best_name}); turns read back: {', '.join(scores)}"
+    return best, [*notes, adopted, *protocol]
+
+
+def with_protocol(spec: FormatSpec) -> tuple[FormatSpec, list[str]]:
+    """``spec`` with the protocol rules of the format family whose tokens its layout speaks (rules no
+    template renders: escapes, verbatim blocks, header attributes)."""
+    from workbench.formats import FORMATS  # read at call time: families import the stages' machinery
+
+    for fam in FORMATS.values():
+        if fam.layout_protocol is None:
+            continue
+        added = fam.layout_protocol(spec.layout)
+        if added is not None and added != spec.layout:
+            note = f"{fam.name} protocol rules added to the learned layout (escapes, verbatim blocks, ids)"
+            return replace(spec, layout=added), [note]
+    return spec, []
 
 
 __all__ = [

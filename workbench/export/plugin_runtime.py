@@ -46,6 +46,7 @@ RUNTIME_MODULES = (
     "parsing/tool_tag.py",
     "parsing/tools_base.py",
     "parsing/turn.py",
+    "parsing/layout.py",
     "formats/base.py",
     "formats/values.py",
     "formats/harmony/markers.py",
@@ -56,6 +57,7 @@ RUNTIME_MODULES = (
     "grammar/plan.py",
     "grammar/tool_grammar.py",
     "grammar/tool_schemas.py",
+    "formats/layout/grammar.py",
     "formats/call_pattern/samples.py",
 )
 
@@ -149,6 +151,21 @@ def family(name: str) -> _Family | None:
         return None
     module, cls, kind = entry
     return _Family(name, **{{kind: _load(module, cls)}})
+
+
+def family_for(spec: Any) -> _Family | None:
+    """The layout machine over the tool format's parser when the spec has a layout, else the format's."""
+    if not spec.layout.defined:
+        return family(spec.tools.format)
+    from ..parsing.layout import LayoutMachine
+
+    inner = family(spec.tools.format)
+    parser = inner.parser if inner is not None else None
+
+    def machine(spec: Any, tools: Any, options: Any) -> Any:
+        return LayoutMachine(spec, tools, options, parser)
+
+    return _Family("layout", turn_machine=machine)
 '''
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from workbench.chat import Tool
 from workbench.errors import WorkbenchError
 from workbench.formats import family
-from workbench.grammar.build import reasoning_gate
+from workbench.grammar.build import reasoning_gate, tool_grammar
 from workbench.grammar.elements import (
     Element,
     GrammarError,
@@ -111,11 +111,9 @@ def request_tag(
         raise GrammarError("a structural tag needs at least one tool")
     if choice == "forced" and len(selected) != 1:
         raise GrammarError(f"a forced call names one tool, not {len(selected)}")
-    fam = family(spec.tools.format)
-    grammar_cls = fam.grammar if fam is not None else None
-    if grammar_cls is None:
+    fmt = tool_grammar(spec, any_whitespace=True, output_prefix=spec.prompt.output_prefix, lenient=True)
+    if fmt is None:
         raise GrammarError(f"no tool-call grammar for the format {spec.tools.format!r}")
-    fmt = grammar_cls(spec.tools, any_whitespace=True, output_prefix=spec.prompt.output_prefix, lenient=True)
     multi = parallel and spec.tools.parallel and choice != "forced"
     gate = reasoning_gate(spec, reasoning=True, thinking_opened=None)
     if choice == "auto":

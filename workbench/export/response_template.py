@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.chat import Tool
+from workbench.errors import ExpressionGap
 from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
 from workbench.spec import FormatSpec
 from workbench.validate import (
@@ -137,14 +138,17 @@ def call_closer(end: str, section_close: str, next_call: str) -> str:
 
 def _tool_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     """The regions the format's family contributes (its ``response_fields`` hook, ``formats/<name>/``)."""
-    from workbench.formats import family
+    from workbench.formats import family_for
 
-    fam = family(spec.tools.format)
+    fam = family_for(spec)
     if fam is None:
         return {}
     if fam.response_fields is None:
         raise Unsupported(fam.response_template_gap)
-    return fam.response_fields(spec)
+    try:
+        return fam.response_fields(spec)
+    except ExpressionGap as exc:
+        raise Unsupported(str(exc)) from None
 
 
 # A JSON value as a recursive `regex` pattern (transformers parses response templates with `regex`).

@@ -9,6 +9,8 @@ family up here, lazily, by the spec's format name.  Adding a format is one folde
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from workbench.formats.base import FormatFamily, SampleCall
 from workbench.formats.call_pattern import FAMILY as CALL_PATTERN
 from workbench.formats.harmony import FAMILY as HARMONY
@@ -17,6 +19,9 @@ from workbench.formats.pythonic import FAMILY as PYTHONIC
 from workbench.formats.recipient import FAMILY as RECIPIENT
 from workbench.formats.tag_with_json import FAMILY as TAG_WITH_JSON
 from workbench.formats.tag_with_tagged import FAMILY as TAG_WITH_TAGGED
+
+if TYPE_CHECKING:
+    from workbench.spec import FormatSpec
 
 #: ``ToolsSpec.format`` -> its family.  Order matters for dedicated detectors: they are tried in this order
 #: (Harmony's headers also look like recipient addresses; a recipient call also looks like a bare name).
@@ -29,6 +34,16 @@ FORMATS: dict[str, FormatFamily] = {
 def family(name: str) -> FormatFamily | None:
     """The family registered as ``name``; None for ``"none"`` and for unknown names (pure)."""
     return FORMATS.get(name)
+
+
+def family_for(spec: FormatSpec) -> FormatFamily | None:
+    """The family that reads, writes and constrains ``spec``'s whole output: the layout family when the spec
+    has a layout (a lead, headed messages: spec v3), else its tool format's family (pure)."""
+    if spec.layout.defined:
+        from workbench.formats.layout import FAMILY as LAYOUT
+
+        return LAYOUT
+    return FORMATS.get(spec.tools.format)
 
 
 def register(fam: FormatFamily, *, replace: bool = False) -> FormatFamily:
@@ -48,4 +63,4 @@ def unregister(name: str) -> None:
     FORMATS.pop(name, None)
 
 
-__all__ = ["FORMATS", "FormatFamily", "SampleCall", "family", "register", "unregister"]
+__all__ = ["FORMATS", "FormatFamily", "SampleCall", "family", "family_for", "register", "unregister"]

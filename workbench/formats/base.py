@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from workbench.parsing.core import Machine
     from workbench.parsing.options import ParseOptions
     from workbench.parsing.tools_base import ToolParser
-    from workbench.spec import FormatSpec
+    from workbench.spec import FormatSpec, TurnLayout
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,9 @@ class CallWriter(Protocol):
 OutputWriter = Callable[["FormatSpec", str, str, Sequence[SampleCall], bool], str]
 #: ``(spec, tools, options) -> machine``: the parser of a whole turn.
 TurnMachineFactory = Callable[["FormatSpec", "Sequence[Tool] | None", "ParseOptions"], "Machine"]
+#: ``layout -> layout | None``: a family's protocol rules that no template renders (escapes, verbatim blocks,
+#: header attributes), added to a learned layout written in the family's own tokens (None: not its tokens).
+LayoutProtocol = Callable[["TurnLayout"], "TurnLayout | None"]
 #: ``spec -> {"tool_calls": {...}}`` (and, for Harmony, the reasoning and content regions too): the part of
 #: a transformers ``response_template`` this format contributes.
 ResponseFields = Callable[["FormatSpec"], dict[str, dict[str, Any]]]
@@ -80,6 +83,8 @@ class FormatFamily:
         response_fields: the response-template export hook; None when a response template cannot read the
             format, and then ``response_template_gap`` says why.
         response_template_gap: why the response-template export cannot express the format.
+        layout_protocol: rules of the family's protocol that no template renders, added to a learned layout
+            that speaks the family's tokens (Harmony: OpenChatML's escapes, literal blocks, ``call_id=``).
     """
 
     name: str
@@ -91,6 +96,7 @@ class FormatFamily:
     detect: Detector | None = None
     response_fields: ResponseFields | None = None
     response_template_gap: str = ""
+    layout_protocol: LayoutProtocol | None = None
 
     def __post_init__(self) -> None:
         if (self.parser is None) == (self.turn_machine is None):

@@ -59,6 +59,19 @@ def _grammar_class(format_name: str) -> type[ToolGrammar] | None:
     return fam.grammar if fam is not None else None
 
 
+def tool_grammar(spec: FormatSpec, **options: Any) -> ToolGrammar | None:
+    """The grammar of ``spec``'s calls: its tool format's family grammar, wrapped by the layout's when the
+    spec has one (a lead, headed messages); None when there is no grammar to build."""
+    inner = _grammar_class(spec.tools.format)
+    if spec.layout.defined:
+        from workbench.formats.layout.grammar import LayoutGrammar
+
+        if inner is None and not spec.layout.headed:
+            return None
+        return LayoutGrammar(spec.tools, layout=spec.layout, inner=inner, **options)
+    return inner(spec.tools, **options) if inner is not None else None
+
+
 def reasoning_gate(
     spec: FormatSpec, *, reasoning: bool, thinking_opened: bool | None
 ) -> ReasoningGate | None:
@@ -120,8 +133,8 @@ def build_grammar(
     if forced and choice == "required" and not tools:
         raise GrammarError("tool_choice=required needs at least one tool")
 
-    grammar_cls = _grammar_class(fmt_name)
-    if grammar_cls is None:
+    fmt = tool_grammar(spec, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix)
+    if fmt is None or spec.tools.format == "none":
         if forced:
             why = (
                 "the template has no tool calls"
@@ -142,7 +155,6 @@ def build_grammar(
             notes=tuple(notes),
         )
 
-    fmt = grammar_cls(spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix)
     selected = [t for t in tools if t.name == choice] if forced and choice != "required" else tools
     allow_parallel = parallel and spec.tools.parallel and choice in ("auto", "required")
     if parallel and not spec.tools.parallel and len(selected) > 0 and choice in ("auto", "required"):
@@ -214,13 +226,12 @@ def build_output_grammar(
     check_tool_schemas(tools)
     if not tools:
         raise GrammarError("the structural tag needs at least one tool")
-    grammar_cls = _grammar_class(spec.tools.format)
-    if grammar_cls is None:
+    fmt = tool_grammar(
+        spec, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix, lenient=True
+    )
+    if fmt is None or spec.tools.format == "none":
         why = "the spec has no tool calls" if spec.tools.format == "none" else "no grammar for this format"
         raise GrammarError(f"{why} (format {spec.tools.format!r})")
-    fmt = grammar_cls(
-        spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix, lenient=True
-    )
     parallel = spec.tools.parallel
     gate = reasoning_gate(spec, reasoning=True, thinking_opened=None)
     answer = fmt.free_answer(tools, parallel=parallel)

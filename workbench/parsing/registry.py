@@ -18,14 +18,9 @@ from workbench.spec import FormatSpec
 
 def build_machine(spec: FormatSpec, tools: Sequence[Tool] | None, options: ParseOptions) -> Machine:
     """The machine for ``spec`` (no tool format, or an unknown one, parses as plain reasoning + content)."""
-    from workbench.formats import family
+    from workbench.formats import family_for
 
-    fam = family(spec.tools.format)
+    fam = family_for(spec)
     if fam is not None and fam.turn_machine is not None:
         return fam.turn_machine(spec, tools, options)
-    parser = fam.parser if fam is not None else None
-    if spec.layout.defined:
-        from workbench.parsing.layout import LayoutMachine
-
-        return LayoutMachine(spec, tools, options, parser)
-    return TurnMachine(spec, tools, options, parser)
+    return TurnMachine(spec, tools, options, fam.parser if fam is not None else None)

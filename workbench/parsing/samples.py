@@ -71,11 +71,24 @@ def sample_output(
     tools: Sequence[Tool] | None = None,
 ) -> str:
     """A whole output: reasoning, content, calls and the first end-of-turn marker (when ``end``)."""
-    from workbench.formats import family
+    from workbench.formats import family_for
 
-    fam = family(spec.tools.format)
+    fam = family_for(spec)
     if fam is not None and fam.write_output is not None:
         return fam.write_output(spec, reasoning, content, calls, end)
+    return plain_output(spec, reasoning=reasoning, content=content, calls=calls, end=end, tools=tools)
+
+
+def plain_output(
+    spec: FormatSpec,
+    *,
+    reasoning: str = "",
+    content: str = "",
+    calls: Sequence[SampleCall] = (),
+    end: bool = True,
+    tools: Sequence[Tool] | None = None,
+) -> str:
+    """Reasoning, content, calls and the first end-of-turn marker, written with the marker fields."""
     r = write_reasoning(spec, reasoning)
     c = write_content(spec, content, with_reasoning=bool(r))
     out = r + c + write_calls(spec, calls, tools=tools)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from workbench.formats.base import FormatFamily
-from workbench.formats.recipient.detect import detect
 from workbench.formats.recipient.grammar import RecipientGrammar
 from workbench.formats.recipient.parser import RecipientParser
 from workbench.formats.recipient.samples import write_calls
@@ -13,7 +12,6 @@ FAMILY = FormatFamily(
     grammar=RecipientGrammar,
     write_calls=write_calls,
     parser=RecipientParser,
-    detect=detect,
     response_template_gap=(
         "recipient-style calls (>>>name) have no closing marker a response_template can use"
     ),
