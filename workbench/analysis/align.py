@@ -31,7 +31,7 @@ def _core(text: str) -> str:
 
 
 @dataclass
-class Evidence:
+class Pieces:
     """Literal pieces the renders isolated, and special tokens; they mark where units begin and end."""
 
     pieces: set[str] = field(default_factory=set)
@@ -98,7 +98,7 @@ class Evidence:
         return max(earlier) if earlier else end
 
 
-def common_suffix(texts: Sequence[str], evidence: Evidence | None = None) -> str:
+def common_suffix(texts: Sequence[str], evidence: Pieces | None = None) -> str:
     """The longest common suffix of ``texts``, snapped to an evidenced boundary of the first (pure)."""
     if not texts:
         return ""
@@ -112,7 +112,7 @@ def common_suffix(texts: Sequence[str], evidence: Evidence | None = None) -> str
     return first[start:]
 
 
-def common_prefix(texts: Sequence[str], evidence: Evidence | None = None) -> str:
+def common_prefix(texts: Sequence[str], evidence: Pieces | None = None) -> str:
     """The longest common prefix of ``texts``, snapped to an evidenced boundary of the first (pure)."""
     if not texts:
         return ""

@@ -29,11 +29,12 @@ from workbench.analysis import (
     tools,
     workarounds,
 )
-from workbench.analysis.diff import element_markers, element_syntax
+from workbench.analysis.diff import Evidence, marker_evidence
 from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
 from workbench.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
+from workbench.template.literals import template_literals
 from workbench.template.render import DEFAULT_TIME_LIMIT, RenderTimeout, TemplateError, compile_template
 from workbench.template.source import TemplateSource
 
@@ -104,7 +105,7 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
     renderer = ProbeRenderer(src, time_limit=time_limit)
     _check_renderable(renderer)
     f = Findings(renderer=renderer)
-    with element_markers(element_syntax(renderer.get("content") or "")):
+    with marker_evidence(template_evidence(src)):
         spec = _run_phases(f, src, renderer)
     return Analysis(
         spec=spec,
@@ -115,6 +116,16 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
         render_count=renderer.render_count,
         seconds=time.perf_counter() - started,
     )
+
+
+def template_evidence(src: TemplateSource) -> Evidence:
+    """What says where markers begin (issue 18): the literal text the template writes (with and without
+    tools) and its tokenizer's added tokens; never what a marker looks like."""
+    texts = {src.text, src.for_tools(True).text}
+    units: set[str] = set()
+    for text in texts:
+        units |= template_literals(text)
+    return Evidence.of(units, src.added_tokens)
 
 
 def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> FormatSpec:

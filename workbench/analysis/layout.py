@@ -28,7 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from workbench.analysis.align import Evidence, common_prefix, common_suffix
+from workbench.analysis.align import Pieces, common_prefix, common_suffix
+from workbench.analysis.diff import current_evidence
 from workbench.analysis.pattern import Render, _Renders, learn_pattern, typed_tools
 from workbench.analysis.probes import (
     ARG_A,
@@ -109,7 +110,7 @@ class TurnFacts:
 class TurnRenderer:
     """Renders assistant turns after the user turn and cuts out their outputs (cached by conversation)."""
 
-    def __init__(self, render: Render, evidence: Evidence) -> None:
+    def __init__(self, render: Render, evidence: Pieces) -> None:
         self.render = render
         self.evidence = evidence
         self.tools = list(TOOLS)
@@ -283,7 +284,7 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
     return f
 
 
-def _trailer_from_other(o: Mapping[str, str], mid: str, ev: Evidence) -> str:
+def _trailer_from_other(o: Mapping[str, str], mid: str, ev: Pieces) -> str:
     """The reasoning's trailer when the answer after reasoning has a header of its own: the common start of
     what follows reasoning before an answer and before a call."""
     rc = o.get("reasoning_call", "")
@@ -388,7 +389,7 @@ def _word_cut_suffix(suffix: str, texts: Sequence[str]) -> str:
     return suffix[len(suffix) - n :]
 
 
-def headed_layout(facts: TurnFacts, tools: Any, ev: Evidence) -> TurnLayout | None:
+def headed_layout(facts: TurnFacts, tools: Any, ev: Pieces) -> TurnLayout | None:
     """The turn as headed messages, when the segments' headers share an opener (None otherwise)."""
     s = facts.output_prefix
     headers: dict[str, str] = {}
@@ -405,10 +406,18 @@ def headed_layout(facts: TurnFacts, tools: Any, ev: Evidence) -> TurnLayout | No
         return None
     rests = [t[len(opener) :] for t in texts]
     closer = _word_cut_suffix(common_suffix(rests), rests) if all(r.strip(_WS) for r in rests) else ""
+    units = current_evidence()
+    if units and closer:  # not inside a literal the template writes whole, where a shorter one is evidenced
+        kept = units.cut_forward_from_end(len(closer), *rests)
+        closer = closer[len(closer) - kept :] if kept else closer
+    if len(closer.strip(_WS)) < 3:  # too short to tell a header's end from its text
+        closer = ""
     kind_rests = [h[len(opener) : len(h) - len(closer)] for h in headers.values()]
     channel = ""
     if closer and len(kind_rests) >= 2:
         channel = _word_cut(common_prefix(kind_rests), kind_rests)
+        if units and channel:
+            channel = channel[: units.cut_back(len(channel), *kind_rests)] or channel
         if not channel.strip(_WS):
             channel = ""
     end = facts.end
@@ -501,7 +510,8 @@ def _headed_spec(base: FormatSpec, facts: TurnFacts, lay: TurnLayout, tools: Any
         for e in (tools.call_end, tools.section_end):
             if e.strip(_WS):
                 ends.append(e.strip(_WS))
-    prompt = replace(base.prompt, output_prefix=facts.output_prefix)
+    # Where the output starts is read off the prompt by the layout: a message header, not an opened block.
+    prompt = replace(base.prompt, output_prefix=facts.output_prefix, thinking_opened=False)
     return replace(
         base,
         reasoning=reasoning,
@@ -552,10 +562,10 @@ def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
 
 
 def adopt_layout(
-    base: FormatSpec, render: Render, evidence: Evidence | None = None
+    base: FormatSpec, render: Render, evidence: Pieces | None = None
 ) -> tuple[FormatSpec, list[str]]:
     """``base``, or the learner's best candidate when it reads the template's turns back strictly better."""
-    tr = TurnRenderer(render, evidence or Evidence())
+    tr = TurnRenderer(render, evidence or Pieces())
     candidates, notes = layout_candidates(base, tr)
     roles = tr.roles
     base = replace(base, layout=replace(base.layout, roles=roles))
