@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from typing import Any
 
 from workbench import __version__
@@ -36,6 +37,7 @@ from workbench.analysis.state import Findings
 from workbench.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
 from workbench.template.literals import template_literals
 from workbench.template.render import DEFAULT_TIME_LIMIT, RenderTimeout, TemplateError, compile_template
+from workbench.template.render_cache import cached_renders
 from workbench.template.source import TemplateSource
 
 
@@ -100,6 +102,11 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
     Raises:
         TemplateError: the template does not compile, or cannot render a plain user message.
     """
+    with cached_renders():
+        return _analyze(source, time_limit=time_limit)
+
+
+def _analyze(source: TemplateSource | str, *, time_limit: float) -> Analysis:
     started = time.perf_counter()
     src = _as_source(source)
     renderer = ProbeRenderer(src, time_limit=time_limit)
@@ -120,12 +127,17 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
 
 def template_evidence(src: TemplateSource) -> Evidence:
     """What says where markers begin (issue 18): the literal text the template writes (with and without
-    tools) and its tokenizer's added tokens; never what a marker looks like."""
-    texts = {src.text, src.for_tools(True).text}
+    tools) and its tokenizer's added tokens; never what a marker looks like.  Validation cuts its cases
+    with the same evidence the analysis read the spec with."""
+    return _evidence(frozenset({src.text, src.for_tools(True).text}), src.added_tokens)
+
+
+@lru_cache(maxsize=32)
+def _evidence(texts: frozenset[str], tokens: tuple[str, ...]) -> Evidence:
     units: set[str] = set()
     for text in texts:
         units |= template_literals(text)
-    return Evidence.of(units, src.added_tokens)
+    return Evidence.of(units, tokens)
 
 
 def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> FormatSpec:

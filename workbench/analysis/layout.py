@@ -528,15 +528,25 @@ def _headed_spec(base: FormatSpec, facts: TurnFacts, lay: TurnLayout, tools: Any
 _TYPED = (7, 2.5, True, None, [1, "ab"], {"kk": 1})
 
 
+def _read_back_cases(tr: TurnRenderer) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    cases: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [(m, tr.tools) for m in TURNS.values()]
+    for value in _TYPED:
+        calls = ({"id": ID_A, "type": "function", "function": {"name": FUNC_A, "arguments": {ARG_A: value}}},)
+        cases.append((assistant(None, calls=calls), typed_tools(calls)))
+    return cases
+
+
+def available_turns(tr: TurnRenderer) -> int:
+    """How many of the read-back's turns the template renders after its prompt."""
+    return sum(tr.output(m, tools) is not None for m, tools in _read_back_cases(tr))
+
+
 def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
     """How many of the learner's turns ``spec`` parses back to the parts rendered (pure)."""
     from workbench.chat import Tool
     from workbench.parsing import ParseOptions, parse
 
-    cases: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [(m, tr.tools) for m in TURNS.values()]
-    for value in _TYPED:
-        calls = ({"id": ID_A, "type": "function", "function": {"name": FUNC_A, "arguments": {ARG_A: value}}},)
-        cases.append((assistant(None, calls=calls), typed_tools(calls)))
+    cases = _read_back_cases(tr)
     score = 0
     stage = spec.output_start_stage(generation_prompt=tr.prompt) if tr.prompt is not None else None
     for message, tools in cases:
@@ -564,17 +574,24 @@ def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
 def adopt_layout(
     base: FormatSpec, render: Render, evidence: Pieces | None = None
 ) -> tuple[FormatSpec, list[str]]:
-    """``base``, or the learner's best candidate when it reads the template's turns back strictly better."""
+    """``base``, or the learner's best candidate when it reads the template's turns back strictly better.
+
+    When ``base`` already reads back every turn the template renders, nothing is learned (the common case
+    costs the read-back's renders and parses only)."""
     tr = TurnRenderer(render, evidence or Pieces())
-    candidates, notes = layout_candidates(base, tr)
     roles = tr.roles
     base = replace(base, layout=replace(base.layout, roles=roles))
+    base_score = read_back(base, tr)
+    said = [f"turns begin with {roles!r}"] if roles else []
+    if base_score and base_score == available_turns(tr):
+        return base, said
+    candidates, notes = layout_candidates(base, tr)
     candidates = [
         (name, replace(spec, layout=replace(spec.layout, roles=roles))) for name, spec in candidates
     ]
     if not candidates:
-        return base, []
-    best, best_score, best_name = base, read_back(base, tr), "probes"
+        return base, said
+    best, best_score, best_name = base, base_score, "probes"
     scores = [f"probes: {best_score}"]
     for name, spec in candidates:
         score = read_back(spec, tr)
@@ -582,7 +599,7 @@ def adopt_layout(
         if score > best_score:
             best, best_score, best_name = spec, score, name
     if best is base:
-        return base, [f"turns begin with {roles!r}"] if roles else []
+        return base, said
     best, protocol = with_protocol(best)
     adopted = f"turn layout adopted ({best_name}); turns read back: {', '.join(scores)}"
     return best, [*notes, adopted, *protocol]

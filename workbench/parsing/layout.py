@@ -208,6 +208,9 @@ class LayoutMachine(TurnMachine):
     def _lead(self, look: Look) -> None:
         look.ws()
         look.lit(self.lead)
+        trail = self.layout.lead[len(self.layout.lead.rstrip()) :]
+        if trail:
+            look.opt(trail)
 
     def emit_content(self, n: int) -> None:
         if not (self._outside and not self.outside_is_text):

@@ -98,8 +98,10 @@ def check_output(
     compare_ids: bool,
     tools: Sequence[Tool] = ROUND_TRIP_TOOLS,
     parse: ParseFn = parse_output,
+    streamed: bool = True,
 ) -> tuple[str, str, dict[str, Any] | None, tuple[str, ...]]:
-    """Parse ``output`` one-shot and at random chunkings; return (status, reason, parsed, mismatches)."""
+    """Parse ``output`` one-shot and (``streamed``) one character at a time and at random chunkings;
+    return (status, reason, parsed, mismatches)."""
     try:
         parsed = parse(spec, output, tools, thinking_opened, None)
     except Exception as exc:  # a parser crash is a finding, not a reason to stop validating
@@ -107,13 +109,13 @@ def check_output(
     mismatches = compare_messages(expected, parsed, compare_ids=compare_ids)
     if mismatches:
         return FAIL, "one-shot parse differs from the input: " + mismatches[0], parsed, tuple(mismatches)
-    for i, cuts in enumerate(chunkings(output, case_id)):
+    for i, cuts in enumerate(chunkings(output, case_id) if streamed else ()):
         label = "one character at a time" if i == 0 else f"random chunking #{i} ({len(cuts) + 1} chunks)"
         try:
-            streamed = parse(spec, output, tools, thinking_opened, cuts)
+            fed = parse(spec, output, tools, thinking_opened, cuts)
         except Exception as exc:
             return ERROR, f"the parser raised {type(exc).__name__} when fed {label}: {exc}", parsed, ()
-        diff = compare_messages(expected, streamed, compare_ids=compare_ids)
+        diff = compare_messages(expected, fed, compare_ids=compare_ids)
         if diff:
             return FAIL, f"streamed {label}, the parse differs: {diff[0]}", parsed, tuple(diff)
     return PASS, "", parsed, ()

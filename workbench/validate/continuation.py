@@ -105,11 +105,12 @@ CASES: tuple[ContinuationCase, ...] = (
 
 
 def continuation_results(
-    renderer: CaseRenderer, spec: FormatSpec, *, turn_end: str = ""
+    renderer: CaseRenderer, spec: FormatSpec, *, turn_end: str = "", streamed: bool = True
 ) -> tuple[CaseResult, ...]:
-    """Render, cut and parse back every continuation case (see the module doc)."""
+    """Render, cut and parse back every continuation case (see the module doc); ``streamed=False`` parses
+    one-shot only."""
     tools, base, header = _conversation_so_far(renderer)
-    return tuple(_run(renderer, spec, case, tools, base, header, turn_end) for case in CASES)
+    return tuple(_run(renderer, spec, case, tools, base, header, turn_end, streamed) for case in CASES)
 
 
 def _conversation_so_far(renderer: CaseRenderer) -> tuple[list[dict[str, Any]] | None, str, str]:
@@ -133,6 +134,7 @@ def _run(
     before: str,
     header: str,
     turn_end: str,
+    streamed: bool = True,
 ) -> CaseResult:
     base = CaseResult(
         id=case.id,
@@ -171,10 +173,12 @@ def _run(
     end = spec.reasoning.end.strip()
     if case.field == "content" and stage == "reasoning" and end and end not in output:
         return replace(base, reason="the template writes the answer inside a reasoning block it never closes")
-    return recheck(spec, replace(base, output=output, start_stage=stage, prompt=prompt))
+    return recheck(spec, replace(base, output=output, start_stage=stage, prompt=prompt), streamed=streamed)
 
 
-def recheck(spec: FormatSpec, case: CaseResult, tools: Sequence[Tool] = ROUND_TRIP_TOOLS) -> CaseResult:
+def recheck(
+    spec: FormatSpec, case: CaseResult, tools: Sequence[Tool] = ROUND_TRIP_TOOLS, *, streamed: bool = True
+) -> CaseResult:
     """Parse a continuation case's output from its recorded stage and compare partial + parsed with the
     finished message (also what re-checking a recorded report does)."""
     partial = case.continued
@@ -196,6 +200,7 @@ def recheck(spec: FormatSpec, case: CaseResult, tools: Sequence[Tool] = ROUND_TR
         compare_ids=False,
         tools=tools,
         parse=parse_joined,
+        streamed=streamed,
     )
     if reason:
         reason = f"parsed from the stage {case.start_stage!r} the prompt leaves: {reason}"

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from workbench.analysis.diff import common_prefix_len, diff_split
+from workbench.analysis.diff import common_prefix_len, current_evidence
 from workbench.analysis.renders import Fallback, RenderLadder
 from workbench.spec import FormatSpec
 from workbench.template.render import TemplateError
@@ -130,7 +130,7 @@ def render_case(
         case, full, variant, lambda m: renderer.render([USER_TURN, m], tools, False)
     )
 
-    cut = len(diff_split(prompt, full).prefix)
+    cut = _output_start(prompt, full, src)
     whole = full[cut:]
     note = ""
     if prompt[cut:]:
@@ -175,6 +175,21 @@ def render_case(
         unsupported=unsupported,
         note=note,
     )
+
+
+def _output_start(prompt: str, full: str, src: TemplateSource) -> int:
+    """Where the output starts in the history render ``full``: the end of its common prefix with the
+    generation ``prompt``, moved back so that the output does not begin inside a literal the template
+    writes whole (the analysis's evidence, issue 18: ``<answer>`` against a prompt's ``<think>`` shares
+    ``<``).  Only ``full``'s literals count: a prompt literal that spans the cut (``<assistant><think>``
+    against a history's ``<assistant>`` written from the role) leaves the output's start clean."""
+    from workbench.analysis.analyzer import template_evidence
+
+    cut = common_prefix_len(prompt, full)
+    evidence = current_evidence() or template_evidence(src)
+    if evidence and 0 < cut < len(full):
+        cut = evidence.cut_back(cut, full)
+    return cut
 
 
 def find_turn_end(source: TemplateSource | CaseRenderer, spec: FormatSpec, *, time_limit: float = 2.0) -> str:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from workbench.spec import FormatSpec
+from workbench.template.render_cache import cached_renders
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output
@@ -23,14 +24,31 @@ def validate(
     parse: ParseFn = parse_output,
     template_kwargs: dict[str, Any] | None = None,
     continuation: bool = True,
+    streamed: bool = True,
 ) -> ValidationReport:
     """Validate ``spec`` (analysed from ``source`` when not given) against the template's own renders.
 
     ``template_kwargs`` are template switches (``--kw reasoning_effort=none``) every case is rendered with;
     the output is read from the stage the prompt they give leaves it in.  ``continuation`` adds the
     continuation cases (a partial message continued, :mod:`workbench.validate.continuation`), which the
-    built-in parser reads whatever ``parse`` is.
+    built-in parser reads whatever ``parse`` is.  ``streamed=False`` parses each case one-shot only
+    (the analysis's self-check: whether the spec can read each feature; chunk invariance is the parser's
+    own property, and ``workbench validate`` checks it on every case).  Renders are shared with the
+    analysis (the same conversations are rendered once per process: :mod:`workbench.template.render_cache`).
     """
+    with cached_renders():
+        return _validate(source, spec, time_limit, parse, template_kwargs, continuation, streamed)
+
+
+def _validate(
+    source: TemplateSource,
+    spec: FormatSpec | None,
+    time_limit: float,
+    parse: ParseFn,
+    template_kwargs: dict[str, Any] | None,
+    continuation: bool,
+    streamed: bool = True,
+) -> ValidationReport:
     if spec is None:
         from workbench.analysis import analyze
 
@@ -70,9 +88,11 @@ def validate(
         if ambiguity:
             results.append(replace(base, reason=ambiguity))
             continue
-        results.append(_parsed_back(spec, base, parse))
+        results.append(_parsed_back(spec, base, parse, streamed=streamed))
     results = _blame_the_spec_for_early_cuts(results)
-    continued = continuation_results(renderer, spec, turn_end=turn_end) if continuation else ()
+    continued = (
+        continuation_results(renderer, spec, turn_end=turn_end, streamed=streamed) if continuation else ()
+    )
     notes = [*renderer.notes, *notes]
     return ValidationReport(
         template_name=source.name,
@@ -83,7 +103,7 @@ def validate(
     )
 
 
-def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn) -> CaseResult:
+def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn, *, streamed: bool = True) -> CaseResult:
     """``case`` with its output parsed by ``spec`` and compared with what was rendered."""
     status, reason, parsed, mismatches = check_output(
         spec,
@@ -93,6 +113,7 @@ def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn) -> CaseResu
         thinking_opened=case.thinking_opened,
         compare_ids=case.compare_ids,
         parse=parse,
+        streamed=streamed,
     )
     return replace(case, status=status, reason=reason, parsed=parsed, mismatches=mismatches)
 
