@@ -80,6 +80,7 @@ _PHASES: tuple[tuple[str, Callable[[Findings], None]], ...] = (
     ("tools", tools.analyze_tools),
     ("arguments", arguments.analyze_arguments),
     ("switch stages", switches.read_start_stages),
+    ("thinking switch", switches.adopt_thinking_switch),
 )
 
 

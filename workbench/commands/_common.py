@@ -109,3 +109,14 @@ def strict_json(data: Any, *, indent: int | None = 2) -> str:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(strict_json(data) + "\n")
+
+
+def warn_unread_kwargs(source: Any, kwargs: dict[str, Any]) -> None:
+    """One stderr line when a ``--kw`` key is a variable the template never reads (it would be silently
+    ignored), naming the variables it does read; nothing without a template or without ``--kw``."""
+    if source is None or not kwargs:
+        return
+    from workbench.analysis.switches import kwargs_warning
+
+    if warning := kwargs_warning(source, kwargs):
+        print(f"warning: {warning}", file=sys.stderr)

@@ -44,6 +44,7 @@ from workbench.commands._common import (
     load_json_file,
     print_json,
     strict_json,
+    warn_unread_kwargs,
 )
 from workbench.events import Event
 from workbench.inputs import read_input_text
@@ -122,6 +123,7 @@ def parse_command(
     with input_errors():
         resolved = resolve(template, spec_path)
         spec = resolved.spec
+        warn_unread_kwargs(resolved.source, template_kwargs)
         if warning := spec_warning(resolved):
             print(f"warning: {warning}", file=sys.stderr)
         tools = _load_tools(tools_path)

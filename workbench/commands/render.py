@@ -21,7 +21,14 @@ from typing import Annotated, Any
 import typer
 
 from workbench.chat import load_messages, load_tools
-from workbench.commands._common import TimeLimitOption, fail, input_errors, load_json_file, print_json
+from workbench.commands._common import (
+    TimeLimitOption,
+    fail,
+    input_errors,
+    load_json_file,
+    print_json,
+    warn_unread_kwargs,
+)
 from workbench.template.render import DEFAULT_TIME_LIMIT, TemplateError, render
 from workbench.template.source import load_template
 
@@ -110,6 +117,7 @@ def render_command(
     with input_errors():
         raw_messages, raw_tools = _load_inputs(messages_path, tools_path)
         source = load_template(template, template_name=template_name).for_tools(raw_tools is not None)
+        warn_unread_kwargs(source, kwargs)
         context = {**source.render_kwargs(), **kwargs}
         try:
             text = render(

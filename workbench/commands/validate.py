@@ -37,7 +37,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from workbench.commands._common import TimeLimitOption, console, fail, input_errors, print_json
+from workbench.commands._common import (
+    TimeLimitOption,
+    console,
+    fail,
+    input_errors,
+    print_json,
+    warn_unread_kwargs,
+)
 from workbench.workflow import load_inputs
 
 if TYPE_CHECKING:
@@ -85,6 +92,7 @@ def validate_command(
         source, loaded_spec = load_inputs(template, spec)
         if template_kwargs and source is None:
             fail("--kw needs a TEMPLATE to render the cases with")
+        warn_unread_kwargs(source, template_kwargs)
         _, report = resolve_inputs(
             source, loaded_spec, time_limit=time_limit, template_kwargs=template_kwargs
         )

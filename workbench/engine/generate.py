@@ -165,6 +165,11 @@ class Generator:
         self.max_new_tokens = max_new_tokens
         self.top_candidates = top_candidates
         self.reasoning = reasoning and (spec.reasoning.mode != "none" or spec.tools.format == "harmony")
+        # reasoning off on a template whose thinking switch is its own (``thinking``) sets that switch too
+        from workbench.analysis.switches import with_thinking_switch
+
+        template_kwargs = with_thinking_switch(spec, reasoning, template_kwargs)
+        self.template_kwargs: dict[str, Any] = dict(template_kwargs)  # what the prompt was rendered with
         self.prompt = render_prompt(
             loaded, messages, self.tools, template, reasoning=reasoning, template_kwargs=template_kwargs
         )

@@ -69,7 +69,9 @@ def build_tests_file(
 
     name = report.template_name or spec.provenance.template_name
     data = (
-        literal("SPEC_DATA", spec_data)
+        # the spec's verdict when exported (with --force: what was untested or failing)
+        literal("VALIDATION", report.verdict.to_dict())
+        + literal("SPEC_DATA", spec_data)
         + literal("TOOLS_DATA", [t.to_openai() for t in tools])
         + literal("CASES", cases)
         + literal("SESSIONS", recorded)

@@ -39,6 +39,11 @@ def validate(
         spec = analyze(source, time_limit=time_limit).spec
     results: list[CaseResult] = []
     notes: list[str] = []
+    # The cases carry reasoning: rendered with thinking on, by enable_thinking and by the template's own
+    # thinking switch when it has one (``thinking=True`` where the template's default is off).
+    from workbench.analysis.switches import with_thinking_switch
+
+    template_kwargs = with_thinking_switch(spec, True, template_kwargs) or None
     renderer = CaseRenderer(source, time_limit, template_kwargs)
     if template_kwargs:
         said = ", ".join(f"{k}={v!r}" for k, v in template_kwargs.items())
