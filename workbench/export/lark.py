@@ -446,7 +446,7 @@ def load_lark_tokenizer(path: str | Path | None = None) -> LarkTokenizer:
     import llguidance.hf
     from transformers import PreTrainedTokenizerFast
 
-    from workbench.engine.tiny import build_fallback_tokenizer, qwen3_tokenizer_path
+    from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path
 
     if path is None:
         path = qwen3_tokenizer_path()

@@ -26,7 +26,7 @@ from textual.widget import AwaitMount
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.chat import Message
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.parsing import StreamParser
 from workbench.session import new_parser
 from workbench.template.source import TemplateSource

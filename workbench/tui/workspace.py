@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from workbench.analysis import Analysis
 from workbench.chat import Message, Tool, load_messages, load_tools
-from workbench.engine.loaded import LoadedModel
+from workbench.generation.loaded import LoadedModel
 from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui.steps import Driver, StepLog
@@ -118,8 +118,8 @@ class Workspace:
     driver: Driver | None = None
     running: bool = False
     constrained: bool = True
-    # The grammar's answers for the inspector (workbench.engine.why): where it is after ``grammar_at`` steps
-    # (a GrammarPosition), and the last "why masked" / trial-string answer.
+    # The grammar's answers for the inspector (workbench.generation.why): where it is after ``grammar_at``
+    # steps (a GrammarPosition), and the last "why masked" / trial-string answer.
     grammar_position: Any = None
     grammar_at: tuple[int, int] = (-1, -1)  # (steps, log epoch) the position was read at
     grammar_answer: str = ""

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.spec import FormatSpec, SpecError
 
 
