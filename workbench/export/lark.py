@@ -565,6 +565,7 @@ def export_lark(
         f"workbench {__version__}; llguidance {llguidance.__version__}; tokenizer {tok.name}",
         f"template {exported.provenance.template_name or '-'}",
         f"template sha256 {exported.provenance.template_sha256 or '-'}",
+        f"validation: {report.verdict.headline}",
     )
     text = build_lark(spec, tools, **lark_options(tok), header=header)
     compile_lark(text, tok)

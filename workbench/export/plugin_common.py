@@ -6,7 +6,7 @@ harness proves it afterwards (:mod:`workbench.export.plugin_proof`).
 
 from __future__ import annotations
 
-import json
+import pprint
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +53,8 @@ class PluginNames:
 
 
 def provenance(spec: FormatSpec, engine: str, engine_version: str) -> dict[str, Any]:
-    """Where an export comes from and what it was proven with (``engine_version`` "" until proven)."""
+    """Where an export comes from, what it was proven with (``engine_version`` "" until proven) and the
+    validation verdict of the spec (``validation``: what was untested when exported with ``--force``)."""
     prov = spec.provenance
     return {
         "template_name": prov.template_name,
@@ -61,14 +62,27 @@ def provenance(spec: FormatSpec, engine: str, engine_version: str) -> dict[str, 
         "workbench_version": __version__,
         "engine": engine,
         "proven_with": engine_version or "not proven (engines venv absent: run `make engines`)",
+        "validation": validation_record(spec),
     }
+
+
+def validation_record(spec: FormatSpec) -> dict[str, Any]:
+    """The verdict of the validation report the spec carries (``ValidationVerdict.to_dict()``); a spec
+    that carries none was never validated."""
+    from workbench.validate import report_from_spec
+
+    report = report_from_spec(spec)
+    if report is None:
+        return {"status": "nothing_tested", "validated": False, "headline": "NOT validated: no report"}
+    return report.verdict.to_dict()
 
 
 def exported_module(spec: FormatSpec, prov: dict[str, Any]) -> str:
     """The runtime's ``exported`` module: the spec JSON and the provenance, as Python literals."""
     return (
         '"""The exported chat format (a workbench FormatSpec) and where it came from."""\n\n'
-        f"SPEC_JSON = {spec.to_json()!r}\n\nPROVENANCE = {json.dumps(prov, indent=4, sort_keys=True)}\n"
+        # a Python literal (JSON's true/false/null are not Python)
+        f"SPEC_JSON = {spec.to_json()!r}\n\nPROVENANCE = {pprint.pformat(prov, indent=4, sort_dicts=True)}\n"
     )
 
 
