@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from workbench.spec import FormatSpec
+from workbench.template.budget import budget_for
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output
@@ -31,6 +32,20 @@ def validate(
     continuation cases (a partial message continued, :mod:`workbench.validate.continuation`), which the
     built-in parser reads whatever ``parse`` is.
     """
+    with budget_for(time_limit, "validation") as budget:
+        report = _validate(source, spec, time_limit, parse, template_kwargs, continuation)
+        budget.raise_if_exhausted()  # a report of cases whose renders were refused is not a verdict
+    return report
+
+
+def _validate(
+    source: TemplateSource,
+    spec: FormatSpec | None,
+    time_limit: float,
+    parse: ParseFn,
+    template_kwargs: dict[str, Any] | None,
+    continuation: bool,
+) -> ValidationReport:
     if spec is None:
         from workbench.analysis import analyze
 
