@@ -34,7 +34,15 @@ import typer
 from rich.markup import escape
 
 from workbench.chat import load_messages, load_tools
-from workbench.commands._common import SPAN_STYLES, console, input_errors, load_json_file, strict_json
+from workbench.commands._common import (
+    SPAN_STYLES,
+    console,
+    input_errors,
+    load_json_file,
+    render_budget,
+    strict_json,
+)
+from workbench.template.limits import DEFAULT_TIME_LIMIT
 from workbench.workflow import record_session, resolve, save_generation_session, spec_warning
 
 
@@ -106,7 +114,8 @@ def generate_command(
     from workbench.grammar import build_grammar
 
     template_kwargs = parse_kw(kw)
-    with input_errors():
+    # The analysis, its self-check and the prompt's render share one deadline and one output cap.
+    with input_errors(), render_budget(DEFAULT_TIME_LIMIT, "preparing the prompt"):
         messages = load_messages(load_json_file(messages_path, "messages"))
         tools = load_tools(load_json_file(tools_path, "tools")) if tools_path else []
         resolved = resolve(template, spec_path)

@@ -37,7 +37,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from workbench.commands._common import TimeLimitOption, console, fail, input_errors, print_json
+from workbench.commands._common import (
+    TimeLimitOption,
+    console,
+    fail,
+    input_errors,
+    print_json,
+    render_budget,
+)
 from workbench.workflow import load_inputs
 
 if TYPE_CHECKING:
@@ -81,7 +88,7 @@ def validate_command(
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
     template_kwargs = parse_kw(kw)
-    with input_errors():
+    with input_errors(), render_budget(time_limit, "validation"):  # the analysis, if any, and the cases
         source, loaded_spec = load_inputs(template, spec)
         if template_kwargs and source is None:
             fail("--kw needs a TEMPLATE to render the cases with")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.chat import Tool
-from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
+from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line, open_tokenizer
 from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path, shared_dir
 from workbench.grammar.build import build_output_grammar
 from workbench.grammar.elements import GrammarError
@@ -73,7 +73,6 @@ def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool =
     Cached: building xgrammar's view of a 150k vocabulary takes seconds.
     """
     import xgrammar as xgr
-    from transformers import PreTrainedTokenizerFast
 
     if path is None and use_shared:
         path = qwen3_tokenizer_path()
@@ -81,15 +80,7 @@ def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool =
     if key in _TOKENIZERS:
         return _TOKENIZERS[key]
     if path is not None:
-        folder = Path(path) if Path(path).is_dir() else Path(path).parent
-        file = Path(path) / "tokenizer.json" if Path(path).is_dir() else Path(path)
-        if not file.is_file():
-            raise ExportError(f"tokenizer not found: {file}")
-        if (folder / "tokenizer_config.json").is_file() and file.name == "tokenizer.json":
-            tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
-        else:
-            tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(file))
-        name = folder.name
+        tokenizer, name = open_tokenizer(path)
     else:
         tokenizer = build_fallback_tokenizer()
         name = "built-byte-level-bpe"

@@ -93,8 +93,9 @@ def render_prompt(
 ) -> str:
     """The prompt text: the given template (or the tokenizer's own) with the generation prompt added;
     ``template_kwargs`` are template switches (``reasoning_effort``, ...) passed to the render."""
-    from workbench.template.render import render
+    from workbench.template.render import check_template_kwargs, render
 
+    switches = check_template_kwargs(template_kwargs or {})  # never a render argument (``time_limit``)
     if isinstance(template, TemplateSource):
         src = template.for_tools(bool(tools))
         text, kwargs = src.text, src.render_kwargs()
@@ -112,7 +113,7 @@ def render_prompt(
         list(messages),
         tools=list(tools) or None,
         add_generation_prompt=True,
-        **{**kwargs, "enable_thinking": reasoning, **(template_kwargs or {})},
+        **{**kwargs, "enable_thinking": reasoning, **switches},
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from workbench.spec import FormatSpec
+from workbench.template.budget import budget_for
 from workbench.template.render import TemplateError, fixed_clock
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import USER_TURN, Case, build_cases
@@ -35,8 +36,10 @@ def validate(
     (:func:`~workbench.template.render.fixed_clock`), so a template that prints the time gives the output
     the spec was read from, and the same report on every run.
     """
-    with fixed_clock():
-        return _validate(source, spec, time_limit, parse, template_kwargs, continuation)
+    with fixed_clock(), budget_for(time_limit, "validation") as budget:
+        report = _validate(source, spec, time_limit, parse, template_kwargs, continuation)
+        budget.raise_if_exhausted()  # a report of cases whose renders were refused is not a verdict
+    return report
 
 
 def _validate(
