@@ -99,6 +99,7 @@ __all__ = [
     "normalize_tools",
     "render",
     "render_many",
+    "stop_render_workers",
     "use_worker",
 ]
 
@@ -167,6 +168,13 @@ def cancel_renders() -> int:
     Returns the number of renders cancelled.
     """
     return worker.get_pool().cancel() if _use_worker else 0
+
+
+def stop_render_workers() -> None:
+    """Kill every render worker process, idle or busy (the process is leaving without running its atexit
+    handlers, e.g. the TUI after ``ctrl+q``).  The pool starts new workers if it is used again."""
+    if worker.pool_started():
+        worker.get_pool().shutdown()
 
 
 def compile_template(source: str, *, time_limit: float | None = None) -> CompiledTemplate:

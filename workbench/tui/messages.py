@@ -29,7 +29,7 @@ ToolChoice = Literal["auto", "required", "none"]
 # ---------------------------------------------------------------------- intents (screens -> app)
 @dataclass
 class RequestAnalysis(Message):
-    """Analyse the template text being edited (replaces the analysis when it succeeds)."""
+    """Analyze the template text being edited (replaces the analysis when it succeeds)."""
 
 
 @dataclass
@@ -92,10 +92,13 @@ class TemplateRendered(Message):
 @dataclass
 class AnalysisDone(Message):
     """The analysis of one template text; ``template_sha`` is that text's sha256 (64 hex digits), so the
-    app can tell later whether the text being edited is still the analysed one."""
+    app can tell later whether the text being edited is still the analyzed one."""
 
     analysis: Analysis
     template_sha: str
+    # False when the spec in use came from a file or a session: the analysis is shown (probes, diffs) but
+    # does not replace that spec.  An explicit re-analysis replaces it.
+    replace_spec: bool = True
 
 
 @dataclass
@@ -110,6 +113,14 @@ class ValidationDone(Message):
     report: ValidationReport | None
     summary: str
     error: str = ""
+
+
+@dataclass
+class SpecLoaded(Message):
+    """A spec read from ``path`` (a spec file or ``workbench analyze --json`` output)."""
+
+    spec: FormatSpec
+    path: str
 
 
 @dataclass

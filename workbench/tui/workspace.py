@@ -108,7 +108,11 @@ class Workspace:
     analysis_running: bool = False
     analysis_sha: str = ""  # sha256 of the template text the analysis was computed on
     spec: FormatSpec | None = None
-    saved_spec: FormatSpec | None = None  # the spec last written by an export (or read from a session)
+    saved_spec: FormatSpec | None = None  # the spec last written by an export (or read from a file)
+    # The spec hand edits are measured against (the analysis', a loaded file's or a session's), and where
+    # the spec in use came from: "" for the analysis, else "spec file NAME" / "session NAME".
+    base_spec: FormatSpec | None = None
+    spec_origin: str = ""
     validation: ValidationReport | None = None
     validation_summary: str = ""
     model_name: str = ""
