@@ -152,8 +152,8 @@ def test_the_generator_renders_the_prompt_with_the_switch_off() -> None:
     pytest.importorskip("torch")
     pytest.importorskip("xgrammar")
     from workbench.chat import Message
-    from workbench.engine.generate import Generator
-    from workbench.engine.tiny import load_tiny
+    from workbench.generation.generate import Generator
+    from workbench.generation.tiny import load_tiny
 
     src = source()
     spec = analyze(src).spec

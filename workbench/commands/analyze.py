@@ -30,7 +30,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workbench.commands._common import INPUT_ERRORS, TimeLimitOption, console, fail, print_json
+from workbench.commands._common import (
+    INPUT_ERRORS,
+    TimeLimitOption,
+    console,
+    fail,
+    print_json,
+    render_budget,
+)
 from workbench.selfcheck import Verdict
 
 PREFIX_CHARS = 160
@@ -80,8 +87,10 @@ def analyze_command(
     results: list[dict[str, Any]] = []
     errors: list[str] = []
     for ref in refs:
+        budget = render_budget(time_limit, f"analysing {ref}")  # the analysis and its self-check, together
         try:
-            analysis = analyze(load_template(ref), time_limit=time_limit)
+            with budget:
+                analysis = analyze(load_template(ref), time_limit=time_limit)
         except INPUT_ERRORS as exc:
             if len(refs) == 1:
                 fail(f"{ref}: {exc}")
@@ -91,7 +100,8 @@ def analyze_command(
         verdicts: tuple[Verdict, ...] = ()
         if check:
             try:
-                verdicts = check_spec(analysis.source, analysis.spec, time_limit=time_limit)
+                with budget:
+                    verdicts = check_spec(analysis.source, analysis.spec, time_limit=time_limit)
             except INPUT_ERRORS as exc:  # the self-check renders more messages than the probes did
                 analysis.warnings.append(f"self-check could not run: {_one_line(str(exc))}")
         if warning := warning_line(verdicts):

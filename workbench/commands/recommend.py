@@ -230,15 +230,17 @@ def prepare(
     """Validate the spec (analysed from ``template``, or the given one) against the template, or re-check
     the spec's recorded cases: the cases that passed, and the tokenizer to stream with.  A spec that failed
     validation is prepared with no case and ``not_graded`` saying why."""
+    from workbench.export import resolve_inputs
     from workbench.export.common import ExportError
     from workbench.export.engines import tokenizer_for
+    from workbench.template.budget import RenderBudget
     from workbench.validate import PASS
     from workbench.workflow import load_inputs
 
     source, given = load_inputs(template or None, spec)
-    from workbench.export import resolve_inputs
-
-    resolved, report = resolve_inputs(source, given, time_limit=time_limit)
+    what = source.name if source is not None else str(spec)
+    with RenderBudget(time_limit, what=f"analysing {what}"):  # analysis and validation together
+        resolved, report = resolve_inputs(source, given, time_limit=time_limit)
     name = (
         source.name
         if source is not None

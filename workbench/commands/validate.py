@@ -43,6 +43,7 @@ from workbench.commands._common import (
     fail,
     input_errors,
     print_json,
+    render_budget,
     warn_unread_kwargs,
 )
 from workbench.workflow import load_inputs
@@ -88,7 +89,7 @@ def validate_command(
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
     template_kwargs = parse_kw(kw)
-    with input_errors():
+    with input_errors(), render_budget(time_limit, "validation"):  # the analysis, if any, and the cases
         source, loaded_spec = load_inputs(template, spec)
         if template_kwargs and source is None:
             fail("--kw needs a TEMPLATE to render the cases with")

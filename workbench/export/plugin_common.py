@@ -19,18 +19,27 @@ from workbench.spec import FormatSpec
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
+#: Every name an export registers or installs under (files, folders, package, entry point, parser flag)
+#: is built from a slug of this shape, so no name from a spec file or a file name reaches them as written.
+SLUG = re.compile(r"[a-z][a-z0-9_]{0,59}")
+
+
 @dataclass(frozen=True)
 class PluginNames:
     """The names one export registers and installs under, all derived from the template's name."""
 
     slug: str  # lower-case, [a-z0-9_]: "qwen_qwen3_0_6b"
 
+    def __post_init__(self) -> None:
+        if not SLUG.fullmatch(self.slug):
+            raise ValueError(f"plug-in slug {self.slug!r} is not of the form {SLUG.pattern}")
+
     @classmethod
     def for_template(cls, name: str) -> PluginNames:
-        slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "format"
+        slug = re.sub(r"[^a-z0-9]+", "_", name.lower(), flags=re.ASCII).strip("_") or "format"
         if slug[0].isdigit():
             slug = "t_" + slug
-        return cls(slug[:60])
+        return cls(slug[:60].rstrip("_"))
 
     @property
     def parser(self) -> str:
@@ -78,11 +87,13 @@ def validation_record(spec: FormatSpec) -> dict[str, Any]:
 
 
 def exported_module(spec: FormatSpec, prov: dict[str, Any]) -> str:
-    """The runtime's ``exported`` module: the spec JSON and the provenance, as Python literals."""
+    """The runtime's ``exported`` module: the spec JSON and the provenance, as Python literals (``repr``:
+    every name in them is a string value, never source text)."""
+    provenance_literal = pprint.pformat(dict(sorted(prov.items())), width=108, sort_dicts=True)
     return (
         '"""The exported chat format (a workbench FormatSpec) and where it came from."""\n\n'
         # a Python literal (JSON's true/false/null are not Python)
-        f"SPEC_JSON = {spec.to_json()!r}\n\nPROVENANCE = {pprint.pformat(prov, indent=4, sort_dicts=True)}\n"
+        f"SPEC_JSON = {spec.to_json()!r}\n\nPROVENANCE = {provenance_literal}\n"
     )
 
 

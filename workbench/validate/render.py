@@ -13,7 +13,7 @@ from typing import Any
 from workbench.analysis.diff import common_prefix_len, diff_split
 from workbench.analysis.renders import Fallback, RenderLadder
 from workbench.spec import FormatSpec
-from workbench.template.render import TemplateError
+from workbench.template.render import TemplateError, check_template_kwargs
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import USER_TURN, Case, build_cases
 from workbench.validate.report import NOT_RENDERED, RAISED, UNTESTABLE, RenderedCase
@@ -36,7 +36,8 @@ class CaseRenderer:
     ) -> None:
         self.source = source
         self.time_limit = time_limit
-        self.template_kwargs = dict(template_kwargs or {})  # template switches (``--kw``)
+        # template switches (``--kw``); never a render argument such as ``time_limit``
+        self.template_kwargs = check_template_kwargs(template_kwargs or {})
         self.notes: list[str] = []
         self._ladder = RenderLadder(source, time_limit=time_limit)
 

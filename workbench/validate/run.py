@@ -7,7 +7,8 @@ from dataclasses import replace
 from typing import Any
 
 from workbench.spec import FormatSpec
-from workbench.template.render import TemplateError
+from workbench.template.budget import budget_for
+from workbench.template.render import TemplateError, fixed_clock
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import USER_TURN, Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output, streamed_from_prompt
@@ -31,8 +32,24 @@ def validate(
     ``template_kwargs`` are template switches (``--kw reasoning_effort=none``) every case is rendered with;
     the output is read from the stage the prompt they give leaves it in.  ``continuation`` adds the
     continuation cases (a partial message continued, :mod:`workbench.validate.continuation`), which the
-    built-in parser reads whatever ``parse`` is.
+    built-in parser reads whatever ``parse`` is.  Every case renders at the analysis' fixed instant
+    (:func:`~workbench.template.render.fixed_clock`), so a template that prints the time gives the output
+    the spec was read from, and the same report on every run.
     """
+    with fixed_clock(), budget_for(time_limit, "validation") as budget:
+        report = _validate(source, spec, time_limit, parse, template_kwargs, continuation)
+        budget.raise_if_exhausted()  # a report of cases whose renders were refused is not a verdict
+    return report
+
+
+def _validate(
+    source: TemplateSource,
+    spec: FormatSpec | None,
+    time_limit: float,
+    parse: ParseFn,
+    template_kwargs: dict[str, Any] | None,
+    continuation: bool,
+) -> ValidationReport:
     if spec is None:
         from workbench.analysis import analyze
 
