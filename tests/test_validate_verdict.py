@@ -205,9 +205,10 @@ def test_a_stable_template_is_not_called_unstable() -> None:
     assert report.validated, report.summary()
 
 
-# ------------------------------------------------------------------------------- reasoning the spec reads
-def test_reasoning_the_prompt_opens_but_no_turn_renders_is_untested() -> None:
-    # DeepSeek-R1 style: the generation prompt opens <think>, history turns drop the reasoning.
+# ------------------------------------------------------------------------------- reasoning
+def test_reasoning_the_template_never_renders_is_unsupported_not_untested() -> None:
+    # DeepSeek-R1 style: the generation prompt opens <think>, history turns drop the reasoning: the template
+    # does not render reasoning, which the summary says; nothing raised, so nothing is untested.
     opens = inline(
         "{% for m in messages %}[{{ m.role }}]{{ m.content or '' }}<end>{% endfor %}"
         "{% if add_generation_prompt %}[assistant]<think>\n{% endif %}"
@@ -216,9 +217,25 @@ def test_reasoning_the_prompt_opens_but_no_turn_renders_is_untested() -> None:
         reasoning=ReasoningSpec(mode="forced_open", start="<think>", end="</think>"), end_markers=("<end>",)
     )
     report = validate(opens, spec)
+    assert report.untested == ()
+    assert report.features()["reasoning"]["status"] == UNSUPPORTED
+    assert "unsupported by the template: reasoning" in report.summary()
+
+
+def test_reasoning_the_template_raises_on_is_untested() -> None:
+    refuses = inline(
+        "{% for m in messages %}"
+        "{% if m.reasoning_content %}{{ raise_exception('no reasoning here') }}{% endif %}"
+        "[{{ m.role }}]{{ m.content or '' }}<end>{% endfor %}"
+        "{% if add_generation_prompt %}[assistant]{% endif %}"
+    )
+    spec = FormatSpec(
+        reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"), end_markers=("<end>",)
+    )
+    report = validate(refuses, spec)
     assert [u.feature for u in report.untested] == ["reasoning"]
-    assert "the spec reads reasoning (forced_open)" in report.untested[0].reason
-    assert not report.validated
+    assert "no reasoning here" in report.untested[0].reason
+    assert report.verdict.headline == "NOT validated: reasoning untested"
 
 
 # ------------------------------------------------------------------------------------ streaming as a client

@@ -107,7 +107,6 @@ def _validate(
         results,
         continued,
         renders_calls=lambda: _renders_calls_without_tools(renderer, cases),
-        template_kwargs=template_kwargs,
     )
     notes = [*renderer.notes, *notes]
     return ValidationReport(
