@@ -9,10 +9,12 @@ grows a richer verdict only :func:`verdict_of` changes.  Pure: no Textual here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from workbench.tui.workspace import Workspace
-from workbench.validate import ValidationReport
+
+if TYPE_CHECKING:
+    from workbench.validate import ValidationReport
 
 VerdictState = Literal["none", "running", "validated", "not_validated", "failed"]
 
