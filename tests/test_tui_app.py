@@ -8,6 +8,7 @@ import dataclasses
 import io
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -374,6 +375,8 @@ async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.M
     class Report:
         notes = ("one note",)
         cases = ()
+        validated = True  # what the verdict on the top line reads (workbench.tui.verdict)
+        applicable = tuple(SimpleNamespace(status="pass") for _ in range(5))
 
         def summary(self) -> str:
             return "validated: 5/5 applicable cases pass"

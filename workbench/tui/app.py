@@ -188,6 +188,8 @@ class WorkbenchApp(Guarded, App[None]):
     def on_warmed(self, message: msg.Warmed) -> None:
         """The heavy modules are loaded (or failed to, said in ``message.error``): start the work the
         command line asked for (a session, a spec, the analysis)."""
+        if not self.screen_stack:  # the app is closing (quit before the warm-up finished)
+            return
         if message.error:
             self.notify(message.error, title="Loading the workbench failed", severity="error")
         if self._session_path:
