@@ -49,7 +49,7 @@ from workbench.tui.steps import Driver, ReplayDriver
 from workbench.tui.workspace import ModelState, Workspace
 
 if TYPE_CHECKING:
-    from workbench.engine.step import Step
+    from workbench.generation.step import Step
     from workbench.parsing import StreamParser
 
 #: The screens imported on first use: mode -> (module, class).

@@ -19,7 +19,7 @@ from workbench.tui.errors import Severity
 
 if TYPE_CHECKING:  # types only: the app imports this module before its first screen is drawn
     from workbench.analysis import Analysis
-    from workbench.engine.loaded import LoadedModel
+    from workbench.generation.loaded import LoadedModel
     from workbench.session import Session
     from workbench.spec import FormatSpec
     from workbench.tui.steps import Driver
@@ -192,8 +192,9 @@ class DriverReady(Message):
 class GrammarAnswered(Message):
     """The grammar answered the inspector: where it is (``where``), or a "why masked" / trial-string answer.
 
-    ``position`` is a ``workbench.engine.why.GrammarPosition`` (``kind == "where"``); ``text`` the answer's
-    one paragraph otherwise.  ``at`` is the step count it was asked at, so a stale answer is recognised.
+    ``position`` is a ``workbench.generation.why.GrammarPosition`` (``kind == "where"``); ``text`` the
+    answer's one paragraph otherwise.  ``at`` is the step count it was asked at, so a stale answer is
+    recognised.
     """
 
     kind: Literal["where", "why", "try"]

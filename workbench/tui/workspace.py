@@ -22,7 +22,7 @@ from workbench.tui.steps import Driver, StepLog
 
 if TYPE_CHECKING:  # types only: the analysis and validation packages load after the first screen
     from workbench.analysis import Analysis
-    from workbench.engine.loaded import LoadedModel
+    from workbench.generation.loaded import LoadedModel
     from workbench.validate import ValidationReport
 
 TOPICS = ("template", "analysis", "spec", "model", "steps", "engine", "validation", "grammar")
@@ -124,8 +124,8 @@ class Workspace:
     driver: Driver | None = None
     running: bool = False
     constrained: bool = True
-    # The grammar's answers for the inspector (workbench.engine.why): where it is after ``grammar_at`` steps
-    # (a GrammarPosition), and the last "why masked" / trial-string answer.
+    # The grammar's answers for the inspector (workbench.generation.why): where it is after ``grammar_at``
+    # steps (a GrammarPosition), and the last "why masked" / trial-string answer.
     grammar_position: Any = None
     grammar_at: tuple[int, int] = (-1, -1)  # (steps, log epoch) the position was read at
     grammar_answer: str = ""

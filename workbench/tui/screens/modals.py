@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.spec import FormatSpec
 from workbench.tui.guard import Guarded
 from workbench.tui.spec_fields import apply_edit, editor_kind, editor_text
