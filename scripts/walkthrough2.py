@@ -77,11 +77,11 @@ def shot(out: Path, name: str, title: str) -> None:
     print(f"wrote {out / name}.svg")
 
 
-def edit_row(row: str, steps_down: int, value: str, *, document: bool = False) -> None:
-    """Move the spec table's cursor ``steps_down`` rows from the top, open the editor, type ``value``."""
-    keys("Home")
-    for _ in range(steps_down):
-        keys("Down")
+def edit_row(row: str, move: int, value: str, *, document: bool = False) -> None:
+    """Move the spec table's cursor ``move`` rows (down; negative: up; an edit keeps the cursor on its
+    row), open the editor on ``row``, type ``value`` and submit it."""
+    for _ in range(abs(move)):
+        keys("Down" if move > 0 else "Up")
     keys("e")
     wait_for(f"Edit {row}")
     if document:
@@ -117,11 +117,11 @@ def main(argv: list[str] | None = None) -> int:
         shot(out, f"{prefix}02-not-validated", "Analysis: NOT validated")
         # focus the spec fields table (tab from the probes), then the four edits
         keys("Tab")
-        edit_row("tools.pattern", 38, json.dumps(PATTERN, indent=1), document=True)
+        edit_row("tools.pattern", 38, json.dumps(PATTERN), document=True)
         shot(out, f"{prefix}03-pattern", "tools.pattern edited as a JSON document")
-        edit_row("tools.format", 6, "call_pattern")
-        edit_row("tools.section_start", 7, '"<<call "')
-        edit_row("tools.call_end", 10, '"\\n>>"')
+        edit_row("tools.format", 6 - 38, "call_pattern")
+        edit_row("tools.section_start", 1, '"<<call "')
+        edit_row("tools.call_end", 3, '"\\n>>"')
         wait_for("✓ validated")
         shot(out, f"{prefix}04-validated", "the repaired spec: validated")
         keys("5")

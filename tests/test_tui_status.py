@@ -84,3 +84,24 @@ def test_export_says_ready_only_for_a_validated_spec() -> None:
     for verdict in (red, Verdict("running", "validating", ""), Verdict("none", "not validated yet", "")):
         assert "ready" not in export_status(True, verdict, edited=False)
         assert "ready" not in export_status(True, verdict, edited=True)
+
+
+def test_a_report_with_untested_tool_calls_is_never_green_on_the_top_line() -> None:
+    """The adapter reads the report's own verdict: every tool case skipped is "tool calls untested", red."""
+    from types import SimpleNamespace
+
+    from workbench.tui.verdict import report_verdict
+    from workbench.validate.verdict import UntestedFeature, compute_verdict
+
+    verdict = compute_verdict(
+        passed=2,
+        applicable=2,
+        all_pass=True,
+        failed=(),
+        untested=(UntestedFeature("tool_calls", "the template raises on the tool definitions"),),
+        unstable="",
+    )
+    shown = report_verdict(SimpleNamespace(verdict=verdict))  # type: ignore[arg-type]
+    assert not shown.green and shown.state == "not_validated"
+    assert shown.label == "✗ NOT validated: tool calls untested"
+    assert "tool calls untested" in shown.text
