@@ -84,13 +84,17 @@ def edit_row(row: str, move: int, value: str, *, document: bool = False) -> None
         keys("Down" if move > 0 else "Up")
     keys("e")
     wait_for(f"Edit {row}")
+    time.sleep(1.0)  # the dialog takes keys once it is drawn
     if document:
         keys("F7")  # select all in the document editor, then type over it
+        time.sleep(1.0)
         text(value)
         keys("C-s")
     else:
         keys("C-u")
+        time.sleep(1.0)
         text(value)
+        time.sleep(1.0)
         keys("Enter")
     wait_for("spec fields", gone=f"Edit {row}")
 
