@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/stream_parse.py
 	$(PY) benchmarks/step_overhead.py
 	$(PY) benchmarks/tui_replay.py
+	$(PY) benchmarks/tui_interactive.py
 
 screenshots: $(STAMP)
 	$(PY) scripts/screenshots.py

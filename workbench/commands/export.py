@@ -84,7 +84,7 @@ def export_command(
 ) -> None:
     """Export a validated spec to a target its consumer loads, proven by that consumer."""
     from workbench.chat import load_tools
-    from workbench.export import TARGETS, export, write_export
+    from workbench.export import TARGETS, check_destination, export, write_export
     from workbench.session import load_session
 
     if not output:
@@ -93,6 +93,8 @@ def export_command(
         fail(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
+    with input_errors():
+        check_destination(target, output)  # before the validation and the engine proof, not after
     with input_errors(), render_budget(time_limit, "the export"):  # analysis and validation together
         source, loaded_spec = load_inputs(template, spec)
         tool_list = load_tools(load_json_file(tools, "tools")) if tools is not None else None

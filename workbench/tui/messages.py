@@ -11,17 +11,19 @@ app turns them into the matching result in one place (:mod:`workbench.tui.failur
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from textual.message import Message
 
-from workbench.analysis import Analysis
-from workbench.generation.loaded import LoadedModel
-from workbench.session import Session
-from workbench.spec import FormatSpec
 from workbench.tui.errors import Severity
-from workbench.tui.steps import Driver
-from workbench.validate import ValidationReport
+
+if TYPE_CHECKING:  # types only: the app imports this module before its first screen is drawn
+    from workbench.analysis import Analysis
+    from workbench.generation.loaded import LoadedModel
+    from workbench.session import Session
+    from workbench.spec import FormatSpec
+    from workbench.tui.steps import Driver
+    from workbench.validate import ValidationReport
 
 ToolChoice = Literal["auto", "required", "none"]
 
@@ -77,6 +79,13 @@ class RequestExport(Message):
 
 
 # ---------------------------------------------------------------------- results (workers -> app)
+
+
+@dataclass
+class Warmed(Message):
+    """The modules the app loads after its first paint are loaded (``error``: why not)."""
+
+    error: str = ""
 
 
 @dataclass

@@ -9,10 +9,12 @@ grows a richer verdict only :func:`verdict_of` changes.  Pure: no Textual here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from workbench.tui.workspace import Workspace
-from workbench.validate import ValidationReport
+
+if TYPE_CHECKING:
+    from workbench.validate import ValidationReport
 
 VerdictState = Literal["none", "running", "validated", "not_validated", "failed"]
 
@@ -45,13 +47,31 @@ class Verdict:
 
 
 def report_verdict(report: ValidationReport) -> Verdict:
-    """A report's verdict (pure): validated only when the report says so; the count of passing cases."""
-    applicable = report.applicable
-    passed = sum(c.status == "pass" for c in applicable)
-    count = f"{passed}/{len(applicable)}"
-    if report.validated:
-        return Verdict("validated", f"validated {count}", report.summary())
-    return Verdict("not_validated", f"NOT validated {count}", report.summary())
+    """A report's verdict (pure), from the report's own (:attr:`ValidationReport.verdict`): green only when
+    it says validated; otherwise the short form names what held it back (the count of passing cases when
+    cases failed, "tool calls untested" when a feature the template renders was never tested)."""
+    verdict = getattr(report, "verdict", None)
+    if verdict is None:  # a report without a verdict of its own (older objects): its validated flag
+        applicable = report.applicable
+        passed = sum(c.status == "pass" for c in applicable)
+        count = f"{passed}/{len(applicable)}"
+        if report.validated:
+            return Verdict("validated", f"validated {count}", report.summary())
+        return Verdict("not_validated", f"NOT validated {count}", report.summary())
+    count = f"{verdict.passed}/{verdict.applicable}"
+    text = verdict.headline
+    if verdict.validated:
+        return Verdict("validated", f"validated {count}", text)
+    if verdict.status == "failed":
+        short = f"NOT validated {count}"
+    elif verdict.status == "unstable":
+        short = "NOT validated: unstable"
+    elif verdict.status == "untested":
+        labels = [u.label for u in verdict.untested]
+        short = f"NOT validated: {labels[0]} untested" + (" …" if len(labels) > 1 else "")
+    else:
+        short = "NOT validated: nothing tested"
+    return Verdict("not_validated", short, text)
 
 
 def verdict_of(ws: Workspace) -> Verdict:

@@ -13,15 +13,17 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from workbench.analysis import Analysis
 from workbench.chat import Message, Tool, load_messages, load_tools
-from workbench.generation.loaded import LoadedModel
 from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui.steps import Driver, StepLog
-from workbench.validate import ValidationReport
+
+if TYPE_CHECKING:  # types only: the analysis and validation packages load after the first screen
+    from workbench.analysis import Analysis
+    from workbench.generation.loaded import LoadedModel
+    from workbench.validate import ValidationReport
 
 TOPICS = ("template", "analysis", "spec", "model", "steps", "engine", "validation", "grammar")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -10,6 +11,7 @@ from typing import Any
 
 from workbench.chat import Message
 from workbench.session import ModelRecord, Session, load_session, save_session, session_from_generation
+from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.errors import Refused
 from workbench.tui.steps import GeneratorDriver
@@ -33,7 +35,13 @@ def accept_session(ws: Workspace, session: Session, path: str) -> set[str]:
         ws.kwargs = kwargs_from_session(session.template_kwargs, ws.kwargs)
         changed.add("template")
     ws.session_path = path
-    if session.template.text:
+    if session.template.text and session.template.text != ws.source.text:
+        # The session's template is a template of its own: it becomes the source (so the screens name it,
+        # and ctrl+s asks where to save it), never an edit of the template file that was open.
+        ws.source = session_source(session, path, ws.source)
+        ws.template_text = session.template.text
+        changed.add("template")
+    elif session.template.text:
         ws.template_text = session.template.text
         changed.add("template")
     if session.tools:
@@ -43,6 +51,23 @@ def accept_session(ws: Workspace, session: Session, path: str) -> set[str]:
     ws.spec_origin = f"session {Path(path).name}"
     ws.model_name = ws.model_name or f"(recorded with {session.model.name or session.model.ref or '?'})"
     return changed
+
+
+def session_source(session: Session, path: str, current: TemplateSource) -> TemplateSource:
+    """A source for a session's recorded template: named as the session names it, with no file of its own
+    (its origin is the session), keeping the special tokens of the source that was open (a session does not
+    record them)."""
+    name = session.template.name or f"template of {Path(path).name}"
+    return dataclasses.replace(
+        current,
+        text=session.template.text,
+        name=name,
+        origin=f"session:{path}",
+        named={},
+        selected="default",
+        spec=None,
+        pinned=True,
+    )
 
 
 def build_session(ws: Workspace, *, model_ref: str, messages: list[Message]) -> Session:

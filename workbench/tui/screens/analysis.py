@@ -24,12 +24,12 @@ from textual.widgets import DataTable, Static
 from workbench.analysis import Analysis, ProbeResult
 from workbench.selfcheck import verdicts_from_report, warning_line
 from workbench.spec import FormatSpec
-from workbench.tui.controllers.analysis import Switch, switches_of
 from workbench.tui.messages import RequestSpecEdit
 from workbench.tui.palette import ERROR_STYLE, visible
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.modals import EditFieldScreen
 from workbench.tui.spec_fields import PARTS, FieldRow, spec_rows
+from workbench.tui.switches import Switch, switches_of
 from workbench.tui.verdict import verdict_of
 from workbench.tui.widgets.diff_view import DiffPane, diff_legend
 from workbench.tui.widgets.nav import VERDICT_STYLES

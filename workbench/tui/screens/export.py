@@ -62,8 +62,8 @@ def export_status(has_spec: bool, verdict: Verdict, *, edited: bool) -> str:
     if not has_spec:
         return "no spec"
     spec = "edited spec" if edited else "spec"
-    if verdict.green:
-        return f"{spec} validated: ready to export (s)"
+    if verdict.green:  # short: the top line's verdict beside it already says "validated"
+        return "ready to export (s)"
     if verdict.state == "running":
         return f"{spec} validating…"
     return f"{spec} not validated: s refuses, S exports anyway"

@@ -68,6 +68,10 @@ class GenerateScreen(WorkbenchScreen):
         self._tools_seen: str | None = None  # the tools JSON the tool-choice options were built from
         self.turns: list[tuple[str, str]] = []  # what the conversation pane shows
 
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        self.wb.ensure_model()  # the model loads when a screen that uses it first opens
+
     def compose_body(self) -> ComposeResult:
         yield Static(id="gen-status")
         yield Notice(id="gen-notice", classes="-hidden")

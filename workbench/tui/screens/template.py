@@ -24,14 +24,18 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Checkbox, Input, Label, Select, Static, TabbedContent, TabPane, TextArea
 
-from workbench.analysis.diff import segmentize
 from workbench.template.render import TemplateError, render
-from workbench.tui.controllers.analysis import Switch, switches_of, validation_kwargs, with_pair
-from workbench.tui.controllers.template_file import accept_template_save, plan_template_save
+from workbench.tui.controllers.template_file import (
+    TemplateSave,
+    accept_template_save,
+    plan_chosen_save,
+    plan_template_save,
+)
 from workbench.tui.errors import Refused, one_line
 from workbench.tui.messages import RequestValidation, TemplateRendered
 from workbench.tui.screens.base import WorkbenchScreen
-from workbench.tui.screens.modals import ConfirmScreen
+from workbench.tui.screens.modals import AskScreen, ConfirmScreen
+from workbench.tui.switches import Switch, switches_of, validation_kwargs, with_pair
 from workbench.tui.widgets.jinja_editor import JinjaEditor
 from workbench.tui.widgets.notice import Notice
 from workbench.tui.widgets.spans import highlight_markers
@@ -286,6 +290,8 @@ class TemplateScreen(WorkbenchScreen):
     def _highlight(self, text: str) -> Text:
         """The render with markers picked out: the spec's markers when there is a spec, else anything that
         looks like a marker; bos/eos in their own colour."""
+        from workbench.analysis.diff import segmentize  # the analysis package loads after the first paint
+
         ws = self.ws
         specials = [t for t in (ws.source.bos_token, ws.source.eos_token) if t]
         markers = {s.text for s in segmentize(text) if s.is_marker}
@@ -295,12 +301,38 @@ class TemplateScreen(WorkbenchScreen):
         return highlight_markers(text, sorted(markers), specials)
 
     def action_save_template(self) -> None:
-        """``ctrl+s``: save the edited template to its file, asking before replacing anything unseen."""
+        """``ctrl+s``: save the edited template to its file, asking before replacing anything unseen; a
+        template with no file of its own asks where to save it."""
         try:
             plan = plan_template_save(self.ws)
         except Refused as refusal:
             self.notify(refusal.one_line(), title=refusal.title)
             return
+        if not plan.choose:
+            self._save_to(plan)
+            return
+
+        def chosen(typed: str | None) -> None:
+            if not typed or not typed.strip():
+                self.notify("not saved", title="Template")
+                return
+            try:
+                self._save_to(plan_chosen_save(typed.strip()))
+            except Refused as refusal:
+                self.notify(refusal.one_line(), title=refusal.title, severity="warning")
+
+        self.app.push_screen(
+            AskScreen(
+                "Save the template as",
+                f"{self.ws.source.name} has no file of its own here (a session's template, a built-in "
+                "one, or a Hub id): the file to write",
+                str(plan.path),
+            ),
+            chosen,
+        )
+
+    def _save_to(self, plan: TemplateSave) -> None:
+        """Write the template to ``plan.path``, asking first when ``plan`` has a question."""
 
         def write() -> None:
             try:
