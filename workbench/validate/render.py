@@ -12,6 +12,7 @@ from typing import Any
 
 from workbench.analysis.diff import common_prefix_len, diff_split
 from workbench.analysis.renders import Fallback, RenderLadder
+from workbench.chat import Tool
 from workbench.spec import FormatSpec
 from workbench.template.render import TemplateError
 from workbench.template.source import TemplateSource
@@ -80,6 +81,7 @@ def render_case(
     *,
     time_limit: float = 2.0,
     turn_end: str = "",
+    tools: Sequence[Tool] = ROUND_TRIP_TOOLS,
 ) -> RenderedCase:
     """Render ``case`` after a user turn and cut out what the model would have generated.
 
@@ -87,19 +89,20 @@ def render_case(
     or prints the mapping's Python repr, they are passed as JSON text instead.  Cases without calls are
     rendered without tools unless the template needs them.  ``turn_end`` is an extra end-of-turn text (read
     off a render by :func:`find_turn_end` when the spec names none).  Returns a :class:`RenderedCase` whose
-    ``unsupported`` is set when the case cannot be expressed by this template.
+    ``unsupported`` is set when the case cannot be expressed by this template.  ``tools`` are the tools
+    offered (the round-trip tools unless a caller probes others).
     """
     renderer = source if isinstance(source, CaseRenderer) else CaseRenderer(source, time_limit)
     src = renderer.source
     tool_choices = [True] if case.calls else [False, True]
     prompt = base = ""
-    tools: list[dict[str, Any]] | None = None
+    offered: list[dict[str, Any]] | None = None
     error = ""
     for with_tools in tool_choices:
-        tools = [t.to_openai() for t in ROUND_TRIP_TOOLS] if with_tools else None
+        offered = [t.to_openai() for t in tools] if with_tools else None
         try:
-            prompt = renderer.render([USER_TURN], tools, True)
-            base = renderer.render([USER_TURN], tools, False)
+            prompt = renderer.render([USER_TURN], offered, True)
+            base = renderer.render([USER_TURN], offered, False)
             error = ""
             break
         except TemplateError as exc:
@@ -116,7 +119,7 @@ def render_case(
             continue
         try:
             message = case.message(string_arguments=as_string, empty_content=empty)
-            candidate = renderer.render([USER_TURN, message], tools, False)
+            candidate = renderer.render([USER_TURN, message], offered, False)
         except TemplateError as exc:
             error = str(exc)
             continue
@@ -127,7 +130,7 @@ def render_case(
     if full is None:
         return RenderedCase("", "", False, False, unsupported=f"the template refuses this message: {error}")
     indistinct = _renders_like_its_twin(
-        case, full, variant, lambda m: renderer.render([USER_TURN, m], tools, False)
+        case, full, variant, lambda m: renderer.render([USER_TURN, m], offered, False)
     )
 
     cut = len(diff_split(prompt, full).prefix)
