@@ -231,6 +231,8 @@ class FormatDraw:
         """The round-trip features this template writes (reasoning and call ids only when drawn)."""
         out = {"content", "tool_call", "content_with_call", "parallel_calls", "string_escapes"}
         out |= {"marker_text", "scalars", "nested"}
+        # Every drawn template prints any tool definition and writes any value: the schema-shape cases too.
+        out |= {"null_values", "any_of_schemas", "untyped_schemas", "nested_schemas", "enum_schemas"}
         if self.reasoning is not None or (self.headed is not None and self.headed.reasoning_channel):
             out |= {"reasoning", "reasoning_with_call"}
         if self.ids != "none":

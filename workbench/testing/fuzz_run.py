@@ -36,6 +36,11 @@ CASE_IDS = (
     "scalar_arguments",
     "nested_arguments",
     "call_ids",
+    "null_argument",
+    "any_of_arguments",
+    "untyped_argument",
+    "nested_schema_arguments",
+    "enum_arguments",
 )
 RANDOM_CHUNKINGS = 3
 
@@ -145,9 +150,9 @@ def render_output(draw: FormatDraw, template: str, case: Any) -> tuple[str, str]
     stop (the turn's end marker, which serving stacks do not pass to the parser).  Cut by what the draw
     knows, never by the analysis; raises :class:`GeneratorError` when the template disagrees with it."""
     from workbench.template.render import fixed_clock, render
-    from workbench.validate.cases import ROUND_TRIP_TOOLS, USER_TURN
+    from workbench.validate.cases import USER_TURN
 
-    tools = [t.to_openai() for t in ROUND_TRIP_TOOLS]
+    tools = case.tools.to_openai()  # the tool definitions validation renders the case with
     with fixed_clock():  # both renders at one instant: a template may print the time
         prompt = render(template, [USER_TURN], tools=tools, add_generation_prompt=True)
         full = render(template, [USER_TURN, case.message(string_arguments=False)], tools=tools)
@@ -164,7 +169,6 @@ def round_trip(draw: FormatDraw, template: str, spec: Any, case: Any) -> str:
     """The first difference between ``case`` and its render parsed back with ``spec`` one-shot, one
     character at a time and in random chunks ("" when every parse gives the known message)."""
     from workbench.parsing import ParseOptions, StreamParser
-    from workbench.validate.cases import ROUND_TRIP_TOOLS
     from workbench.validate.compare import compare_messages
 
     prompt, output = render_output(draw, template, case)
@@ -182,7 +186,7 @@ def round_trip(draw: FormatDraw, template: str, spec: Any, case: Any) -> str:
     expected = case.expected()
     for label, cuts in chunkings:
         try:
-            parser = StreamParser(spec, list(ROUND_TRIP_TOOLS), options=options)
+            parser = StreamParser(spec, list(case.tools.tools), options=options)
             last = 0
             for cut in [*cuts, len(output)]:
                 parser.feed(output[last:cut])
