@@ -38,7 +38,7 @@ ToolFormatName = Literal[
 ]
 IdPosition = Literal["none", "pre_func_name", "between_func_and_args", "post_args"]
 ArgsKind = Literal["json", "object", "tagged"]
-ValueWriting = Literal["raw", "json", "encoded"]
+ValueWriting = Literal["raw", "json", "encoded", "python"]
 StringEscape = Literal["json", "none"]
 
 # The runtime tuples come from the Literal types, so a value the type checker accepts is exactly a value
@@ -167,7 +167,8 @@ class ArgVariant:
     """How one argument is written when its value has one of ``types`` (a tagged argument).
 
     ``parts`` are literal text and the slots ``$key`` and ``$value``; ``value`` says how the value is
-    written: ``raw`` (a string as is), ``json``, or ``encoded`` (the pattern's :class:`ValueEncoding`).
+    written: ``raw`` (a string as is), ``json``, ``encoded`` (the pattern's :class:`ValueEncoding`) or
+    ``python`` (a Python literal: ``'single quoted'``, ``True``, ``None``, ``{'k': [1, 2]}``).
     Templates that mark a value's type in the argument's tag (``text="yes"`` vs ``text="no"``) have one
     variant per marking.
     """

@@ -12,6 +12,7 @@ from typing import Any
 
 from workbench.analysis.diff import common_prefix_len, diff_split
 from workbench.analysis.renders import Fallback, RenderLadder
+from workbench.chat import Tool
 from workbench.spec import FormatSpec
 from workbench.template.render import TemplateError, check_template_kwargs
 from workbench.template.source import TemplateSource
@@ -81,6 +82,7 @@ def render_case(
     *,
     time_limit: float = 2.0,
     turn_end: str = "",
+    tools: Sequence[Tool] | None = None,
 ) -> RenderedCase:
     """Render ``case`` after a user turn and cut out what the model would have generated.
 
@@ -88,19 +90,23 @@ def render_case(
     or prints the mapping's Python repr, they are passed as JSON text instead.  Cases without calls are
     rendered without tools unless the template needs them.  ``turn_end`` is an extra end-of-turn text (read
     off a render by :func:`find_turn_end` when the spec names none).  Returns a :class:`RenderedCase` whose
-    ``unsupported`` is set when the case cannot be expressed by this template.
+    ``unsupported`` is set when the case cannot be expressed by this template.  ``tools`` are the tools
+    offered (the case's tool set unless a caller probes others).
     """
     renderer = source if isinstance(source, CaseRenderer) else CaseRenderer(source, time_limit)
     src = renderer.source
     tool_choices = [True] if case.calls else [False, True]
     prompt = base = ""
-    tools: list[dict[str, Any]] | None = None
+    offered: list[dict[str, Any]] | None = None
     error = ""
     for with_tools in tool_choices:
-        tools = case.tools.to_openai() if with_tools else None
+        if not with_tools:
+            offered = None
+        else:
+            offered = [t.to_openai() for t in tools] if tools is not None else case.tools.to_openai()
         try:
-            prompt = renderer.render([USER_TURN], tools, True)
-            base = renderer.render([USER_TURN], tools, False)
+            prompt = renderer.render([USER_TURN], offered, True)
+            base = renderer.render([USER_TURN], offered, False)
             error = ""
             break
         except TemplateError as exc:
@@ -122,7 +128,7 @@ def render_case(
             continue
         try:
             candidate_message = case.message(string_arguments=as_string, empty_content=empty)
-            candidate = renderer.render([USER_TURN, candidate_message], tools, False)
+            candidate = renderer.render([USER_TURN, candidate_message], offered, False)
         except TemplateError as exc:
             error = str(exc)
             continue
@@ -140,9 +146,9 @@ def render_case(
             unsupported=f"the template refuses this message{schema}: {error}",
             skip=RAISED,
         )
-    unstable = _second_render_differs(renderer, message, tools, prompt, full)
+    unstable = _second_render_differs(renderer, message, offered, prompt, full)
     indistinct = _renders_like_its_twin(
-        case, full, variant, lambda m: renderer.render([USER_TURN, m], tools, False)
+        case, full, variant, lambda m: renderer.render([USER_TURN, m], offered, False)
     )
 
     cut = len(diff_split(prompt, full).prefix)

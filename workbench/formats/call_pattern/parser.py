@@ -10,6 +10,8 @@ arguments are then read as the pattern says:
   its extent is known and converted to JSON then (:mod:`~workbench.formats.call_pattern.encoding`);
 - ``tagged``: one element per argument; the element's literals say which way the value is written (a
   per-type attribute such as ``text="no"`` picks the JSON reading), so no schema is needed to type it.
+  A value written as a Python literal (``city='Paris', on=True``) is held until the literal ends
+  (:class:`~workbench.formats.values.PythonExtent`) and read with ``ast.literal_eval``.
 
 A slot's text runs up to the literal that follows it.  Literals match exactly, except that whitespace in
 front of a literal is free (models vary it).  The section and call-separator handling is the tag formats'
@@ -23,7 +25,7 @@ import json
 import re
 
 from workbench.formats.call_pattern.encoding import EncodingError, ExtentScanner, read
-from workbench.formats.values import convert_tagged, dumps
+from workbench.formats.values import NotJsonError, PythonExtent, convert_tagged, dumps, python_literal
 from workbench.parsing.builder import CallLog
 from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Fail, Look
@@ -99,6 +101,8 @@ class CallPatternParser(TagParser):
             # A literal that opens with whitespace (``NAME #0``) is matched from its core, so the slot
             # read up to that core holds the whitespace too: names and ids never end in it.
             spaced = k + 1 < len(self.head) and pattern_literal(self.head[k + 1])[:1].isspace()
+            if part in ("$name", "$id"):
+                look.ws()  # names and ids never start with whitespace; a marker before them may end in it
             if part == "$name":
                 name = _slot_text(look, stop, "tool_name")
                 name = name.rstrip() if spaced else name
@@ -199,6 +203,23 @@ class CallPatternParser(TagParser):
                 return None
             yield from m.wait()
 
+    def _python_value(self, call: CallLog | None) -> Gen[str | None]:
+        """Emit one Python literal, up to where it ends (quotes and brackets followed, each character
+        scanned once); its text, or None when the output ended inside it."""
+        m = self.m
+        index = call.index if call is not None else None
+        kind = "tool_args" if call is not None else "marker"
+        scanner = PythonExtent()
+        pieces: list[str] = []
+        while True:
+            j, done = scanner.advance(m.buf, m.pos, m.final)
+            pieces.append(m.emit(kind, j - m.pos, index))
+            if done:
+                return "".join(pieces)
+            if m.final:
+                return None
+            yield from m.wait()
+
     def _tagged_args(self, call: CallLog | None) -> Gen[bool]:
         m = self.m
         index = call.index if call is not None else None
@@ -253,6 +274,15 @@ class CallPatternParser(TagParser):
                 return False
             if call is not None and not raw.strip():
                 call.add_args("null")
+        elif variant.value == "python":
+            text = yield from self._python_value(call)
+            if text is None:
+                return False
+            if call is not None:
+                try:
+                    call.add_args(dumps(python_literal(text)))
+                except NotJsonError:  # not a literal after all: keep the model's text, as a string
+                    call.add_args(json.dumps(text.strip(), ensure_ascii=False))
         elif variant.value == "encoded":
             text = yield from self._encoded_value(call)
             if text is None:
