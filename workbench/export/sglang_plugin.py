@@ -77,6 +77,11 @@ token deltas).
 `{names.slug}_sglang.py` holds a `BaseFormatDetector` and a `BaseReasoningFormatDetector` registered as
 `{names.parser}`; the launcher registers them, then starts `sglang.launch_server` with
 `--tool-call-parser {names.parser} --reasoning-parser {names.parser}`.  Neither needs the workbench.
+SGLang's scheduler and detokenizer are spawned processes that import the launcher again, so they register
+the detectors too: always start the server through the launcher.
+
+On a CPU-only machine SGLang 0.5.23 also needs `--device cpu --attention-backend torch_native
+--disable-cuda-graph`, and its server imports `torchvision` (a build that matches the installed torch).
 
 ## Limits
 
