@@ -52,7 +52,13 @@ def time_limit_value(value: float) -> float:
 
 #: The ``--time-limit`` option every rendering command takes, checked by :func:`time_limit_value`.
 TimeLimitOption = Annotated[
-    float, typer.Option("--time-limit", help="Seconds allowed per render.", callback=time_limit_value)
+    float,
+    typer.Option(
+        "--time-limit",
+        help="Seconds allowed per render; the renders of one analysis, validation or prompt together get "
+        "10x this.",
+        callback=time_limit_value,
+    ),
 ]
 
 
@@ -89,6 +95,15 @@ def guard_command(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
 
     return guarded
+
+
+def render_budget(time_limit: float, what: str) -> Any:
+    """One :class:`~workbench.template.budget.RenderBudget` for the renders of one unit of a command's work
+    (a template analysed and self-checked, validated, exported; a prompt rendered): one deadline and one
+    output cap, from the command's own ``--time-limit``.  Use as ``with render_budget(...):``."""
+    from workbench.template.budget import RenderBudget
+
+    return RenderBudget(time_limit, what=what)
 
 
 def load_json_file(path: str | Path, what: str) -> Any:

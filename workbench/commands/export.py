@@ -30,6 +30,7 @@ from workbench.commands._common import (
     input_errors,
     load_json_file,
     print_json,
+    render_budget,
     strict_json,
 )
 from workbench.workflow import load_inputs
@@ -92,7 +93,7 @@ def export_command(
         fail(f"unknown target {target!r} (choose from {', '.join(TARGETS)})")
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
-    with input_errors():
+    with input_errors(), render_budget(time_limit, "the export"):  # analysis and validation together
         source, loaded_spec = load_inputs(template, spec)
         tool_list = load_tools(load_json_file(tools, "tools")) if tools is not None else None
         recorded = [(path.stem, load_session(path)) for path in sessions or ()]

@@ -47,11 +47,13 @@ from workbench.commands._common import (
     input_errors,
     load_json_file,
     print_json,
+    render_budget,
     strict_json,
 )
 from workbench.events import Event
 from workbench.inputs import read_input_text
 from workbench.parsing.options import ENGINES
+from workbench.template.limits import DEFAULT_TIME_LIMIT
 from workbench.workflow import parse_options, resolve, spec_warning
 
 _PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]")
@@ -123,7 +125,8 @@ def parse_command(
     from workbench.parsing.deltas import chunk, finish_reason
 
     template_kwargs = parse_kw(kw)
-    with input_errors():
+    # The analysis, its self-check and the switch renders share one deadline and one output cap.
+    with input_errors(), render_budget(DEFAULT_TIME_LIMIT, f"reading the template {template}"):
         resolved = resolve(template, spec_path)
         spec = resolved.spec
         if warning := spec_warning(resolved):

@@ -199,12 +199,14 @@ def prepare(template: str, *, tokenizer: Path | None = None, time_limit: float =
     from workbench.analysis import analyze
     from workbench.export.common import ExportError
     from workbench.export.engines import tokenizer_for
+    from workbench.template.budget import RenderBudget
     from workbench.template.source import load_template
     from workbench.validate import UNSUPPORTED, validate
 
     source = load_template(template)
-    spec = analyze(source, time_limit=time_limit).spec
-    report = validate(source, spec, time_limit=time_limit)
+    with RenderBudget(time_limit, what=f"analysing {source.name}"):  # analysis and validation together
+        spec = analyze(source, time_limit=time_limit).spec
+        report = validate(source, spec, time_limit=time_limit)
     cases = tuple(c for c in report.cases if c.status != UNSUPPORTED and c.parsed is not None)
     if not cases:
         raise ExportError(f"{source.name}: no round-trip case to run ({report.summary()})")

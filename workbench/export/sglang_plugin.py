@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workbench.export.common import inline_text
 from workbench.export.plugin_common import (
     PluginNames,
     adapter_source,
@@ -63,7 +64,7 @@ def launch_command(names: PluginNames) -> str:
 
 
 def _readme(names: PluginNames, prov: dict[str, Any]) -> str:
-    return f"""# SGLang detectors for {prov["template_name"] or names.slug}
+    return f"""# SGLang detectors for {inline_text(prov["template_name"] or names.slug)}
 
 Made by `workbench export --target sglang-plugin` (workbench {prov["workbench_version"]}) from the
 template with sha256 `{prov["template_sha256"] or "(none: exported from a spec file)"}`; proven with SGLang
@@ -71,6 +72,8 @@ template with sha256 `{prov["template_sha256"] or "(none: exported from a spec f
 `FunctionCallParser` and `ReasoningParser` returned every round-trip
 message of the template, one-shot (`detect_and_parse`) and streamed (`parse_streaming_increment`, real
 token deltas).
+
+Validation of the spec: {prov["validation"]["headline"]}.
 
     {launch_command(names)}
 
@@ -100,7 +103,8 @@ def build_sglang_plugin(spec: FormatSpec, names: PluginNames, engine_version: st
     prov = provenance(spec, ENGINE, engine_version)
     module = f"{names.slug}_sglang"
     header = (
-        f"SGLang detectors `{names.parser}` for {prov['template_name'] or names.slug} (made by workbench "
+        f"SGLang detectors `{names.parser}` for {inline_text(prov['template_name'] or names.slug)} (made by "
+        "workbench "
         f"export).\n\nStart SGLang with launch_{names.slug}.py, which registers them.\n"
     )
     runtime = runtime_files(names.single_runtime, spec, prov)
