@@ -412,7 +412,7 @@ class _Accounted:
         if budget is None or isinstance(exc, BudgetExhausted):
             return None
         if isinstance(exc, RenderOutputTooLarge) and budget.bound_by_output(MAX_RENDER_OUTPUT):
-            return budget.spend_output(self.max_output)
+            return budget.spend_output()
         if isinstance(exc, RenderTimeout) and self.limit < self.own_limit:
             return budget.spend_time()
         return None
