@@ -6,10 +6,18 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("WORKBENCH_SHARED", REPO.parent / "shared"))
 PROJECT_TEMPLATES = REPO / "templates"
+
+# No timed assertions in tests (speed is the benchmarks' job): hypothesis' per-example deadline and its
+# too-slow health check fail on a shared, loaded machine (a spec round trip took 1.4 s under load 15).
+settings.register_profile(
+    "workbench", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("workbench")
 
 try:  # two threads ran far slower than one on this machine
     import torch

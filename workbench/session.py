@@ -3,7 +3,7 @@
 A session file is the evidence behind a bug report or a demo: it must open years later, on a machine without
 the model, and show exactly what happened.  So it records the template *text* (not only a path) with its
 sha256, the spec the parser used, the model reference, the request (messages, tools, settings), every
-:class:`~workbench.engine.step.Step` as a per-step summary, and the message the parser produced.
+:class:`~workbench.generation.step.Step` as a per-step summary, and the message the parser produced.
 
 Design decisions:
 
@@ -37,9 +37,9 @@ from typing import Any
 
 from workbench import __version__
 from workbench.chat import ChatDataError, Message, Tool
-from workbench.engine.step import Candidate, Step
 from workbench.errors import WorkbenchError
 from workbench.events import Event
+from workbench.generation.step import Candidate, Step
 from workbench.inputs import InputError, read_json_document
 from workbench.spec import FormatSpec, SpecError
 
@@ -109,7 +109,8 @@ class Session:
     template_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def fed_text(self, index: int) -> str:
-        """The text step ``index`` gave the parser (:attr:`Step.fed_text <workbench.engine.step.Step.text>`).
+        """The text step ``index`` gave the parser
+        (:attr:`Step.fed_text <workbench.generation.step.Step.text>`).
 
         Usually the token's text, but not always: a character split across two tokens is only complete on
         the second (the first shows a replacement character on its own), and a stop token adds no text.

@@ -527,12 +527,25 @@ class FormatSpec:
     def with_edit(self, **changes: Any) -> FormatSpec:
         """Return a copy with changes applied to nested parts, flagged as edited by a person.
 
-        Keys are dotted paths: ``spec.with_edit(**{"tools.call_start": "<tool_call>"})``.
+        Keys are dotted paths: ``spec.with_edit(**{"tools.call_start": "<tool_call>"})``; a number selects an
+        item of a list (``tools.pattern.arguments.0.parts``).  A value may be given in its JSON form (a
+        dict for a part, a list for a tuple): it is checked exactly as :meth:`from_dict` checks a file.
         """
         spec = self
         for path, value in changes.items():
             spec = _replace_path(spec, path.split("."), value)
         return replace(spec, provenance=replace(spec.provenance, edited=True))
+
+    def value_at(self, path: str) -> Any:
+        """The value at a dotted path (as :meth:`with_edit` takes it; numbers index lists).  Pure.
+
+        Raises:
+            SpecError: the path names no field or item.
+        """
+        obj: Any = self
+        for head in path.split("."):
+            obj = _step_into(obj, head)
+        return obj
 
     # ----------------------------------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
@@ -576,6 +589,12 @@ def _marker_field_defs() -> tuple[tuple[str, Field[Any]], ...]:
         for f in fields(cls)
         if _is_marker(f)
     )
+
+
+def to_plain(value: Any) -> Any:
+    """Any spec value (a part, a call pattern, a tuple of variants, a marker) in its JSON form: what the spec
+    file holds for it, and what :meth:`FormatSpec.with_edit` accepts back.  Pure."""
+    return _to_dict(value)
 
 
 def _to_dict(obj: Any) -> Any:
@@ -633,11 +652,32 @@ def _from_dict(cls: Any, data: Any, where: str) -> Any:
     return cls(**kwargs)
 
 
-def _replace_path(obj: Any, path: list[str], value: Any) -> Any:
-    head, rest = path[0], path[1:]
+def _step_into(obj: Any, head: str) -> Any:
+    """One step of a dotted path: a dataclass field, or (a number) an item of a tuple."""
+    if isinstance(obj, tuple):
+        if not head.isdigit() or int(head) >= len(obj):
+            raise SpecError(f"spec: no item {head!r} (the list has {len(obj)})")
+        return obj[int(head)]
     if not hasattr(obj, "__dataclass_fields__") or head not in obj.__dataclass_fields__:
         raise SpecError(f"spec: no field {head!r}")
+    return getattr(obj, head)
+
+
+def _replace_path(obj: Any, path: list[str], value: Any) -> Any:
+    head, rest = path[0], path[1:]
+    current = _step_into(obj, head)
+    if isinstance(obj, tuple):
+        i = int(head)
+        if rest:
+            item = _replace_path(current, rest, value)
+        elif hasattr(current, "__dataclass_fields__"):
+            item = _from_dict(type(current), _to_dict(value), head)
+        elif isinstance(value, str):
+            item = value
+        else:
+            raise SpecError(f"spec: item {head}: expected a string")
+        return (*obj[:i], item, *obj[i + 1 :])
     if rest:
-        return replace(obj, **{head: _replace_path(getattr(obj, head), rest, value)})
+        return replace(obj, **{head: _replace_path(current, rest, value)})
     probe = _from_dict(type(obj), {head: _to_dict(value)}, head)
     return replace(obj, **{head: getattr(probe, head)})

@@ -69,7 +69,7 @@ def _no_engines() -> Iterator[None]:
         patch.setattr("workbench.export.plugin_proof.engines_python", lambda: None)
         patch.setattr("workbench.export.response_profile.engines_missing_reason", lambda: "not here")
         patch.setattr("workbench.export.structural_tag.qwen3_tokenizer_path", lambda: None)
-        patch.setattr("workbench.engine.tiny.qwen3_tokenizer_path", lambda: None)
+        patch.setattr("workbench.generation.tiny.qwen3_tokenizer_path", lambda: None)
         yield
 
 

@@ -25,7 +25,13 @@ from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
 from workbench.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
 from workbench.template.budget import budget_for
-from workbench.template.render import DEFAULT_TIME_LIMIT, RenderTimeout, TemplateError, compile_template
+from workbench.template.render import (
+    DEFAULT_TIME_LIMIT,
+    RenderTimeout,
+    TemplateError,
+    compile_template,
+    fixed_clock,
+)
 from workbench.template.source import TemplateSource
 
 
@@ -92,7 +98,9 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
     """
     started = time.perf_counter()
     src = _as_source(source)
-    with budget_for(time_limit, "the analysis") as budget:
+    # Every probe renders at one instant: a template that prints the time must differ only where the
+    # probes vary something, and give the same spec on every run.
+    with fixed_clock(), budget_for(time_limit, "the analysis") as budget:
         renderer = ProbeRenderer(src, time_limit=time_limit)
         _check_renderable(renderer)
         f = Findings(renderer=renderer)

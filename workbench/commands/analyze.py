@@ -7,7 +7,9 @@ Output contract:
 - ``--json``: ``{"spec": FormatSpec, "probes": [...], "warnings": [...]}`` (plus ``template``, ``notes`` and
   ``verdicts``) for one template, a JSON list of those for several. ``verdicts`` is the self-check
   (:mod:`workbench.selfcheck`): per feature ``works`` / ``not_rendered`` / ``cannot_express`` with the first
-  failing case and its difference; a ``cannot_express`` verdict is also a warning. ``--no-check`` skips it.
+  failing case and its difference, ``untested`` (the template renders it, no case could run) with why, and
+  ``unstable`` when the template renders differently each time; a ``cannot_express``, ``untested`` or
+  ``unstable`` verdict is also a warning. ``--no-check`` skips it.
   A template that cannot be analysed is an entry ``{"template": ..., "error": ...}`` in the list.
 
 TEMPLATE is anything ``load_template`` accepts (file, model folder, tokenizer_config.json, .gguf, alias of a
@@ -218,11 +220,19 @@ def _print_markers(spec: Any) -> None:
     console.print(table)
 
 
-_VERDICT_STYLES = {"works": "green", "not_rendered": "dim", "cannot_express": "bold red"}
+_VERDICT_STYLES = {
+    "works": "green",
+    "not_rendered": "dim",
+    "cannot_express": "bold red",
+    "untested": "bold yellow",
+    "unstable": "bold red",
+}
 _VERDICT_WORDS = {
     "works": "works",
     "not_rendered": "the template does not render it",
     "cannot_express": "THE SPEC CANNOT EXPRESS IT",
+    "untested": "UNTESTED",
+    "unstable": "THE TEMPLATE RENDERS DIFFERENTLY EACH TIME",
 }
 
 
@@ -233,7 +243,7 @@ def _print_verdicts(verdicts: tuple[Verdict, ...]) -> None:
     table.add_column("why / first difference", overflow="fold")
     for v in verdicts:
         style = _VERDICT_STYLES[v.status]
-        detail = v.reason if v.status == "not_rendered" else f"{v.case}: {v.difference}" if v.case else ""
+        detail = v.reason if v.status != "cannot_express" else f"{v.case}: {v.difference}" if v.case else ""
         table.add_row(v.feature, f"[{style}]{_VERDICT_WORDS[v.status]}[/]", escape(detail))
     console.print(table)
 

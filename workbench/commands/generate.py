@@ -107,10 +107,10 @@ def generate_command(
     if messages_path is None:
         raise typer.BadParameter("--messages is required")
     from workbench.commands.render import parse_kw
-    from workbench.engine.generate import Generator
-    from workbench.engine.model import load_model
-    from workbench.engine.sampling import SamplingConfig
-    from workbench.engine.threads import apply_thread_policy
+    from workbench.generation.generate import Generator
+    from workbench.generation.model import load_model
+    from workbench.generation.sampling import SamplingConfig
+    from workbench.generation.threads import apply_thread_policy
     from workbench.grammar import build_grammar
 
     template_kwargs = parse_kw(kw)
@@ -124,7 +124,7 @@ def generate_command(
             print(f"warning: {warning}", file=sys.stderr)
         # The grammar only needs the spec and the tools: check it before a model takes seconds to load.
         build_grammar(spec, tools, tool_choice=tool_choice, parallel=parallel, reasoning=enable_thinking)
-        apply_thread_policy()  # the CLI and the TUI share one policy (workbench.engine.threads)
+        apply_thread_policy()  # the CLI and the TUI share one policy (workbench.generation.threads)
         loaded = load_model(model, progress=_progress)
         sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
         gen = Generator(

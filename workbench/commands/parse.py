@@ -16,10 +16,14 @@ Output contract (README):
 - default: the input with every character coloured by what the parser made of it (reasoning, content,
   tool name / arguments / id, markers), then the parsed message and the diagnostics;
 - ``--json``: ``{"content", "reasoning_content", "tool_calls": [{"id", "name", "arguments"}],
-  "diagnostics": [...]}`` with ``arguments`` as a JSON value;
+  "diagnostics": [...], "finish_reason"}`` with ``arguments`` as a JSON value;
 - ``--stream --json``: the input is fed in small pieces (about one token each) and every OpenAI
   ``chat.completion.chunk`` is printed on its own line; the last one carries ``finish_reason`` and the
   diagnostics.
+
+A call the output ends inside (its arguments are not a whole JSON object: a ``max_tokens`` cut) is never
+reported as a call that was made, as the servers do: the one-shot answer leaves it out with an
+E-STREAM-TRUNCATED diagnostic, and ``finish_reason`` is ``length`` (streamed: after the pieces already sent).
 
 Exit codes: 0 parsed (diagnostics included), 1 bad input (unreadable file, invalid spec/tools, template
 error), 2 usage (neither or both of --template / --spec, an unknown --engine).
@@ -172,8 +176,10 @@ def parse_command(
             console.print(_coloured(new), end="")
     result = parser.finish()
     events.extend(parser.final_events)
+    reason = finish_reason(result)
+    result = result.without_cut_calls()  # as a server's one-shot answer: a cut call was not made
     if as_json:
-        print_json(result.to_contract())
+        print_json({**result.to_contract(), "finish_reason": reason})
         return
     if stream:
         console.print(_coloured(parser.final_events))

@@ -67,7 +67,7 @@ class WorkbenchDetector(BaseFormatDetector):
     def has_tool_call(self, text: str) -> bool:
         """True when the text holds anything this detector takes out (calls, wrappers, end markers): SGLang
         hands the text on unparsed otherwise."""
-        content, calls = FORMAT.parse_rest(text)
+        content, calls = FORMAT.parse_rest(text, log=False)
         return bool(calls) or content != text
 
     def detect_and_parse(self, text: str, tools: Any) -> StreamingParseResult:

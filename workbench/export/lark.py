@@ -460,7 +460,7 @@ def load_lark_tokenizer(path: str | Path | None = None) -> LarkTokenizer:
     the real Qwen3 tokenizer from ../shared when present, else the project's byte-level BPE."""
     import llguidance.hf
 
-    from workbench.engine.tiny import build_fallback_tokenizer, qwen3_tokenizer_path
+    from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path
 
     if path is None:
         path = qwen3_tokenizer_path()
@@ -571,6 +571,7 @@ def export_lark(
         f"workbench {__version__}; llguidance {llguidance.__version__}; tokenizer {tok.name}",
         f"template {exported.provenance.template_name or '-'}",
         f"template sha256 {exported.provenance.template_sha256 or '-'}",
+        f"validation: {report.verdict.headline}",
     )
     text = build_lark(spec, tools, **lark_options(tok), header=header)
     compile_lark(text, tok)

@@ -62,7 +62,8 @@ class PluginNames:
 
 
 def provenance(spec: FormatSpec, engine: str, engine_version: str) -> dict[str, Any]:
-    """Where an export comes from and what it was proven with (``engine_version`` "" until proven)."""
+    """Where an export comes from, what it was proven with (``engine_version`` "" until proven) and the
+    validation verdict of the spec (``validation``: what was untested when exported with ``--force``)."""
     prov = spec.provenance
     return {
         "template_name": prov.template_name,
@@ -70,7 +71,19 @@ def provenance(spec: FormatSpec, engine: str, engine_version: str) -> dict[str, 
         "workbench_version": __version__,
         "engine": engine,
         "proven_with": engine_version or "not proven (engines venv absent: run `make engines`)",
+        "validation": validation_record(spec),
     }
+
+
+def validation_record(spec: FormatSpec) -> dict[str, Any]:
+    """The verdict of the validation report the spec carries (``ValidationVerdict.to_dict()``); a spec
+    that carries none was never validated."""
+    from workbench.validate import report_from_spec
+
+    report = report_from_spec(spec)
+    if report is None:
+        return {"status": "nothing_tested", "validated": False, "headline": "NOT validated: no report"}
+    return report.verdict.to_dict()
 
 
 def exported_module(spec: FormatSpec, prov: dict[str, Any]) -> str:
@@ -79,6 +92,7 @@ def exported_module(spec: FormatSpec, prov: dict[str, Any]) -> str:
     provenance_literal = pprint.pformat(dict(sorted(prov.items())), width=108, sort_dicts=True)
     return (
         '"""The exported chat format (a workbench FormatSpec) and where it came from."""\n\n'
+        # a Python literal (JSON's true/false/null are not Python)
         f"SPEC_JSON = {spec.to_json()!r}\n\nPROVENANCE = {provenance_literal}\n"
     )
 

@@ -66,6 +66,8 @@ template with sha256 `{prov["template_sha256"] or "(none: exported from a spec f
 message of the template, one-shot (`detect_and_parse`) and streamed (`parse_streaming_increment`, real
 token deltas).
 
+Validation of the spec: {prov["validation"]["headline"]}.
+
     {launch_command(names)}
 
 `{names.slug}_sglang.py` holds a `BaseFormatDetector` and a `BaseReasoningFormatDetector` registered as

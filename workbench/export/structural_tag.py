@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.chat import Tool
-from workbench.engine.tiny import build_fallback_tokenizer, qwen3_tokenizer_path, shared_dir
 from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line, open_tokenizer
+from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path, shared_dir
 from workbench.grammar.build import build_output_grammar
 from workbench.grammar.elements import GrammarError
 from workbench.spec import FormatSpec
@@ -61,14 +61,15 @@ _TOKENIZERS: dict[str, GrammarTokenizer] = {}
 
 
 def shared_qwen3() -> Path:
-    """Where the real Qwen3 tokenizer is kept (``../shared``, or ``$WORKBENCH_SHARED``: see engine/tiny)."""
+    """Where the real Qwen3 tokenizer is kept (``../shared``, or ``$WORKBENCH_SHARED``:
+    see generation/tiny)."""
     return shared_dir() / "tokenizers" / "qwen3"
 
 
 def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool = True) -> GrammarTokenizer:
     """The tokenizer structural tags are checked with: ``path`` (a folder or ``tokenizer.json``), else the
     real Qwen3 tokenizer from ``../shared`` when present (and ``use_shared``), else the project's own
-    byte-level BPE (:func:`workbench.engine.tiny.build_fallback_tokenizer`; no download).
+    byte-level BPE (:func:`workbench.generation.tiny.build_fallback_tokenizer`; no download).
     Cached: building xgrammar's view of a 150k vocabulary takes seconds.
     """
     import xgrammar as xgr

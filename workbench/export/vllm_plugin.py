@@ -70,6 +70,8 @@ with sha256 `{prov["template_sha256"] or "(none: exported from a spec file)"}`; 
 {prov["proven_with"]}: vLLM's own parser composition (`ParserManager.get_parser`) returned every round-trip
 message of the template, one-shot and streamed as real token deltas.
 
+Validation of the spec: {prov["validation"]["headline"]}.
+
 Both parsers are registered as `{names.parser}`: the reasoning parser takes the text up to the end of
 reasoning, the tool parser the content and tool calls after it.  Neither needs the workbench installed.
 

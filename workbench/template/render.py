@@ -26,7 +26,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -66,6 +68,7 @@ from workbench.template.sandbox import (
 )
 
 __all__ = [
+    "ANALYSIS_INSTANT",
     "DEFAULT_COMPILE_LIMIT",
     "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_TIME_LIMIT",
@@ -92,10 +95,12 @@ __all__ = [
     "check_template_kwargs",
     "check_time_limit",
     "compile_template",
+    "fixed_clock",
     "normalize_messages",
     "normalize_tools",
     "render",
     "render_many",
+    "stop_render_workers",
     "use_worker",
 ]
 
@@ -109,8 +114,39 @@ _use_worker = (
 )
 
 
+#: The instant the analysis and validation render at (:func:`fixed_clock`): a constant, so that the same
+#: template gives the same renders, the same spec and byte-identical ``analyze --json`` on every run.
+ANALYSIS_INSTANT = _REAL_DATETIME(2026, 1, 15, 9, 30, 0)
+
+_clock: ContextVar[datetime | None] = ContextVar("workbench_render_clock", default=None)
+
+
+@contextmanager
+def fixed_clock(now: datetime | None = None) -> Iterator[datetime]:
+    """Every render made inside the block sees one instant (``strftime_now``, the sandbox's one clock).
+
+    Differential rendering compares renders made at different moments; a template that prints the time
+    (``strftime_now('%H:%M:%S')``) would otherwise differ where the probes did not vary anything, and a
+    second run would read other digits.  The analysis, its self-check and validation render inside
+    ``fixed_clock()``, which holds :data:`ANALYSIS_INSTANT`.  Nested blocks keep the outer instant unless
+    given one of their own, so validation inside an analysis reads the analysis' clock.  The setting is a
+    context variable: renders in other threads are not affected.
+    """
+    outer = _clock.get()
+    instant = now if now is not None else outer if outer is not None else ANALYSIS_INSTANT
+    token = _clock.set(instant)
+    try:
+        yield instant
+    finally:
+        _clock.reset(token)
+
+
 def _frozen_now() -> datetime | None:
-    """The replaced clock's time as a plain ``datetime`` (it crosses to the worker), or None."""
+    """The fixed clock's instant, else the replaced clock's time as a plain ``datetime`` (it crosses to the
+    worker), else None (the real clock, read inside the render)."""
+    fixed = _clock.get()
+    if fixed is not None:
+        return fixed
     if datetime is _REAL_DATETIME:
         return None
     now = datetime.now()
@@ -133,6 +169,13 @@ def cancel_renders() -> int:
     Returns the number of renders cancelled.
     """
     return worker.get_pool().cancel() if _use_worker else 0
+
+
+def stop_render_workers() -> None:
+    """Kill every render worker process, idle or busy (the process is leaving without running its atexit
+    handlers, e.g. the TUI after ``ctrl+q``).  The pool starts new workers if it is used again."""
+    if worker.pool_started():
+        worker.get_pool().shutdown()
 
 
 def compile_template(source: str, *, time_limit: float | None = None) -> CompiledTemplate:

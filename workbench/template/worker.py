@@ -432,6 +432,11 @@ _pool: RenderPool | None = None
 _pool_lock = threading.Lock()
 
 
+def pool_started() -> bool:
+    """Whether the process-wide pool exists (no state change: never starts one)."""
+    return _pool is not None
+
+
 def get_pool() -> RenderPool:
     """The process-wide pool (created on first use, with :data:`limits.DEFAULT_MEMORY_LIMIT`)."""
     global _pool

@@ -26,9 +26,10 @@ from textual.widget import AwaitMount
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.chat import Message
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.parsing import StreamParser
 from workbench.session import new_parser
+from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.actions import ACTIONS
@@ -37,10 +38,14 @@ from workbench.tui.controllers import export as export_flow
 from workbench.tui.controllers import generate as generate_flow
 from workbench.tui.controllers import model as model_flow
 from workbench.tui.controllers import sessions as session_flow
+from workbench.tui.controllers import spec_file as spec_flow
 from workbench.tui.controllers.engine import Control, EngineController
 from workbench.tui.errors import Refused, one_line
 from workbench.tui.failures import failure_message
+from workbench.tui.guard import Guarded
 from workbench.tui.keys import acts_while_typing, is_text_field
+from workbench.tui.paths import recovery_dir, sessions_dir
+from workbench.tui.recovery import edits_digest, unsaved_edits, write_recovery
 from workbench.tui.screens.analysis import AnalysisScreen
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.cases import CasesScreen
@@ -54,7 +59,7 @@ from workbench.tui.steps import Driver, ReplayDriver
 from workbench.tui.workspace import ModelState, Workspace
 
 
-class WorkbenchApp(App[None]):
+class WorkbenchApp(Guarded, App[None]):
     """Template Workbench in the terminal (see docs/tui.md)."""
 
     TITLE = "Template Workbench"
@@ -78,8 +83,9 @@ class WorkbenchApp(App[None]):
         Binding("f4", "switch_mode('inspector')", "Inspector", show=False, priority=True),
         Binding("f5", "switch_mode('export')", "Export", show=False, priority=True),
         Binding("question_mark", "help", "Help"),
-        Binding("ctrl+r", "analyze", "Analyse", show=False, priority=True),
+        Binding("ctrl+r", "analyze", "Analyze", show=False, priority=True),
         Binding("ctrl+s", "save", "Save (template on Template, else session)", show=False, priority=True),
+        Binding("ctrl+o", "load_spec", "Load spec", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -96,9 +102,13 @@ class WorkbenchApp(App[None]):
         analyze: bool = True,
         start_mode: str = "template",
         replay_delay: float = 0.03,
+        session_dir: str | Path | None = None,
+        spec: FormatSpec | None = None,
+        spec_path: str = "",
     ) -> None:
         super().__init__()
         self.workspace = Workspace(source=source)
+        self._start_spec = (spec, spec_path) if spec is not None else None
         self._model_ref = model
         self._session_path = session
         self._want_model = load_model
@@ -109,6 +119,12 @@ class WorkbenchApp(App[None]):
         # A mode switch in progress: keys are dropped until the new screen is drawn (see ``on_event``).
         self.switching_mode = False
         self._switch_token = 0
+        self.session_dir = sessions_dir(session_dir)
+        #: Every unexpected error reported (``report_error``), as "where: one line"; tests assert it stays
+        #: empty, and the recovery copy is made once per state of the edits.
+        self.errors: list[str] = []
+        self._recovered = ""
+        self._quit_asked = False
 
     @property
     def replay_delay(self) -> float:
@@ -124,6 +140,8 @@ class WorkbenchApp(App[None]):
         self.switch_mode(self._start_mode)
         if self._session_path:
             self.open_session(self._session_path)
+        elif self._start_spec is not None:
+            self.install_spec(*self._start_spec)
         elif self._want_analysis:
             self.action_analyze()
         if self._want_model:
@@ -132,6 +150,74 @@ class WorkbenchApp(App[None]):
         else:
             self.workspace.model_notice = "no model loaded (started without one)"
             self.model_state = "skipped"
+
+    # ------------------------------------------------------------------ unexpected errors and quitting
+    def report_error(self, error: BaseException, where: str) -> None:
+        """The one handler of unexpected errors: one notification, the traceback in the log, the app stays
+        up, and unsaved edits are copied to the recovery folder (once per state of the edits)."""
+        import traceback
+
+        self.errors.append(f"{where}: {one_line(error)}")
+        self.log.error(f"{where} failed:\n" + "".join(traceback.format_exception(error)))
+        note = one_line(error)
+        digest = edits_digest(self.workspace)
+        if unsaved_edits(self.workspace) and digest != self._recovered:
+            try:
+                kept = write_recovery(self.workspace, recovery_dir())
+            except Exception as exc:  # a full disk must not hide the first error
+                note += f"; the unsaved edits could not be copied ({one_line(exc)})"
+            else:
+                self._recovered = digest
+                note += f"; unsaved edits copied to {kept}"
+        self.notify(note, title=f"Unexpected error ({where})", severity="error", timeout=15)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's handler of last resort (timers, callbacks, workers that exit on error) ends the app;
+        here it reports instead.  Before the app runs, Textual's own handling stays."""
+        if not self.is_running:
+            super()._handle_exception(error)
+            return
+        try:
+            self.report_error(error, "textual")
+        except Exception:
+            super()._handle_exception(error)
+
+    async def run_action(
+        self,
+        action: str | Any,
+        default_namespace: Any = None,
+        namespaces: Any = None,
+    ) -> bool:
+        """Every action (a key, the palette, a click) runs here: one that raises is reported, not fatal."""
+        try:
+            return await super().run_action(action, default_namespace, namespaces)
+        except Exception as error:
+            self.report_error(error, f"action {action if isinstance(action, str) else '?'}")
+            return True
+
+    async def action_quit(self) -> None:
+        """``ctrl+q``: quit at once, or ask first when edits would be lost (``ctrl+q`` again: quit)."""
+        edits = unsaved_edits(self.workspace)
+        if not edits or self._quit_asked:
+            self.exit()
+            return
+        self._quit_asked = True
+
+        def answered(yes: bool | None) -> None:
+            self._quit_asked = False
+            if yes:
+                self.exit()
+
+        self.push_screen(
+            ConfirmScreen(
+                "Quit and lose the unsaved edits?",
+                "Not saved: "
+                + "; ".join(edits)
+                + ". ctrl+s on Template saves the template, s on Export writes the spec. ctrl+q again quits.",
+                yes="Quit",
+            ),
+            answered,
+        )
 
     def on_unmount(self) -> None:
         """Quitting never waits on a template: renders still running in the render worker are cancelled, so
@@ -249,7 +335,7 @@ class WorkbenchApp(App[None]):
 
     # ------------------------------------------------------------------ analysis
     def action_analyze(self) -> None:
-        """Re-analyse; asks first when that would discard hand edits of the spec no export has saved."""
+        """Re-analyze; asks first when that would discard hand edits of the spec no export has saved."""
         if not self.workspace.spec_unsaved:
             self._analyze()
             return
@@ -258,13 +344,13 @@ class WorkbenchApp(App[None]):
             if yes:
                 self._analyze()
             else:
-                self.notify("kept the edited spec (export it with s on Export to keep it)", title="Analyse")
+                self.notify("kept the edited spec (export it with s on Export to keep it)", title="Analyze")
 
         self.push_screen(
             ConfirmScreen(
-                "Re-analyse and discard the spec edits?",
+                "Re-analyze and discard the spec edits?",
                 "The spec has hand edits no export has written; a new analysis replaces the spec.",
-                yes="Discard and analyse",
+                yes="Discard and analyze",
             ),
             answered,
         )
@@ -272,10 +358,66 @@ class WorkbenchApp(App[None]):
     def on_request_analysis(self, message: msg.RequestAnalysis) -> None:
         self.action_analyze()
 
-    def _analyze(self) -> None:
+    def _analyze(self, *, replace_spec: bool = True) -> None:
         source = analysis_flow.prepare_analysis(self.workspace)
         self.changed("analysis")
-        self._start_worker(partial(analysis_flow.compute_analysis, source), group="analysis")
+        job = partial(analysis_flow.compute_analysis, source, replace_spec=replace_spec)
+        self._start_worker(job, group="analysis")
+
+    # ------------------------------------------------------------------ a spec from a file
+    def action_load_spec(self) -> None:
+        """Ask for a spec file (or analyze --json output) and use it from now on (palette; ``ctrl+o``)."""
+
+        def answered(path: str | None) -> None:
+            if path and path.strip():
+                self._start_worker(partial(spec_flow.read_spec, path.strip()), group="spec", detail=path)
+
+        self.push_screen(
+            AskScreen(
+                "Load spec",
+                "a spec file (workbench export --target spec) or workbench analyze --json output; Generate, "
+                "the Inspector and Export use it from now on",
+                self.workspace.spec_origin.removeprefix("spec file ") if self.workspace.spec_origin else "",
+            ),
+            answered,
+        )
+
+    def on_spec_loaded(self, message: msg.SpecLoaded) -> None:
+        """A spec file was read: use it, asking first when that would discard hand edits."""
+        if not self.workspace.spec_unsaved:
+            self.install_spec(message.spec, message.path)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.install_spec(message.spec, message.path)
+            else:
+                self.notify("kept the edited spec", title="Load spec")
+
+        self.push_screen(
+            ConfirmScreen(
+                "Load the spec and discard the spec edits?",
+                "The spec has hand edits no export has written.",
+                yes="Discard and load",
+            ),
+            answered,
+        )
+
+    def install_spec(self, spec: FormatSpec, path: str) -> None:
+        """Make ``spec`` the one every screen uses, validate it against the template, and (once) analyze
+        the template for the probes without replacing the spec."""
+        ws = self.workspace
+        spec_flow.accept_spec(ws, spec, path)
+        self.changed("spec")
+        note = spec_flow.template_note(ws, spec)
+        self.notify(
+            f"using {Path(path).name}" + (f"; {note}" if note else ""),
+            title="Spec loaded",
+            severity="warning" if note else "information",
+        )
+        if ws.analysis is None and not ws.analysis_running and self._want_analysis:
+            self._analyze(replace_spec=False)
+        self.action_validate(quiet=True)
 
     def on_analysis_done(self, message: msg.AnalysisDone) -> None:
         analysis_flow.accept_analysis(self.workspace, message)
@@ -325,7 +467,7 @@ class WorkbenchApp(App[None]):
         """Straight to Export with a validated spec; otherwise say what is missing and stay."""
         ws = self.workspace
         if ws.spec is None:
-            self.notify("no spec yet: analyse first (a)", title="Export", severity="warning")
+            self.notify("no spec yet: analyze first (a)", title="Export", severity="warning")
         elif ws.validation is None or not ws.validation.validated:
             why = ws.validation_summary or "not validated yet (v validates)"
             self.notify(
@@ -406,7 +548,7 @@ class WorkbenchApp(App[None]):
         for topic in sorted(session_flow.accept_session(self.workspace, session, message.path)):
             self.changed(topic)
         if self._want_analysis:
-            self.action_analyze()
+            self._analyze(replace_spec=False)  # the session's spec is what its steps were recorded with
         self.notify(f"{len(steps)} recorded steps: space steps, r replays", title="Session opened")
 
     def install_replay(
@@ -424,9 +566,13 @@ class WorkbenchApp(App[None]):
         self.changed("engine")
 
     def action_save(self) -> None:
-        """``ctrl+s``: the Template screen saves the template file; every other screen saves a session."""
+        """``ctrl+s``: a dialog that takes a value submits it; the Template screen saves the template file;
+        every other screen saves a session."""
         screen = self.screen
-        if isinstance(screen, TemplateScreen):
+        submit = getattr(screen, "action_submit", None)
+        if callable(submit):
+            submit()
+        elif isinstance(screen, TemplateScreen):
             screen.action_save_template()
         else:
             self.action_save_session()
@@ -443,7 +589,7 @@ class WorkbenchApp(App[None]):
             self.notify(one_line(exc), title="Save session failed", severity="error")
             return
         try:
-            saved = session_flow.save_to_sessions(session)
+            saved = session_flow.save_to_sessions(session, self.session_dir)
         except Exception as exc:  # SessionError (folder not writable, ...)
             self.notify(one_line(exc), title="Save session failed", severity="error")
             return

@@ -15,8 +15,8 @@ from workbench.analysis.renders import Fallback, RenderLadder
 from workbench.spec import FormatSpec
 from workbench.template.render import TemplateError, check_template_kwargs
 from workbench.template.source import TemplateSource
-from workbench.validate.cases import ROUND_TRIP_TOOLS, USER_TURN, Case, build_cases
-from workbench.validate.report import RenderedCase
+from workbench.validate.cases import USER_TURN, Case, build_cases
+from workbench.validate.report import NOT_RENDERED, RAISED, UNTESTABLE, RenderedCase
 
 
 class CaseRenderer:
@@ -97,7 +97,7 @@ def render_case(
     tools: list[dict[str, Any]] | None = None
     error = ""
     for with_tools in tool_choices:
-        tools = [t.to_openai() for t in ROUND_TRIP_TOOLS] if with_tools else None
+        tools = case.tools.to_openai() if with_tools else None
         try:
             prompt = renderer.render([USER_TURN], tools, True)
             base = renderer.render([USER_TURN], tools, False)
@@ -106,27 +106,41 @@ def render_case(
         except TemplateError as exc:
             error = str(exc)
     if error:
-        return RenderedCase(
-            "", "", False, False, unsupported=f"the template cannot render the prompt: {error}"
+        # A case with calls is rendered with its tool set: a prompt that raises raised on those definitions.
+        why = (
+            f"the template raises on {case.tools.describes}"
+            if case.calls
+            else "the template cannot render the prompt"
         )
+        return RenderedCase("", "", False, False, unsupported=f"{why}: {error}", skip=RAISED)
 
     full, variant = None, (False, False)
+    message: dict[str, Any] = {}
     variants = [(as_string, empty) for empty in (False, True) for as_string in (False, True)]
     for as_string, empty in variants:
         if (as_string and not case.calls) or (empty and case.content is not None):
             continue
         try:
-            message = case.message(string_arguments=as_string, empty_content=empty)
-            candidate = renderer.render([USER_TURN, message], tools, False)
+            candidate_message = case.message(string_arguments=as_string, empty_content=empty)
+            candidate = renderer.render([USER_TURN, candidate_message], tools, False)
         except TemplateError as exc:
             error = str(exc)
             continue
         if full is None or not _prints_python_repr(candidate, case):
-            full, variant = candidate, (as_string, empty)
+            full, variant, message = candidate, (as_string, empty), candidate_message
         if not _prints_python_repr(candidate, case):
             break
     if full is None:
-        return RenderedCase("", "", False, False, unsupported=f"the template refuses this message: {error}")
+        schema = f" (with {case.tools.describes})" if case.calls and case.tool_set != "plain" else ""
+        return RenderedCase(
+            "",
+            "",
+            False,
+            False,
+            unsupported=f"the template refuses this message{schema}: {error}",
+            skip=RAISED,
+        )
+    unstable = _second_render_differs(renderer, message, tools, prompt, full)
     indistinct = _renders_like_its_twin(
         case, full, variant, lambda m: renderer.render([USER_TURN, m], tools, False)
     )
@@ -161,11 +175,8 @@ def render_case(
         generation_prefix = generation_prompt
     else:
         generation_prefix = history_header
-    unsupported = (
-        _missing_trace(case, output, whole)
-        or indistinct
-        or _answer_left_inside_reasoning(spec, case, output, thinking_opened)
-    )
+    missing = _missing_trace(case, output, whole) or indistinct
+    inside = "" if missing else _answer_left_inside_reasoning(spec, case, output, thinking_opened)
     compare_ids = bool(case.calls) and all(c.id in output for c in case.calls)
     return RenderedCase(
         output=output,
@@ -173,9 +184,37 @@ def render_case(
         thinking_opened=thinking_opened,
         compare_ids=compare_ids,
         prompt=full[:cut],
-        unsupported=unsupported,
+        unsupported=missing or inside,
         note=note,
+        skip=NOT_RENDERED if missing else UNTESTABLE if inside else "",
+        unstable=unstable,
     )
+
+
+def _second_render_differs(
+    renderer: CaseRenderer,
+    message: dict[str, Any],
+    tools: list[dict[str, Any]] | None,
+    prompt: str,
+    full: str,
+) -> str:
+    """Render the case's prompt and conversation a second time; the first difference, or "" when both
+    renders are the same text.  A template whose output changes from render to render (it prints the
+    clock, ...) cannot be checked by any spec: the cut between prompt and answer moves."""
+    try:
+        again = (
+            renderer.render([USER_TURN], tools, True),
+            renderer.render([USER_TURN, message], tools, False),
+        )
+    except TemplateError as exc:
+        return f"the second render raised: {exc}"
+    for first, second, what in ((prompt, again[0], "prompt"), (full, again[1], "conversation")):
+        if first != second:
+            split = diff_split(first, second)
+            return (
+                f"the {what} rendered {split.left[:40]!r} the first time and {split.right[:40]!r} the second"
+            )
+    return ""
 
 
 def find_turn_end(source: TemplateSource | CaseRenderer, spec: FormatSpec, *, time_limit: float = 2.0) -> str:

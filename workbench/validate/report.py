@@ -10,11 +10,19 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.validate.cases import FEATURES
+from workbench.validate.verdict import UntestedFeature, ValidationVerdict, compute_verdict
 
 #: The feature the continuation cases report (``workbench.validate.continuation``).
 CONTINUATION_FEATURE = "continuation"
 
 PASS, FAIL, UNSUPPORTED, ERROR = "pass", "fail", "unsupported", "error"
+
+# Why an unsupported case did not run (``CaseResult.skip``): the template's output lacks the part
+# (``NOT_RENDERED``: a fact about the template); the template raised on the case's input (``RAISED``);
+# the template renders the part but no model output looks like it, or the text alone cannot tell it
+# apart (``UNTESTABLE``).  Only NOT_RENDERED says the template does not render a feature.
+NOT_RENDERED, RAISED, UNTESTABLE = "not_rendered", "raised", "untestable"
+SKIP_KINDS = (NOT_RENDERED, RAISED, UNTESTABLE)
 
 
 class ReportError(WorkbenchError, ValueError):
@@ -52,6 +60,8 @@ class RenderedCase:
     prompt: str = ""
     unsupported: str = ""
     note: str = ""
+    skip: str = ""  # why ``unsupported`` (one of ``SKIP_KINDS``)
+    unstable: str = ""  # the first difference when a second render of the case differs from the first
 
 
 @dataclass(frozen=True)
@@ -75,11 +85,14 @@ class CaseResult:
     # in, and the partial text (per field) the prompt already holds.
     start_stage: str = ""
     continued: dict[str, str] = field(default_factory=dict)
+    skip: str = ""  # an unsupported case: why it did not run (``SKIP_KINDS``)
 
     def to_dict(self) -> dict[str, Any]:
         extra: dict[str, Any] = (
             {"start_stage": self.start_stage, "continued": dict(self.continued)} if self.start_stage else {}
         )
+        if self.skip:
+            extra["skip"] = self.skip
         return {
             "id": self.id,
             "features": list(self.features),
@@ -120,12 +133,17 @@ class CaseResult:
             continued={
                 k: _field(v, str, f"{where}.continued.{k}") for k, v in continued.items()
             },
+            skip=_field(data.get("skip", ""), str, f"{where}.skip"),
         )
 
 
 @dataclass(frozen=True)
 class ValidationReport:
-    """Per-case and per-feature results.  ``validated`` is True only when every supported case passes."""
+    """Per-case and per-feature results, and the verdict (:attr:`verdict`, :mod:`.verdict`).
+
+    ``validated`` is True only when every case that ran passed, every feature the template renders ran
+    (``untested`` is empty) and the template rendered the same text twice (``unstable`` is empty).
+    """
 
     template_name: str
     template_sha256: str
@@ -135,6 +153,10 @@ class ValidationReport:
     # Continuation cases (``workbench.validate.continuation``), apart from ``cases``: exports replay
     # ``cases`` through other parsers and grammars, which know no start stage.
     continuation: tuple[CaseResult, ...] = ()
+    # Features the template renders (or the spec reads) that no case tested (``validate.untested``).
+    untested: tuple[UntestedFeature, ...] = ()
+    # Why the template's renders cannot be trusted: a case rendered twice gave different text ("" if not).
+    unstable: str = ""
 
     @property
     def applicable(self) -> tuple[CaseResult, ...]:
@@ -142,12 +164,25 @@ class ValidationReport:
         return tuple(c for c in self.cases if c.status != UNSUPPORTED)
 
     @property
-    def validated(self) -> bool:
-        """Every supported round-trip case passes (at least one does), and so does every supported
-        continuation case."""
+    def verdict(self) -> ValidationVerdict:
+        """Validated, or why not: failing features, an unstable template, untested features (pure)."""
         applicable = self.applicable
         continued = [c for c in self.continuation if c.status != UNSUPPORTED]
-        return bool(applicable) and all(c.status == PASS for c in (*applicable, *continued))
+        failed = [name for name, f in self.features().items() if f["status"] == FAIL]
+        return compute_verdict(
+            passed=sum(c.status == PASS for c in applicable),
+            applicable=len(applicable),
+            all_pass=all(c.status == PASS for c in (*applicable, *continued)),
+            failed=failed,
+            untested=self.untested,
+            unstable=self.unstable,
+        )
+
+    @property
+    def validated(self) -> bool:
+        """Every supported round-trip case passes (at least one does), and so does every supported
+        continuation case; every feature the template renders was tested; the renders were stable."""
+        return self.verdict.validated
 
     def features(self) -> dict[str, dict[str, Any]]:
         """Each feature's status: pass, fail (any case failed) or unsupported (no case applied), with why."""
@@ -179,6 +214,10 @@ class ValidationReport:
         text = f"{passed}/{len(applicable)} applicable cases pass"
         if failed:
             text += f"; the spec cannot express: {', '.join(failed)}"
+        if self.unstable:
+            text += f"; the template renders differently each time ({self.unstable})"
+        for untested in self.untested:
+            text += f"; {untested.line()}"
         if unsupported:
             text += f"; unsupported by the template: {', '.join(unsupported)}"
         return ("validated: " if self.validated else "NOT validated: ") + text
@@ -188,6 +227,9 @@ class ValidationReport:
         return {
             "validated": self.validated,
             "summary": self.summary(),
+            "verdict": self.verdict.to_dict(),
+            "untested": [u.to_dict() for u in self.untested],
+            "unstable": self.unstable,
             "source": self.source,
             "template_name": self.template_name,
             "template_sha256": self.template_sha256,
@@ -213,4 +255,9 @@ class ValidationReport:
             continuation=tuple(
                 CaseResult.from_dict(c, f"{where}.continuation[{i}]") for i, c in enumerate(continuation)
             ),
+            untested=tuple(
+                UntestedFeature.from_dict(_field(u, dict, f"{where}.untested[{i}]"))
+                for i, u in enumerate(_field(data.get("untested") or [], list, f"{where}.untested"))
+            ),
+            unstable=_field(data.get("unstable") or "", str, f"{where}.unstable"),
         )

@@ -29,7 +29,7 @@ from workbench.parsing.core import MORE, Gen
 from workbench.parsing.lookahead import Fail, Look
 from workbench.parsing.markers import core_of, marker_set
 from workbench.parsing.tool_tag import TagParser
-from workbench.spec import ArgVariant, pattern_literal
+from workbench.spec import ArgVariant, ValueEncoding, pattern_literal
 
 _DIGITS = re.compile(r"\d+")
 #: Characters a function name or an argument key never holds: a slot read up to the wrong literal (one
@@ -212,7 +212,11 @@ class CallPatternParser(TagParser):
             m.emit_spans(look.spans, index)
             if call is not None:
                 call.add_args(("{" if count == 0 else ", ") + dumps(key) + ": ")
-            complete = yield from self._value(call, key, variant, rest)
+            twins = tuple(v for v in self.p.arguments if v is not variant and v.parts == variant.parts)
+            if twins:
+                complete = yield from self._value_by_text(call, key, (variant, *twins), rest)
+            else:
+                complete = yield from self._value(call, key, variant, rest)
             count += 1
             if not complete:
                 m.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside argument {key!r}", m.offset())
@@ -241,7 +245,6 @@ class CallPatternParser(TagParser):
         """Read one argument value up to the literal after it, then the rest of the element."""
         m = self.m
         index = call.index if call is not None else None
-        kind = "tool_args" if call is not None else "marker"
         end = _next_literal(rest, -1, self.args_end)
         schema = m.param_schema(call.name if call is not None else None, key)
         if variant.value == "json":
@@ -260,26 +263,103 @@ class CallPatternParser(TagParser):
                 except EncodingError:
                     call.add_args(json.dumps(text, ensure_ascii=False))
         else:
-            ends = marker_set([end]) if end else marker_set([])
-            pieces: list[str] = []
-            while True:
-                found, stop = m.scan(ends)
-                pieces.append(m.emit(kind, stop - m.pos, index))
-                if found is not None:
-                    break
-                if m.final:
-                    return False
-                yield from m.wait()
+            written = yield from self._text_until(call, end)
+            if written is None:
+                return False
             if call is not None:
-                text = "".join(pieces)
                 if set(variant.types) <= {"string"}:
-                    call.add_args(json.dumps(text, ensure_ascii=False))
+                    call.add_args(json.dumps(written, ensure_ascii=False))
                 else:
-                    call.add_args(dumps(convert_tagged(text, schema, False, False)))
+                    call.add_args(dumps(convert_tagged(written, schema, False, False)))
+        yield from self._rest(rest, index)
+        return True
+
+    def _value_by_text(
+        self, call: CallLog | None, key: str, variants: tuple[ArgVariant, ...], rest: tuple[str, ...]
+    ) -> Gen[bool]:
+        """Read a value whose element several variants write with the same literals (a template that writes
+        numbers as JSON and null as Python's ``None`` in the same tag): the whole text up to the literal
+        after it, then the first variant that reads it as one of its types says what it is.  Reading it as
+        JSON first would take ``None`` for no value at all and leave the rest of the call as content."""
+        end = _next_literal(rest, -1, self.args_end)
+        text = yield from self._text_until(call, end)
+        if text is None:
+            return False
+        if call is not None:
+            schema = self.m.param_schema(call.name, key)
+            call.add_args(dumps(_read_value(text, variants, schema, self.p.encoding)))
+        yield from self._rest(rest, call.index if call is not None else None)
+        return True
+
+    def _text_until(self, call: CallLog | None, end: str) -> Gen[str | None]:
+        """A value's text up to ``end`` (emitted as it arrives); None when the output ended first."""
+        m = self.m
+        index = call.index if call is not None else None
+        kind = "tool_args" if call is not None else "marker"
+        ends = marker_set([end]) if end else marker_set([])
+        pieces: list[str] = []
+        while True:
+            found, stop = m.scan(ends)
+            pieces.append(m.emit(kind, stop - m.pos, index))
+            if found is not None:
+                return "".join(pieces)
+            if m.final:
+                return None
+            yield from m.wait()
+
+    def _rest(self, rest: tuple[str, ...], index: int | None) -> Gen[None]:
+        """The element's literals after its value."""
         for part in rest:
             if not _is_slot(part):
-                yield from m.opt_marker(_core(part), index)
-        return True
+                yield from self.m.opt_marker(_core(part), index)
+
+
+def _read_value(
+    text: str, variants: tuple[ArgVariant, ...], schema: object, encoding: ValueEncoding
+) -> object:
+    """``text`` read by the first of ``variants`` that gives a value of one of its types; the text itself
+    (a string) when none does."""
+    for variant in variants:
+        ok, value = _read_as(text, variant, encoding)
+        if ok:
+            return value
+    return convert_tagged(text, schema, False, False)
+
+
+def _read_as(text: str, variant: ArgVariant, encoding: ValueEncoding) -> tuple[bool, object]:
+    """(True, value) when ``variant`` reads ``text`` as a value of one of its types."""
+    types = set(variant.types)
+    if variant.value == "json":
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False, None
+    elif variant.value == "encoded":
+        try:
+            value = read(text, encoding)
+        except EncodingError:
+            return False, None
+    elif types <= {"string"}:
+        return True, text
+    elif types <= {"null"}:  # the way the template wrote null (Jinja prints Python's ``None``)
+        return text.strip() in ("None", "null"), None
+    else:
+        value = convert_tagged(text, {"type": sorted(types)}, False, False)
+    return _json_type(value) in types or (_json_type(value) == "integer" and "number" in types), value
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def _lit(look: Look, part: str) -> None:

@@ -6,7 +6,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.analysis import analyze
 from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
@@ -17,26 +16,31 @@ from workbench.validate import ValidationReport, validate
 
 # ---------------------------------------------------------------------- analysis
 def prepare_analysis(ws: Workspace) -> TemplateSource:
-    """Mark an analysis as running and return the source to analyse (UI thread)."""
+    """Mark an analysis as running and return the source to analyze (UI thread)."""
     ws.analysis_running = True
     ws.analysis_error = ""
     return ws.edited_source()
 
 
-def compute_analysis(source: TemplateSource) -> msg.AnalysisDone:
-    """Analyse ``source`` (worker thread); a ``TemplateError`` propagates to the app's failure handler."""
-    return msg.AnalysisDone(analyze(source), template_sha=source.sha256)
+def compute_analysis(source: TemplateSource, *, replace_spec: bool = True) -> msg.AnalysisDone:
+    """Analyze ``source`` (worker thread); a ``TemplateError`` propagates to the app's failure handler."""
+    from workbench.analysis import analyze  # heavy: imported in the worker, never on the UI thread
+
+    return msg.AnalysisDone(analyze(source), template_sha=source.sha256, replace_spec=replace_spec)
 
 
 def accept_analysis(ws: Workspace, done: msg.AnalysisDone) -> None:
-    """Install a finished analysis and its spec; the old validation no longer applies."""
+    """Install a finished analysis and, unless the spec in use came from a file or a session and the
+    analysis was not asked to replace it, its spec; a replaced spec's validation no longer applies."""
     ws.analysis_running = False
     ws.analysis = done.analysis
     ws.analysis_sha = done.template_sha
     ws.analysis_error = ""
-    ws.spec = done.analysis.spec
-    ws.validation = None
-    ws.validation_summary = ""
+    if done.replace_spec or ws.spec is None:
+        ws.spec = ws.base_spec = done.analysis.spec
+        ws.spec_origin = ""
+        ws.validation = None
+        ws.validation_summary = ""
 
 
 def accept_analysis_failure(ws: Workspace, error: str) -> None:
@@ -56,7 +60,7 @@ def accept_spec_edit(ws: Workspace, spec: FormatSpec) -> None:
 def prepare_validation(ws: Workspace) -> tuple[FormatSpec, TemplateSource]:
     """The spec and source to validate; refused when there is no spec yet (UI thread)."""
     if ws.spec is None:
-        raise Refused("no spec yet: analyse the template first")
+        raise Refused("no spec yet: analyze the template first")
     ws.validation_summary = "validating…"
     return ws.spec, ws.edited_source()
 

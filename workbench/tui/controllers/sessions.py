@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,9 @@ def accept_session(ws: Workspace, session: Session, path: str) -> set[str]:
         changed.add("template")
     if session.tools:
         ws.tools_json = json.dumps([t.to_openai() for t in session.tools], indent=2, ensure_ascii=False)
-    ws.spec = session.spec
+    ws.spec = ws.base_spec = session.spec
     ws.saved_spec = session.spec  # the session file holds it: nothing to lose
+    ws.spec_origin = f"session {Path(path).name}"
     ws.model_name = ws.model_name or f"(recorded with {session.model.name or session.model.ref or '?'})"
     return changed
 
@@ -90,15 +92,34 @@ def kwargs_from_session(recorded: dict[str, Any], current: RenderKwargs) -> Rend
     )
 
 
-def save_to_sessions(session: Session, folder: Path = Path("sessions")) -> Path:
+def save_to_sessions(session: Session, folder: Path) -> Path:
     """Write ``session`` under ``folder`` with a time-stamped name; the absolute path written.
 
-    Two saves within one second get different names (``-2``, ``-3``...): a name is never reused, so a save
-    never replaces an earlier one while both say "saved".
+    A name is never reused: it is claimed with an exclusive create before the atomic write fills it, so two
+    saves within one second (``-2``, ``-3``...) write two files, and a save never replaces an earlier one.
+    ``folder`` is the user's sessions folder (:func:`workbench.tui.paths.sessions_dir`), created if needed.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    path = unused_session_path(folder, time.strftime("%Y%m%d-%H%M%S"))
-    return save_session(path, session).resolve()
+    path = claim_session_path(folder, time.strftime("%Y%m%d-%H%M%S"))
+    try:
+        return save_session(path, session).resolve()
+    except BaseException:
+        path.unlink(missing_ok=True)  # the claimed name must not stay behind empty
+        raise
+
+
+def claim_session_path(folder: Path, stamp: str) -> Path:
+    """Create and return the first free ``tui-<stamp>[-N].json`` in ``folder`` (empty, created with
+    ``O_EXCL``, so no other save can take the same name)."""
+    n = 1
+    while True:
+        path = folder / (f"tui-{stamp}.json" if n == 1 else f"tui-{stamp}-{n}.json")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            n += 1
+            continue
+        return path
 
 
 def unused_session_path(folder: Path, stamp: str) -> Path:

@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.tui.inspect_views import (
     GRAMMAR_KEYS,
     Row,

@@ -35,6 +35,7 @@ from workbench.tui.screens.modals import ConfirmScreen
 from workbench.tui.widgets.jinja_editor import JinjaEditor
 from workbench.tui.widgets.notice import Notice
 from workbench.tui.widgets.spans import highlight_markers
+from workbench.tui.widgets.toggles import GlyphCheckbox
 from workbench.tui.workspace import REASONING_EFFORTS
 
 RENDER_DELAY = 0.25
@@ -56,7 +57,7 @@ class TemplateScreen(WorkbenchScreen):
             "ctrl+right_square_bracket", "indent", "Indent (in the editor)", key_display="ctrl+]", show=False
         ),
         Binding("ctrl+s", "app.save", "Save template"),
-        Binding("ctrl+r", "app.analyze", "Analyse"),
+        Binding("ctrl+r", "app.analyze", "Analyze"),
         Binding("question_mark", "app.help", "Help"),
     ]
 
@@ -83,8 +84,10 @@ class TemplateScreen(WorkbenchScreen):
                     with TabPane("Tools F7", id="tab-tools"):
                         yield TextArea(ws.tools_json, id="tools", soft_wrap=True, show_line_numbers=False)
                     with TabPane("Kwargs F8", id="tab-kwargs"), VerticalScroll():
-                        yield Checkbox("add_generation_prompt", ws.kwargs.add_generation_prompt, id="kw-agp")
-                        yield Checkbox("enable_thinking", ws.kwargs.enable_thinking, id="kw-think")
+                        yield GlyphCheckbox(
+                            "add_generation_prompt", ws.kwargs.add_generation_prompt, id="kw-agp"
+                        )
+                        yield GlyphCheckbox("enable_thinking", ws.kwargs.enable_thinking, id="kw-think")
                         yield Select(
                             [(e or "(not set)", e) for e in REASONING_EFFORTS],
                             value=ws.kwargs.reasoning_effort,
@@ -193,7 +196,7 @@ class TemplateScreen(WorkbenchScreen):
         ws = self.ws
         parts = [ws.source.name]
         if ws.analysis_running:
-            parts.append("analysing…")
+            parts.append("analyzing…")
         elif ws.analysis_error:
             parts.append("analysis failed (see Analysis)")
         elif ws.template_dirty:

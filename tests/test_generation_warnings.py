@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from workbench.chat import Message
-from workbench.engine.kv import NEW_NAME, OLD_NAME, cache_name
+from workbench.generation.kv import NEW_NAME, OLD_NAME, cache_name
 
 
 class _Records(logging.Handler):
@@ -23,8 +23,8 @@ class _Records(logging.Handler):
 
 def test_a_tiny_generation_with_rewind_emits_no_warnings() -> None:
     pytest.importorskip("xgrammar")
-    from workbench.engine.generate import Generator
-    from workbench.engine.tiny import load_tiny
+    from workbench.generation.generate import Generator
+    from workbench.generation.tiny import load_tiny
     from workbench.tui.demo import demo_analysis
 
     loaded = load_tiny()

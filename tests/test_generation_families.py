@@ -13,10 +13,10 @@ import pytest
 
 from workbench.analysis import analyze
 from workbench.chat import Message, Tool
-from workbench.engine.generate import Generator
-from workbench.engine.loaded import LoadedModel
-from workbench.engine.sampling import SamplingConfig
-from workbench.engine.tiny import load_tiny
+from workbench.generation.generate import Generator
+from workbench.generation.loaded import LoadedModel
+from workbench.generation.sampling import SamplingConfig
+from workbench.generation.tiny import load_tiny
 from workbench.grammar.reference_specs import REFERENCE_SPECS
 from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource, load_template

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from workbench.engine.bitmask import allowed_ids, is_allowed, summarize, unpack
-from workbench.engine.detok import IncrementalText
-from workbench.engine.sampling import SamplingConfig, sample_token, top_k
+from workbench.generation.bitmask import allowed_ids, is_allowed, summarize, unpack
+from workbench.generation.detok import IncrementalText
+from workbench.generation.sampling import SamplingConfig, sample_token, top_k
 
 
 def packed(vocab: int, allowed: set[int]) -> np.ndarray:
@@ -83,7 +83,7 @@ def test_a_character_split_across_tokens_comes_out_once_whole() -> None:
     "kwargs", [{"temperature": float("nan")}, {"temperature": float("inf")}, {"top_p": 0.0}, {"top_k": -1}]
 )
 def test_sampling_settings_that_cannot_be_used_are_refused(kwargs: dict[str, float]) -> None:
-    from workbench.engine.sampling import SamplingConfig, SamplingError
+    from workbench.generation.sampling import SamplingConfig, SamplingError
 
     with pytest.raises(SamplingError):
         SamplingConfig(**kwargs)  # type: ignore[arg-type]

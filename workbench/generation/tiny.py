@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from workbench.engine.loaded import LoadedModel
+from workbench.generation.loaded import LoadedModel
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")

@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 
 from workbench.chat import Message, Tool, ToolCall
-from workbench.engine.bitmask import STRIP_BUCKETS, full_summary, is_allowed, summarize, unpack
-from workbench.engine.detok import IncrementalText
-from workbench.engine.kv import cache_name, forward_with_cache
-from workbench.engine.loaded import LoadedModel
-from workbench.engine.sampling import SamplingConfig, sample_token, top_k
-from workbench.engine.step import Candidate, Step
 from workbench.errors import WorkbenchError
 from workbench.events import Diagnostic, Event
+from workbench.generation.bitmask import STRIP_BUCKETS, full_summary, is_allowed, summarize, unpack
+from workbench.generation.detok import IncrementalText
+from workbench.generation.kv import cache_name, forward_with_cache
+from workbench.generation.loaded import LoadedModel
+from workbench.generation.sampling import SamplingConfig, sample_token, top_k
+from workbench.generation.step import Candidate, Step
 from workbench.grammar import GrammarPlan, build_grammar
 from workbench.grammar.matcher import ConstrainedMatcher
 from workbench.spec import FormatSpec
@@ -72,7 +72,7 @@ class GenerationResult:
 @dataclass(frozen=True)
 class PastPosition:
     """A generator's grammar at an earlier step (:meth:`Generator.position_before`): the same attributes
-    the "why" questions (:mod:`workbench.engine.why`) read from a live generator."""
+    the "why" questions (:mod:`workbench.generation.why`) read from a live generator."""
 
     matcher: ConstrainedMatcher
     text: str
@@ -121,7 +121,7 @@ class Generator:
     """Step-wise constrained generation for one conversation (see the module docstring).
 
     Args:
-        loaded: model + tokenizer (:func:`workbench.engine.model.load_model`).
+        loaded: model + tokenizer (:func:`workbench.generation.model.load_model`).
         spec: the output format; the grammar and the parser both come from it.
         messages: the conversation so far (the prompt); OpenAI dicts are passed to the template as they are
             (tool-call arguments as dicts, as transformers does).

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from workbench.chat import Message
-from workbench.engine.generate import Generator
-from workbench.engine.loaded import LoadedModel
-from workbench.engine.step import Step
-from workbench.engine.tiny import load_tiny
+from workbench.generation.generate import Generator
+from workbench.generation.loaded import LoadedModel
+from workbench.generation.step import Step
+from workbench.generation.tiny import load_tiny
 from workbench.grammar.reference_specs import QWEN3_LIKE
 from workbench.template.source import load_template
 

@@ -1,4 +1,4 @@
-"""``workbench.engine.why`` and the generator's stepping record, with the tiny random model.
+"""``workbench.generation.why`` and the generator's stepping record, with the tiny random model.
 
 The questions the inspector asks ("where is the grammar", "why is this token masked", "would this string
 be accepted") must be answered by the live matcher without moving it, and the generator's record must let
@@ -12,12 +12,12 @@ import json
 import pytest
 
 from workbench.chat import Message, Tool
-from workbench.engine import why
-from workbench.engine.generate import GenerationError, Generator
-from workbench.engine.loaded import LoadedModel
-from workbench.engine.sampling import SamplingConfig
-from workbench.engine.step import Step
-from workbench.engine.tiny import load_tiny
+from workbench.generation import why
+from workbench.generation.generate import GenerationError, Generator
+from workbench.generation.loaded import LoadedModel
+from workbench.generation.sampling import SamplingConfig
+from workbench.generation.step import Step
+from workbench.generation.tiny import load_tiny
 from workbench.grammar.reference_specs import QWEN3_LIKE
 from workbench.template.source import load_template
 
@@ -174,7 +174,7 @@ def test_prefill_reads_the_prompt_without_choosing_a_token(tiny: LoadedModel) ->
 def test_a_refused_jump_forward_leaves_nothing_half_written(
     tiny: LoadedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from workbench.engine.generate import ForceRefused
+    from workbench.generation.generate import ForceRefused
 
     gen = make(tiny)
     gen.force(tid(tiny, "<tool_call>"))

@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 
 from workbench.chat import Message, Tool
-from workbench.engine.generate import ForceRefused, GenerationError, Generator
-from workbench.engine.loaded import LoadedModel
-from workbench.engine.sampling import SamplingConfig
-from workbench.engine.step import Step
-from workbench.engine.tiny import load_tiny
+from workbench.generation.generate import ForceRefused, GenerationError, Generator
+from workbench.generation.loaded import LoadedModel
+from workbench.generation.sampling import SamplingConfig
+from workbench.generation.step import Step
+from workbench.generation.tiny import load_tiny
 from workbench.grammar.reference_specs import DEEPSEEK_V31_LIKE, QWEN3_LIKE
 from workbench.spec import FormatSpec
 from workbench.template.source import load_template

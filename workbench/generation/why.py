@@ -13,11 +13,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workbench.engine.bitmask import is_allowed, unpack
 from workbench.errors import WorkbenchError
+from workbench.generation.bitmask import is_allowed, unpack
 
 if TYPE_CHECKING:
-    from workbench.engine.loaded import LoadedModel
+    from workbench.generation.loaded import LoadedModel
     from workbench.grammar import GrammarPlan
 
 

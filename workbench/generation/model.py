@@ -10,7 +10,7 @@ nothing cached, the error says what to pass instead.
 References accepted by :func:`load_model`:
 
 - ``None`` / ``"default"`` / ``"smollm2"``: the embedded default;
-- ``"tiny"``: a 2-layer random Qwen3-style model (see :mod:`workbench.engine.tiny`);
+- ``"tiny"``: a 2-layer random Qwen3-style model (see :mod:`workbench.generation.tiny`);
 - a folder with ``config.json`` and a tokenizer; a ``.gguf`` file;
 - a Hugging Face id (``org/name``): online only.
 """
@@ -28,8 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.engine.loaded import LoadedModel
 from workbench.errors import WorkbenchError
+from workbench.generation.loaded import LoadedModel
 
 Progress = Callable[[str], object]
 
@@ -83,7 +83,7 @@ def load_model(ref: str | None = None, *, progress: Progress | None = None) -> L
     if ref is None or ref in DEFAULT_ALIASES:
         return load_default(progress=progress)
     if ref == "tiny":
-        from workbench.engine.tiny import load_tiny
+        from workbench.generation.tiny import load_tiny
 
         _say(progress, "building a tiny random model")
         return load_tiny()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.engine import threads
+from workbench.generation import threads
 
 
 def test_default_leaves_half_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 
 from workbench.chat import Message, Tool
-from workbench.engine import model as model_mod
-from workbench.engine.model import ModelError, default_model_cached, load_model
-from workbench.engine.tiny import build_fallback_tokenizer, make_tiny_model
+from workbench.generation import model as model_mod
+from workbench.generation.model import ModelError, default_model_cached, load_model
+from workbench.generation.tiny import build_fallback_tokenizer, make_tiny_model
 
 
 def test_folder_without_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
@@ -77,7 +77,7 @@ def test_default_smollm2_writes_a_valid_weather_call() -> None:
     if not default_model_cached():
         pytest.skip("SmolLM2 is not cached (run `workbench generate` once online to fetch it)")
     from workbench.analysis import analyze
-    from workbench.engine.generate import Generator
+    from workbench.generation.generate import Generator
     from workbench.template.source import load_template
 
     weather = Tool(
@@ -138,8 +138,8 @@ def test_corrupt_weights_are_one_model_error(tmp_path: Path, damage: str) -> Non
 
 
 def test_prompt_longer_than_the_model_context_is_refused() -> None:
-    from workbench.engine.generate import GenerationError, Generator
-    from workbench.engine.tiny import load_tiny
+    from workbench.generation.generate import GenerationError, Generator
+    from workbench.generation.tiny import load_tiny
     from workbench.spec import FormatSpec
 
     loaded = load_tiny(prefer_shared=False)
