@@ -222,3 +222,14 @@ def test_a_tokenizer_that_is_not_json_is_one_line(tmp_path: Path) -> None:
         code, line = _cli(*args)
         assert code == 1 and f"cannot read the tokenizer {tokenizer}" in line, line
     assert not (tmp_path / "x").exists()
+
+
+def test_a_prompt_longer_than_the_context_can_hold_is_refused_before_tokenizing(tmp_path: Path) -> None:
+    """2,000,000 characters cannot fit the tiny model's 8,192 tokens (a token is at most a few hundred
+    bytes): refused from the length alone, without tokenizing it."""
+    messages = _write(tmp_path / "m.json", [{"role": "user", "content": "word " * 400_000}])
+    args = ["generate", "--template", str(TEMPLATE), "--messages", str(messages), "--model", "tiny"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    line = result.stderr.strip().splitlines()[-1]  # after the model's progress line
+    assert "refused before tokenizing" in line and "limit of 8,192 tokens" in line
