@@ -241,9 +241,9 @@ def test_a_tool_schema_of_the_wrong_shape_or_size_is_refused_where_it_is_read(
     path.write_text(json.dumps(tools), encoding="utf-8")
     output = tmp_path / "out.txt"
     output.write_text(_qwen_call({"city": "Paris"}), encoding="utf-8")
+    args = ["parse", "--template", "chatml-think-tools", "--tools", str(path), str(output), "--json"]
     done = subprocess.run(
-        [sys.executable, "-m", "workbench", "parse", "--template", "chatml-think-tools", "--tools", str(path)]
-        + [str(output), "--json"],
+        [sys.executable, "-m", "workbench", *args],
         capture_output=True,
         text=True,
         cwd=REPO,
