@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,26 @@ def test_a_prompt_longer_than_the_context_can_hold_is_refused_before_tokenizing(
     assert result.exit_code == 1 and "Traceback" not in result.stderr
     line = result.stderr.strip().splitlines()[-1]  # after the model's progress line
     assert "refused before tokenizing" in line and "limit of 8,192 tokens" in line
+
+
+def test_recommend_says_it_is_running_and_stops_an_engine_at_its_time_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``recommend`` used to run for minutes with no output; an engine's harness now reports every
+    heartbeat on stderr and is killed at its bound (issue 22, item 8)."""
+    import sys
+    import time
+
+    from workbench.commands import recommend
+
+    monkeypatch.setattr(recommend, "HEARTBEAT", 0.2)
+    monkeypatch.setattr(recommend, "HARNESS_TIMEOUT", 1.0)
+    said: list[str] = []
+    hang = [sys.executable, "-c", "import sys, time; sys.stdin.read(); time.sleep(60)"]
+    started = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        recommend._harness(hang, '{"jobs": []}', {}, "vllm", said.append)
+    assert time.monotonic() - started < 10
+    assert said and all(line.startswith("vllm: still running") for line in said)
+    quick = [sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"]
+    assert recommend._harness(quick, "ok", {}, "sglang", said.append)[:2] == (0, "OK\n")
