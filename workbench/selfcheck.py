@@ -104,7 +104,7 @@ def recorded_verdicts(spec: FormatSpec) -> tuple[Verdict, ...]:
     data = spec.provenance.validation
     if not isinstance(data, dict) or "cases" not in data:
         return ()
-    return verdicts_from_report(ValidationReport.from_dict(data))
+    return verdicts_from_report(ValidationReport.from_dict(data, "provenance.validation"))
 
 
 def cannot_express(verdicts: tuple[Verdict, ...]) -> list[str]:

@@ -570,6 +570,7 @@ class FormatSpec:
             raise SpecError(
                 f"spec: version {version!r} is newer than this workbench understands ({SPEC_VERSION})"
             )
+        check_spec_sizes(data)
         return _from_dict(cls, data, "spec")
 
     @classmethod
@@ -580,6 +581,51 @@ class FormatSpec:
             where = f"line {exc.lineno} column {exc.colno}"
             raise SpecError(f"spec: not valid JSON ({exc.msg} at {where})") from None
         return cls.from_dict(data)
+
+
+# --- size limits: a spec is a shared file; every builder and parser is linear in it, not in what it holds ---
+#: Characters of a marker, pattern literal, field name or value delimiter (the longest in the real templates
+#: here: 43).  Parsers hold back partial markers and grammars spell each one out: a 1 MB marker used to end a
+#: parse in MemoryError and keep grammar builders busy for minutes.
+MAX_SPEC_TEXT = 256
+#: Characters of a prompt fact (a generation prompt, a switch's effect: the longest here is 203).
+MAX_PROMPT_TEXT = 4096
+#: Items of one list (end markers, preserved tokens, a pattern's parts or argument variants, ...).
+MAX_SPEC_ITEMS = 256
+#: Values in the whole spec outside its provenance (a real one has about a hundred).
+MAX_SPEC_VALUES = 20_000
+
+
+def check_spec_sizes(data: dict[str, Any]) -> None:
+    """Refuse, with one :class:`SpecError` naming the path, a spec (as decoded JSON) holding a string, a
+    list or a number of values past the limits above.  The provenance is free-form (its validation report
+    may be large) except its names, which exports write out; iterative, so depth cannot exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = []
+    for key, value in data.items():
+        if key == "provenance" and isinstance(value, dict):
+            for name in ("template_name", "template_sha256", "workbench_version"):
+                stack.append((value.get(name, ""), f"spec.provenance.{name}", MAX_PROMPT_TEXT))
+        else:
+            stack.append((value, f"spec.{key}", MAX_PROMPT_TEXT if key == "prompt" else MAX_SPEC_TEXT))
+    values = 0
+    while stack:
+        node, path, longest = stack.pop()
+        values += 1
+        if values > MAX_SPEC_VALUES:
+            raise SpecError(f"spec: more than {MAX_SPEC_VALUES:,} values (a real spec holds about a hundred)")
+        if isinstance(node, str) and len(node) > longest:
+            raise SpecError(
+                f"{path}: {len(node):,} characters; a spec string here holds at most {longest:,} (real "
+                "markers are under 50)"
+            )
+        if isinstance(node, (list, dict)) and len(node) > MAX_SPEC_ITEMS:
+            raise SpecError(
+                f"{path}: {len(node):,} items; a spec list or object holds at most {MAX_SPEC_ITEMS}"
+            )
+        if isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]", longest) for i, v in enumerate(node))
+        elif isinstance(node, dict):
+            stack.extend((v, f"{path}.{k}", longest) for k, v in node.items())
 
 
 def _marker_field_defs() -> tuple[tuple[str, Field[Any]], ...]:

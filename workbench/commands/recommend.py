@@ -38,7 +38,9 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Mapping, Sequence
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
@@ -164,7 +166,9 @@ def recommend_command(
     if python is None:
         fail(f"workbench recommend needs the engines: {engines_missing_reason()}")
     with input_errors():
-        answer = recommend([template or ""], python, tokenizer=tokenizer, time_limit=time_limit, spec=spec)[0]
+        answer = recommend(
+            [template or ""], python, tokenizer=tokenizer, time_limit=time_limit, spec=spec, progress=_say
+        )[0]
     if as_json:
         print_json(answer)
     else:
@@ -274,6 +278,11 @@ def prepare(
     )
 
 
+def _say(line: str) -> None:
+    """Progress on stderr (stdout holds the answer): a run takes minutes and must not look hung."""
+    print(f"recommend: {line}", file=sys.stderr, flush=True)
+
+
 def recommend(
     templates: list[str],
     python: Path,
@@ -283,19 +292,28 @@ def recommend(
     only: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
     engines: tuple[str, ...] = ENGINES,
     spec: Path | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Every engine's parsers on each template's round-trip cases, one harness run per engine for all the
     templates; one JSON answer per template (see the module doc).  ``only`` limits the parsers run to those
     names, for every template or per template (a mapping keyed by the ``templates`` entry): tests, since a
     full run of ~100 parsers takes many minutes on a loaded machine.  ``spec``: grade with this spec instead
-    of the analysis (one template, or none: its recorded cases)."""
-    prepared = [prepare(t, tokenizer=tokenizer, time_limit=time_limit, spec=spec) for t in templates]
+    of the analysis (one template, or none: its recorded cases).  ``progress`` gets a line at each stage and
+    every :data:`HEARTBEAT` seconds while an engine runs; each engine's run is bounded by
+    :data:`HARNESS_TIMEOUT` seconds (past it, that engine's answer says so)."""
+    say = progress or (lambda _line: None)
+    prepared = []
+    for t in templates:
+        say(f"analysing and validating {t or spec}")
+        prepared.append(prepare(t, tokenizer=tokenizer, time_limit=time_limit, spec=spec))
     graded = [(t, p) for t, p in zip(templates, prepared, strict=True) if not p.not_graded]
     jobs = [p.job() for _, p in graded]
     if isinstance(only, Mapping):
         for (template, _), job in zip(graded, jobs, strict=True):
             job["only"] = list(only.get(template, ()))
-    answers = _run_engines(python, jobs, None if isinstance(only, Mapping) else only, engines) if jobs else {}
+    answers = (
+        _run_engines(python, jobs, None if isinstance(only, Mapping) else only, engines, say) if jobs else {}
+    )
     out = []
     n = -1
     for item in prepared:
@@ -332,11 +350,18 @@ def recommend(
     return out
 
 
+#: Longest one engine's harness may run (a full run of ~100 parsers: minutes on a loaded machine).
+HARNESS_TIMEOUT = 1800.0
+#: Seconds between "still running" lines while an engine's harness runs.
+HEARTBEAT = 30.0
+
+
 def _run_engines(
     python: Path,
     jobs: list[dict[str, Any]],
     only: Sequence[str] | None = None,
     engines: tuple[str, ...] = ENGINES,
+    say: Callable[[str], None] = lambda _line: None,
 ) -> dict[str, dict[str, Any]]:
     """One harness subprocess per engine, one after the other: each imports GBs of engine code and the
     machines this runs on (CI: 2 cores) cannot hold two at once without swapping."""
@@ -344,27 +369,28 @@ def _run_engines(
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     env.setdefault("OMP_NUM_THREADS", "1")
     out: dict[str, dict[str, Any]] = {}
+    cases = sum(len(job["cases"]) for job in jobs)
     for engine in engines:
         request = json.dumps(
             {"engine": engine, "jobs": jobs, "only": list(only) if only is not None else None}
         )
+        say(f"running {engine}'s built-in parsers on {cases} cases (importing {engine} alone takes ~15 s)")
+        started = time.monotonic()
         try:
-            proc = subprocess.run(
-                [str(python), str(HARNESS)],
-                input=request,
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=1800,
-            )
+            code, stdout, stderr = _harness([str(python), str(HARNESS)], request, env, engine, say)
         except subprocess.TimeoutExpired:
-            out[engine] = {"failed": "the harness took more than 1800 s"}
+            out[engine] = {"failed": f"the harness took more than {HARNESS_TIMEOUT:g} s"}
+            say(f"{engine}: stopped after {HARNESS_TIMEOUT:g} s")
             continue
-        if proc.returncode != 0:
-            tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        say(f"{engine}: done in {time.monotonic() - started:.0f} s")
+        if code != 0:
+            tail = (stderr.strip().splitlines() or ["no output"])[-1]
             out[engine] = {"failed": f"the harness failed: {tail}"}
             continue
-        out[engine] = json.loads(proc.stdout)
+        try:
+            out[engine] = json.loads(stdout)
+        except ValueError:
+            out[engine] = {"failed": "the harness answered with something that is not JSON"}
     return out
 
 
@@ -377,6 +403,35 @@ _WORDS = {"tools": "tool calls", "reasoning": "reasoning"}
 def checked_on(cases: Sequence[CaseResult]) -> list[str]:
     """The kinds of case (their features) a parser was run on."""
     return sorted({f for c in cases for f in c.features})
+
+
+def _harness(
+    command: list[str], request: str, env: dict[str, str], engine: str, say: Callable[[str], None]
+) -> tuple[int, str, str]:
+    """Run one harness to its end or :data:`HARNESS_TIMEOUT` (then kill it and raise TimeoutExpired),
+    saying every :data:`HEARTBEAT` seconds that it still runs."""
+    started = time.monotonic()
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    ) as proc:
+        pending: str | None = request
+        while True:
+            left = HARNESS_TIMEOUT - (time.monotonic() - started)
+            try:
+                stdout, stderr = proc.communicate(pending, timeout=max(min(HEARTBEAT, left), 0.01))
+                return proc.returncode, stdout, stderr
+            except subprocess.TimeoutExpired:
+                pending = None  # the request was written in full before communicate waited
+                if left <= HEARTBEAT:
+                    proc.kill()
+                    proc.communicate()
+                    raise
+                say(f"{engine}: still running ({time.monotonic() - started:.0f} s)")
 
 
 def _judge(

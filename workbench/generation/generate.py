@@ -174,6 +174,7 @@ class Generator:
         self.prompt = render_prompt(
             loaded, messages, self.tools, template, reasoning=reasoning, template_kwargs=template_kwargs
         )
+        _check_prompt_length(loaded, self.prompt)
         if template_kwargs and spec.output_start_stage(generation_prompt=self.prompt) in (
             "content",
             "answer",
@@ -675,6 +676,19 @@ class Generator:
             )
         )
         return ParseResult(dataclasses.replace(message, tool_calls=tuple(complete)), diagnostics)
+
+
+def _check_prompt_length(loaded: Any, prompt: str) -> None:
+    """Refuse a prompt that cannot fit the context before tokenizing it: a token adds at most
+    ``max_token_bytes`` bytes (so at most that many characters), and tokenizing a text of hundreds of MB
+    takes minutes and gigabytes (a 120 MB prompt ended in SIGABRT)."""
+    limit = max_prompt_tokens(loaded)
+    longest = loaded.max_token_bytes()
+    if len(prompt) > limit * longest:
+        raise GenerationError(
+            f"the rendered prompt has {len(prompt):,} characters, more than this model's limit of {limit:,} "
+            f"tokens can hold (one token is at most {longest} bytes here): refused before tokenizing"
+        )
 
 
 def max_prompt_tokens(loaded: Any) -> int:

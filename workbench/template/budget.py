@@ -119,12 +119,12 @@ class RenderBudget:
         """The budget's time ran out (a render stopped at its rest): the error, remembered."""
         return self._spend_time()
 
-    def spend_output(self, characters: int) -> BudgetExhausted:
+    def spend_output(self) -> BudgetExhausted:
         """A render's output passed what was left: the error, remembered."""
         self.exhausted = BudgetExhausted(
-            f"{self.what} stopped: the template's renders returned more than {self.max_output:,} "
-            f"characters together (the output cap of one command; the last render alone had "
-            f"{characters:,} or more)",
+            f"{self.what} stopped: the template's renders would return more than {self.max_output:,} "
+            f"characters together (the output cap of one analysis, validation or prompt; real templates "
+            "return well under 1,000,000)",
             kind="limit",
         )
         return self.exhausted
@@ -136,10 +136,14 @@ class RenderBudget:
             raise self._again()
 
     def _spend_time(self) -> BudgetExhausted:
+        why = (
+            f" ({TOTAL_FACTOR} x the time limit of {self.time_limit:g} s per render)"
+            if self.total_seconds == self.time_limit * TOTAL_FACTOR
+            else ""
+        )
         self.exhausted = BudgetExhausted(
-            f"{self.what} stopped: the template's renders took {self.total_seconds:g} s together "
-            f"({TOTAL_FACTOR} x the time limit of {self.time_limit:g} s per render) after {self.renders} "
-            "renders",
+            f"{self.what} stopped: the template's renders took {self.total_seconds:g} s together{why}, "
+            f"after {self.renders} renders",
             kind="timeout",
         )
         return self.exhausted

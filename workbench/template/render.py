@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 
 from workbench.chat import Message, Tool
+from workbench.inputs import unencodable_at
 from workbench.template import worker
 from workbench.template.budget import BudgetExhausted, RenderBudget, current_budget
 from workbench.template.errors import (
@@ -347,6 +348,7 @@ def render(
         else:
             text = render_in_process(compile_in_process(source), context, run.limit, now, run.max_output)
         run.returned(len(text))
+    _check_encodable(text)
     if continued is not None:
         text = _cut_at_tag(text, continued)
     return text
@@ -397,7 +399,7 @@ def render_many(
         else:
             compiled = compile_in_process(source)
             outcomes = [_inline(compiled, context, run.limit, now, run.max_output) for context in contexts]
-        outcomes = [run.settle(outcome) for outcome in outcomes]
+        outcomes = [_encodable_or_error(run.settle(outcome)) for outcome in outcomes]
         run.returned(sum(len(o) for o in outcomes if isinstance(o, str)))
     for (index, continued), outcome in zip(slots, outcomes, strict=True):
         if isinstance(outcome, str) and continued is not None:
@@ -407,6 +409,27 @@ def render_many(
                 outcome = exc
         results[index] = outcome
     return [r for r in results if r is not None]
+
+
+def _check_encodable(text: str) -> None:
+    """A render holding a lone surrogate (a template can write ``"\\ud800"``) is refused: the one policy
+    for text that cannot be encoded, which no tokenizer, terminal or file could take."""
+    at = unencodable_at(text)
+    if at is not None:
+        raise TemplateError(
+            f"the template's output holds a lone surrogate ({ascii(text[at])[1:-1]}) at character {at}: "
+            "not text that can be encoded",
+            kind="render",
+        )
+
+
+def _encodable_or_error(outcome: str | TemplateError) -> str | TemplateError:
+    if isinstance(outcome, str):
+        try:
+            _check_encodable(outcome)
+        except TemplateError as exc:
+            return exc
+    return outcome
 
 
 def _inline(
@@ -455,7 +478,7 @@ class _Accounted:
         if budget is None or isinstance(exc, BudgetExhausted):
             return None
         if isinstance(exc, RenderOutputTooLarge) and budget.bound_by_output(MAX_RENDER_OUTPUT):
-            return budget.spend_output(self.max_output)
+            return budget.spend_output()
         if isinstance(exc, RenderTimeout) and self.limit < self.own_limit:
             return budget.spend_time()
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.errors import WorkbenchError
 from workbench.validate.cases import FEATURES
 from workbench.validate.verdict import UntestedFeature, ValidationVerdict, compute_verdict
 
@@ -22,6 +23,24 @@ PASS, FAIL, UNSUPPORTED, ERROR = "pass", "fail", "unsupported", "error"
 # apart (``UNTESTABLE``).  Only NOT_RENDERED says the template does not render a feature.
 NOT_RENDERED, RAISED, UNTESTABLE = "not_rendered", "raised", "untestable"
 SKIP_KINDS = (NOT_RENDERED, RAISED, UNTESTABLE)
+
+
+class ReportError(WorkbenchError, ValueError):
+    """A validation report's dict form (a spec's ``provenance.validation``) has a field of the wrong type."""
+
+
+_KINDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}
+
+
+def _field(value: Any, kind: type, where: str) -> Any:
+    if not isinstance(value, kind):
+        raise ReportError(f"{where}: expected {_KINDS.get(kind, kind.__name__)}, not {type(value).__name__}")
+    return value
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    items = _field(value, list, where)
+    return tuple(_field(item, str, f"{where}[{i}]") for i, item in enumerate(items))
 
 
 @dataclass(frozen=True)
@@ -91,23 +110,30 @@ class CaseResult:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+    def from_dict(cls, data: Any, where: str = "case") -> CaseResult:
+        """A case from a report's dict form (a spec file's ``provenance.validation``: untrusted), every
+        field's type checked; :class:`ReportError` names the first wrong one."""
+        data = _field(data, dict, where)
+        continued = _field(data.get("continued") or {}, dict, f"{where}.continued")
+        parsed = data.get("parsed")
         return cls(
-            id=str(data["id"]),
-            features=tuple(data.get("features", ())),
-            description=str(data.get("description", "")),
-            status=str(data["status"]),
-            reason=str(data.get("reason", "")),
-            output=str(data.get("output", "")),
-            generation_prefix=str(data.get("generation_prefix", "")),
-            thinking_opened=bool(data.get("thinking_opened", False)),
-            compare_ids=bool(data.get("compare_ids", False)),
-            expected=dict(data.get("expected") or {}),
-            parsed=data.get("parsed"),
-            mismatches=tuple(data.get("mismatches", ())),
-            start_stage=str(data.get("start_stage", "")),
-            continued={str(k): str(v) for k, v in (data.get("continued") or {}).items()},
-            skip=str(data.get("skip", "")),
+            id=_field(data.get("id"), str, f"{where}.id"),
+            features=_strings(data.get("features", []), f"{where}.features"),
+            description=_field(data.get("description", ""), str, f"{where}.description"),
+            status=_field(data.get("status"), str, f"{where}.status"),
+            reason=_field(data.get("reason", ""), str, f"{where}.reason"),
+            output=_field(data.get("output", ""), str, f"{where}.output"),
+            generation_prefix=_field(data.get("generation_prefix", ""), str, f"{where}.generation_prefix"),
+            thinking_opened=_field(data.get("thinking_opened", False), bool, f"{where}.thinking_opened"),
+            compare_ids=_field(data.get("compare_ids", False), bool, f"{where}.compare_ids"),
+            expected=_field(data.get("expected") or {}, dict, f"{where}.expected"),
+            parsed=None if parsed is None else _field(parsed, dict, f"{where}.parsed"),
+            mismatches=_strings(data.get("mismatches", []), f"{where}.mismatches"),
+            start_stage=_field(data.get("start_stage", ""), str, f"{where}.start_stage"),
+            continued={
+                k: _field(v, str, f"{where}.continued.{k}") for k, v in continued.items()
+            },
+            skip=_field(data.get("skip", ""), str, f"{where}.skip"),
         )
 
 
@@ -214,14 +240,24 @@ class ValidationReport:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ValidationReport:
+    def from_dict(cls, data: Any, where: str = "validation") -> ValidationReport:
+        """A report from its dict form; every field's type is checked (it comes from spec files people
+        share): :class:`ReportError` names the first wrong field instead of a ``TypeError`` later."""
+        data = _field(data, dict, where)
+        cases = _field(data.get("cases", []), list, f"{where}.cases")
+        continuation = _field(data.get("continuation", []), list, f"{where}.continuation")
         return cls(
-            template_name=str(data.get("template_name", "")),
-            template_sha256=str(data.get("template_sha256", "")),
-            cases=tuple(CaseResult.from_dict(c) for c in data.get("cases", ())),
-            notes=tuple(data.get("notes", ())),
-            source=str(data.get("source", "template")),
-            continuation=tuple(CaseResult.from_dict(c) for c in data.get("continuation", ())),
-            untested=tuple(UntestedFeature.from_dict(u) for u in data.get("untested", ()) or ()),
-            unstable=str(data.get("unstable", "") or ""),
+            template_name=_field(data.get("template_name", ""), str, f"{where}.template_name"),
+            template_sha256=_field(data.get("template_sha256", ""), str, f"{where}.template_sha256"),
+            cases=tuple(CaseResult.from_dict(c, f"{where}.cases[{i}]") for i, c in enumerate(cases)),
+            notes=_strings(data.get("notes", []), f"{where}.notes"),
+            source=_field(data.get("source", "template"), str, f"{where}.source"),
+            continuation=tuple(
+                CaseResult.from_dict(c, f"{where}.continuation[{i}]") for i, c in enumerate(continuation)
+            ),
+            untested=tuple(
+                UntestedFeature.from_dict(_field(u, dict, f"{where}.untested[{i}]"))
+                for i, u in enumerate(_field(data.get("untested") or [], list, f"{where}.untested"))
+            ),
+            unstable=_field(data.get("unstable") or "", str, f"{where}.unstable"),
         )

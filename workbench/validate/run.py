@@ -237,6 +237,6 @@ def validate_recorded(
 def report_from_spec(spec: FormatSpec) -> ValidationReport | None:
     """The validation report an exported spec carries, if any."""
     data = spec.provenance.validation
-    if not data or not isinstance(data.get("cases"), list):
+    if not data or "cases" not in data:
         return None
-    return ValidationReport.from_dict(data)
+    return ValidationReport.from_dict(data, "provenance.validation")
