@@ -22,11 +22,11 @@ import time
 import torch
 
 from workbench.chat import Message, Tool
-from workbench.engine.generate import Generator
-from workbench.engine.loaded import LoadedModel
-from workbench.engine.model import ModelError, default_model_cached, load_model
-from workbench.engine.sampling import SamplingConfig
-from workbench.engine.step import Step
+from workbench.generation.generate import Generator
+from workbench.generation.loaded import LoadedModel
+from workbench.generation.model import ModelError, default_model_cached, load_model
+from workbench.generation.sampling import SamplingConfig
+from workbench.generation.step import Step
 from workbench.grammar.reference_specs import QWEN3_LIKE
 from workbench.template.source import load_template
 

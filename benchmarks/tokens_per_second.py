@@ -31,10 +31,10 @@ from typing import Any
 import torch
 
 from workbench.chat import Message, Tool
-from workbench.engine.generate import Generator
-from workbench.engine.kv import cache_name, forward_with_cache
-from workbench.engine.loaded import LoadedModel
-from workbench.engine.model import ModelError, load_model
+from workbench.generation.generate import Generator
+from workbench.generation.kv import cache_name, forward_with_cache
+from workbench.generation.loaded import LoadedModel
+from workbench.generation.model import ModelError, load_model
 from workbench.template.source import DEFAULT_TEMPLATE, load_template
 from workbench.tui.controllers import engine as engine_mod
 from workbench.tui.controllers.engine import EngineController, GenerationRequest

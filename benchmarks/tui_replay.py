@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.parsing import StreamParser
 from workbench.template.source import TemplateSource
 from workbench.tui.app import WorkbenchApp

@@ -1,10 +1,10 @@
 """Regenerate the example sessions in ``sessions/`` with the real engine.
 
-Each example runs the real :class:`~workbench.engine.generate.Generator` (tiny random Qwen3-style model, the
-real Qwen3 tokenizer from ``../shared`` when present, grammar constraint on) and *forces* a scripted answer
-token by token: the model's logits, the grammar's masks, the candidates and the parser's events are all real,
-while the answer is one a person can read.  The recorded parsed message is the generator's own parse; the
-tests replay every session offline and require the same message.
+Each example runs the real :class:`~workbench.generation.generate.Generator` (tiny random Qwen3-style model,
+the real Qwen3 tokenizer from ``../shared`` when present, grammar constraint on) and *forces* a scripted
+answer token by token: the model's logits, the grammar's masks, the candidates and the parser's events are all
+real, while the answer is one a person can read.  The recorded parsed message is the generator's own parse;
+the tests replay every session offline and require the same message.
 
     .venv/bin/python scripts/make_example_sessions.py [--out sessions]
 
@@ -91,7 +91,7 @@ EXAMPLES = (
 def record(example: Example, loaded: Any) -> Any:
     """Run the generator on the example, forcing the scripted answer; return the session."""
     from workbench.analysis import analyze
-    from workbench.engine.generate import ForceRefused, Generator
+    from workbench.generation.generate import ForceRefused, Generator
     from workbench.template.source import load_template
 
     source = load_template(example.template)
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from workbench.engine.tiny import load_tiny
+    from workbench.generation.tiny import load_tiny
 
     torch.set_num_threads(1)
     loaded = load_tiny(seed=0)

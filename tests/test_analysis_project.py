@@ -96,10 +96,12 @@ def test_harmony_channels_is_learned_as_headed_messages() -> None:
     spec = project("harmony-channels").spec
     lay = spec.layout
     assert (lay.opener, lay.closer, lay.channel) == ("<|start|>assistant", "<|message|>", "<|channel|>")
-    assert {m.kind: m.header for m in lay.messages} == {
-        "reasoning": "<|channel|>analysis<|message|>",
-        "content": "<|channel|>final<|message|>",
-    }
+    # Learned: analysis and final; the Harmony protocol supplement adds the commentary preamble (content).
+    assert [(m.kind, m.header) for m in lay.messages] == [
+        ("reasoning", "<|channel|>analysis<|message|>"),
+        ("content", "<|channel|>final<|message|>"),
+        ("content", "<|channel|>commentary<|message|>"),
+    ]
     # "<|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{json}<|call|>"
     assert spec.tools.call_start == "<|start|>assistant<|channel|>commentary to=functions."
     assert spec.tools.call_end == "<|call|>"

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.engine.tiny import build_fallback_tokenizer, make_tiny_model
+from workbench.generation.tiny import build_fallback_tokenizer, make_tiny_model
 from workbench.grammar.reference_specs import QWEN3_LIKE
 
 WEATHER = {

@@ -217,7 +217,7 @@ def test_the_first_mask_allows_recipient_names_only(llama_tokenizer: Any) -> Non
 # ------------------------------------------------------------------------------------------ engine
 @pytest.fixture(scope="module")
 def tiny() -> Any:
-    from workbench.engine.tiny import load_tiny
+    from workbench.generation.tiny import load_tiny
 
     return load_tiny(hidden=16)
 
@@ -225,8 +225,8 @@ def tiny() -> Any:
 def generate(
     tiny: Any, spec: FormatSpec, template: TemplateSource, choice: str, seed: int, max_new_tokens: int = 320
 ) -> Any:
-    from workbench.engine.generate import Generator
-    from workbench.engine.sampling import SamplingConfig
+    from workbench.generation.generate import Generator
+    from workbench.generation.sampling import SamplingConfig
 
     gen = Generator(
         tiny,

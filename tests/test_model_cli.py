@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.engine import model as model_mod
-from workbench.engine.model import FETCH_STAGES, ModelError
+from workbench.generation import model as model_mod
+from workbench.generation.model import FETCH_STAGES, ModelError
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from workbench.chat import Message, Tool, ToolCall
-from workbench.engine.step import Candidate, Step
 from workbench.events import Event
+from workbench.generation.step import Candidate, Step
 from workbench.session import (
     SESSION_VERSION,
     ModelRecord,

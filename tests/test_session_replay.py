@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.session import (
     ModelRecord,
     SessionError,

@@ -212,8 +212,8 @@ def test_generate_renders_the_prompt_with_the_switches() -> None:
     pytest.importorskip("torch")
     pytest.importorskip("xgrammar")
     from workbench.chat import Message
-    from workbench.engine.generate import Generator
-    from workbench.engine.tiny import load_tiny
+    from workbench.generation.generate import Generator
+    from workbench.generation.tiny import load_tiny
 
     src = load_template(EFFORT)
     spec = analyze(src).spec

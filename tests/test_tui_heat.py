@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from workbench.engine.bitmask import STRIP_BUCKETS, full_summary, summarize, unpack
+from workbench.generation.bitmask import STRIP_BUCKETS, full_summary, summarize, unpack
 from workbench.tui.widgets.decode import bucket_counts, bucket_of, draw_strip, log_levels
 
 xgr = pytest.importorskip("xgrammar")
@@ -17,7 +17,7 @@ xgr = pytest.importorskip("xgrammar")
 
 def real_mask() -> tuple[np.ndarray, int]:
     """The bitmask of a small grammar's first token, over the tiny model's real tokenizer."""
-    from workbench.engine.tiny import load_tiny_tokenizer
+    from workbench.generation.tiny import load_tiny_tokenizer
 
     tok = load_tiny_tokenizer()
     info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=len(tok))

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Input
 
 from tests.test_tui_app import make_app, settle
 from tests.test_tui_stepping import live_app, start
-from workbench.engine.step import Candidate
+from workbench.generation.step import Candidate
 from workbench.tui.demo import demo_parser, demo_steps
 from workbench.tui.inspect_views import allowed_rows, candidate_rows
 from workbench.tui.screens.inspector import InspectorScreen
@@ -145,7 +145,7 @@ async def test_j_applies_the_jump_forward_string_and_t_tests_a_string() -> None:
 
 
 def test_the_grammar_pane_reads_the_live_position_else_the_steps_record() -> None:
-    from workbench.engine.why import GrammarPosition
+    from workbench.generation.why import GrammarPosition
     from workbench.tui.inspect_views import grammar_text
 
     step = next(s for s in demo_steps() if s.constrained)

@@ -19,9 +19,9 @@ SIZE = (120, 36)
 def test_the_replayed_position_agrees_with_every_recorded_step() -> None:
     pytest.importorskip("xgrammar")
     from workbench.chat import load_tools
-    from workbench.engine import why
-    from workbench.engine.generate import Generator
-    from workbench.engine.tiny import load_tiny
+    from workbench.generation import why
+    from workbench.generation.generate import Generator
+    from workbench.generation.tiny import load_tiny
     from workbench.tui.demo import demo_analysis
     from workbench.tui.workspace import DEFAULT_TOOLS
 

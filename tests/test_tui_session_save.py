@@ -9,7 +9,7 @@ import pytest
 
 from tests.test_tui_app import demo_done, make_app, settle
 from workbench.chat import Message
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.session import load_session, replay_session
 from workbench.tui.steps import GeneratorDriver
 
@@ -40,7 +40,7 @@ STEPS = [
 
 
 def _fake_generator() -> SimpleNamespace:
-    """The attributes of ``engine.generate.Generator`` that the save path reads (no model needed)."""
+    """The attributes of ``generation.generate.Generator`` that the save path reads (no model needed)."""
     plan = SimpleNamespace(reasoning=SimpleNamespace(starts_inside=False), parallel=False)
     return SimpleNamespace(
         prompt="<|im_start|>user\nSay café.<|im_end|>\n", plan=plan, reasoning=False, constrain=False

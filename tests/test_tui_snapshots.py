@@ -62,7 +62,7 @@ def _grammar_position() -> Any:
     """A grammar position as the live generator reports it (built by hand: a snapshot must not depend on
     a model's speed), with the real EBNF of the demo format's tool section."""
     from workbench.chat import load_tools
-    from workbench.engine.why import GrammarPosition
+    from workbench.generation.why import GrammarPosition
     from workbench.grammar import build_grammar
     from workbench.grammar.reference_specs import QWEN3_LIKE
     from workbench.tui.workspace import DEFAULT_TOOLS

@@ -21,7 +21,7 @@ from tests.conftest import PROJECT_TEMPLATES
 from tests.test_tui_app import RecordingApp, settle, text_of
 from workbench.analysis import Analysis, analyze
 from workbench.chat import Message
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.session import save_session, session_from_generation
 from workbench.template.source import TemplateSource, load_template
 from workbench.tui.controllers.analysis import extra_pairs, switches_of, validation_kwargs, with_pair

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.engine.step import Step
 from workbench.events import Event
+from workbench.generation.step import Step
 from workbench.parsing import StreamParser
 from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
 from workbench.tui.steps import ControlRefused, ReplayDriver, StepLog

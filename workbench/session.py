@@ -3,7 +3,7 @@
 A session file is the evidence behind a bug report or a demo: it must open years later, on a machine without
 the model, and show exactly what happened.  So it records the template *text* (not only a path) with its
 sha256, the spec the parser used, the model reference, the request (messages, tools, settings), every
-:class:`~workbench.engine.step.Step` as a per-step summary, and the message the parser produced.
+:class:`~workbench.generation.step.Step` as a per-step summary, and the message the parser produced.
 
 Design decisions:
 
@@ -37,9 +37,9 @@ from typing import Any
 
 from workbench import __version__
 from workbench.chat import ChatDataError, Message, Tool
-from workbench.engine.step import Candidate, Step
 from workbench.errors import WorkbenchError
 from workbench.events import Event
+from workbench.generation.step import Candidate, Step
 from workbench.inputs import InputError, read_json_document
 from workbench.spec import FormatSpec, SpecError
 
@@ -109,7 +109,8 @@ class Session:
     template_kwargs: dict[str, Any] = field(default_factory=dict)
 
     def fed_text(self, index: int) -> str:
-        """The text step ``index`` gave the parser (:attr:`Step.fed_text <workbench.engine.step.Step.text>`).
+        """The text step ``index`` gave the parser
+        (:attr:`Step.fed_text <workbench.generation.step.Step.text>`).
 
         Usually the token's text, but not always: a character split across two tokens is only complete on
         the second (the first shows a replacement character on its own), and a stop token adds no text.
@@ -364,9 +365,20 @@ def session_from_dict(data: Any) -> Session:
             note=_expect(data.get("note", ""), str, "note"),
             workbench_version=_expect(data.get("workbench_version", ""), str, "workbench_version"),
             version=version,
-            template_kwargs=_expect(data.get("template_kwargs", {}), dict, "template_kwargs"),
+            template_kwargs=_template_kwargs(data.get("template_kwargs", {})),
         )
     except (SpecError, ChatDataError) as exc:
+        raise SessionError(str(exc)) from None
+
+
+def _template_kwargs(value: Any) -> dict[str, Any]:
+    """The recorded template variables; a render argument among them (``time_limit``, ``messages``, ...) is
+    refused: a shared session file must not set the limits of the command that replays it."""
+    from workbench.template.render import TemplateError, check_template_kwargs
+
+    try:
+        return check_template_kwargs(_expect(value, dict, "template_kwargs"), "template_kwargs")
+    except TemplateError as exc:
         raise SessionError(str(exc)) from None
 
 

@@ -24,7 +24,7 @@ from workbench.spec_io import load_spec
 if TYPE_CHECKING:
     from workbench.analysis import Analysis
     from workbench.chat import Message, Tool
-    from workbench.engine.generate import Generator
+    from workbench.generation.generate import Generator
     from workbench.parsing import ParseOptions
     from workbench.session import Session
     from workbench.template.source import TemplateSource

@@ -35,8 +35,15 @@ from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
 from workbench.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
+from workbench.template.budget import budget_for
 from workbench.template.literals import template_literals
-from workbench.template.render import DEFAULT_TIME_LIMIT, RenderTimeout, TemplateError, compile_template
+from workbench.template.render import (
+    DEFAULT_TIME_LIMIT,
+    RenderTimeout,
+    TemplateError,
+    compile_template,
+    fixed_clock,
+)
 from workbench.template.render_cache import cached_renders
 from workbench.template.source import TemplateSource
 
@@ -93,6 +100,7 @@ _PHASES: tuple[tuple[str, Callable[[Findings], None]], ...] = (
     ("tools", tools.analyze_tools),
     ("arguments", arguments.analyze_arguments),
     ("switch stages", switches.read_start_stages),
+    ("thinking switch", switches.adopt_thinking_switch),
 )
 
 
@@ -109,11 +117,15 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
 def _analyze(source: TemplateSource | str, *, time_limit: float) -> Analysis:
     started = time.perf_counter()
     src = _as_source(source)
-    renderer = ProbeRenderer(src, time_limit=time_limit)
-    _check_renderable(renderer)
-    f = Findings(renderer=renderer)
-    with marker_evidence(template_evidence(src)):
-        spec = _run_phases(f, src, renderer)
+    # Every probe renders at one instant: a template that prints the time must differ only where the
+    # probes vary something, and give the same spec on every run.
+    with fixed_clock(), budget_for(time_limit, "the analysis") as budget:
+        renderer = ProbeRenderer(src, time_limit=time_limit)
+        _check_renderable(renderer)
+        f = Findings(renderer=renderer)
+        with marker_evidence(template_evidence(src)):
+            spec = _run_phases(f, src, renderer)
+        budget.raise_if_exhausted()  # never a spec read from renders the budget refused
     return Analysis(
         spec=spec,
         probes=[f.probes[p.id] for p in PROBES],
@@ -188,7 +200,8 @@ def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> Fo
             if pattern_notes:
                 spec = replace(spec, preserved_tokens=preserved_tokens(spec))
     try:
-        spec, layout_notes = layout.adopt_layout(spec, render)
+        keep = src.for_tools(True).text != src.for_tools(False).text
+        spec, layout_notes = layout.adopt_layout(spec, render, keep_reasoning=keep)
     except Exception as exc:  # the layout is a second opinion too
         f.warn(f"turn layout phase failed: {type(exc).__name__}: {exc}")
     else:

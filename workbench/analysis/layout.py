@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.analysis.align import Pieces, common_prefix, common_suffix
-from workbench.analysis.diff import current_evidence
+from workbench.analysis.diff import MIN_UNIT, current_evidence
 from workbench.analysis.pattern import Render, _Renders, learn_pattern, typed_tools
 from workbench.analysis.probes import (
     ARG_A,
@@ -128,7 +128,9 @@ class TurnRenderer:
     @property
     def roles(self) -> str:
         """What every turn's header starts with: the longest start of the generation prompt that the
-        turns before the user's text also hold (``<|im_start|>`` of ``<|im_start|>assistant\n``)."""
+        turns before the user's text also hold (``<|im_start|>`` of ``<|im_start|>assistant\n``).  Shorter
+        than a unit of evidence (``<|`` of ``<|user|>``, ``<|assistant|>``) it is no header: an argument
+        holding ``<|fake|>`` would end the output there."""
         gen, u = self.gen, self.user_only
         i = u.rfind(USER_TEXT) if u is not None else -1
         if not gen.strip(_WS) or i < 0:
@@ -138,7 +140,7 @@ class TurnRenderer:
         while n < len(gen) and gen[: n + 1] in before:
             n += 1
         found = _word_cut(gen[:n], [gen])
-        return found if len(found.strip(_WS)) >= 2 else ""
+        return found if len(found.strip(_WS)) >= MIN_UNIT else ""
 
     @property
     def gen(self) -> str:
@@ -572,12 +574,14 @@ def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
 
 
 def adopt_layout(
-    base: FormatSpec, render: Render, evidence: Pieces | None = None
+    base: FormatSpec, render: Render, evidence: Pieces | None = None, *, keep_reasoning: bool = False
 ) -> tuple[FormatSpec, list[str]]:
     """``base``, or the learner's best candidate when it reads the template's turns back strictly better.
 
     When ``base`` already reads back every turn the template renders, nothing is learned (the common case
-    costs the read-back's renders and parses only)."""
+    costs the read-back's renders and parses only).  ``keep_reasoning``: the template renders conversations
+    with tools through another template (a config's ``tool_use``); the learner's turns all carry tools,
+    so the reasoning the probes read from the template without tools stays the spec's."""
     tr = TurnRenderer(render, evidence or Pieces())
     roles = tr.roles
     base = replace(base, layout=replace(base.layout, roles=roles))
@@ -589,6 +593,8 @@ def adopt_layout(
     candidates = [
         (name, replace(spec, layout=replace(spec.layout, roles=roles))) for name, spec in candidates
     ]
+    if keep_reasoning:
+        candidates = [(name, replace(spec, reasoning=base.reasoning)) for name, spec in candidates]
     if not candidates:
         return base, said
     best, best_score, best_name = base, base_score, "probes"

@@ -7,7 +7,9 @@ Output contract:
 - ``--json``: ``{"spec": FormatSpec, "probes": [...], "warnings": [...]}`` (plus ``template``, ``notes`` and
   ``verdicts``) for one template, a JSON list of those for several. ``verdicts`` is the self-check
   (:mod:`workbench.selfcheck`): per feature ``works`` / ``not_rendered`` / ``cannot_express`` with the first
-  failing case and its difference; a ``cannot_express`` verdict is also a warning. ``--no-check`` skips it.
+  failing case and its difference, ``untested`` (the template renders it, no case could run) with why, and
+  ``unstable`` when the template renders differently each time; a ``cannot_express``, ``untested`` or
+  ``unstable`` verdict is also a warning. ``--no-check`` skips it.
   A template that cannot be analysed is an entry ``{"template": ..., "error": ...}`` in the list.
 
 TEMPLATE is anything ``load_template`` accepts (file, model folder, tokenizer_config.json, .gguf, alias of a
@@ -28,7 +30,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workbench.commands._common import INPUT_ERRORS, TimeLimitOption, console, fail, print_json
+from workbench.commands._common import (
+    INPUT_ERRORS,
+    TimeLimitOption,
+    console,
+    fail,
+    print_json,
+    render_budget,
+)
 from workbench.selfcheck import Verdict
 
 PREFIX_CHARS = 160
@@ -72,32 +81,38 @@ def analyze_command(
     """Work out how a template marks reasoning, content and tool calls, by differential rendering."""
     from workbench.analysis import analyze
     from workbench.selfcheck import check_spec, warning_line
+    from workbench.template.render_cache import cached_renders
     from workbench.template.source import load_template
 
     refs = expand_refs(templates)
     results: list[dict[str, Any]] = []
     errors: list[str] = []
     for ref in refs:
-        try:
-            analysis = analyze(load_template(ref), time_limit=time_limit)
-        except INPUT_ERRORS as exc:
-            if len(refs) == 1:
-                fail(f"{ref}: {exc}")
-            errors.append(f"{ref}: {exc}")
-            results.append({"template": ref, "error": _one_line(str(exc))})
-            continue
-        verdicts: tuple[Verdict, ...] = ()
-        if check:
+        with cached_renders():  # one command: the self-check reuses the analysis's renders
+            # the analysis and its self-check, together
+            budget = render_budget(time_limit, f"analysing {ref}")
             try:
-                verdicts = check_spec(analysis.source, analysis.spec, time_limit=time_limit)
-            except INPUT_ERRORS as exc:  # the self-check renders more messages than the probes did
-                analysis.warnings.append(f"self-check could not run: {_one_line(str(exc))}")
-        if warning := warning_line(verdicts):
-            analysis.warnings.append(warning)
-        if as_json:
-            results.append({**analysis.to_dict(), "verdicts": [v.to_dict() for v in verdicts]})
-        else:
-            print_analysis(analysis, verdicts)
+                with budget:
+                    analysis = analyze(load_template(ref), time_limit=time_limit)
+            except INPUT_ERRORS as exc:
+                if len(refs) == 1:
+                    fail(f"{ref}: {exc}")
+                errors.append(f"{ref}: {exc}")
+                results.append({"template": ref, "error": _one_line(str(exc))})
+                continue
+            verdicts: tuple[Verdict, ...] = ()
+            if check:
+                try:
+                    with budget:
+                        verdicts = check_spec(analysis.source, analysis.spec, time_limit=time_limit)
+                except INPUT_ERRORS as exc:  # the self-check renders more messages than the probes did
+                    analysis.warnings.append(f"self-check could not run: {_one_line(str(exc))}")
+            if warning := warning_line(verdicts):
+                analysis.warnings.append(warning)
+            if as_json:
+                results.append({**analysis.to_dict(), "verdicts": [v.to_dict() for v in verdicts]})
+            else:
+                print_analysis(analysis, verdicts)
     if as_json:
         print_json(results[0] if len(refs) == 1 else results)
     for err in errors:
@@ -208,11 +223,19 @@ def _print_markers(spec: Any) -> None:
     console.print(table)
 
 
-_VERDICT_STYLES = {"works": "green", "not_rendered": "dim", "cannot_express": "bold red"}
+_VERDICT_STYLES = {
+    "works": "green",
+    "not_rendered": "dim",
+    "cannot_express": "bold red",
+    "untested": "bold yellow",
+    "unstable": "bold red",
+}
 _VERDICT_WORDS = {
     "works": "works",
     "not_rendered": "the template does not render it",
     "cannot_express": "THE SPEC CANNOT EXPRESS IT",
+    "untested": "UNTESTED",
+    "unstable": "THE TEMPLATE RENDERS DIFFERENTLY EACH TIME",
 }
 
 
@@ -223,7 +246,7 @@ def _print_verdicts(verdicts: tuple[Verdict, ...]) -> None:
     table.add_column("why / first difference", overflow="fold")
     for v in verdicts:
         style = _VERDICT_STYLES[v.status]
-        detail = v.reason if v.status == "not_rendered" else f"{v.case}: {v.difference}" if v.case else ""
+        detail = v.reason if v.status != "cannot_express" else f"{v.case}: {v.difference}" if v.case else ""
         table.add_row(v.feature, f"[{style}]{_VERDICT_WORDS[v.status]}[/]", escape(detail))
     console.print(table)
 

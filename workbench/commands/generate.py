@@ -34,7 +34,16 @@ import typer
 from rich.markup import escape
 
 from workbench.chat import load_messages, load_tools
-from workbench.commands._common import SPAN_STYLES, console, input_errors, load_json_file, strict_json
+from workbench.commands._common import (
+    SPAN_STYLES,
+    console,
+    input_errors,
+    load_json_file,
+    render_budget,
+    strict_json,
+    warn_unread_kwargs,
+)
+from workbench.template.limits import DEFAULT_TIME_LIMIT
 from workbench.workflow import record_session, resolve, save_generation_session, spec_warning
 
 
@@ -99,23 +108,25 @@ def generate_command(
     if messages_path is None:
         raise typer.BadParameter("--messages is required")
     from workbench.commands.render import parse_kw
-    from workbench.engine.generate import Generator
-    from workbench.engine.model import load_model
-    from workbench.engine.sampling import SamplingConfig
-    from workbench.engine.threads import apply_thread_policy
+    from workbench.generation.generate import Generator
+    from workbench.generation.model import load_model
+    from workbench.generation.sampling import SamplingConfig
+    from workbench.generation.threads import apply_thread_policy
     from workbench.grammar import build_grammar
 
     template_kwargs = parse_kw(kw)
-    with input_errors():
+    # The analysis, its self-check and the prompt's render share one deadline and one output cap.
+    with input_errors(), render_budget(DEFAULT_TIME_LIMIT, "preparing the prompt"):
         messages = load_messages(load_json_file(messages_path, "messages"))
         tools = load_tools(load_json_file(tools_path, "tools")) if tools_path else []
         resolved = resolve(template, spec_path)
         spec = resolved.spec
+        warn_unread_kwargs(resolved.source, template_kwargs)
         if warning := spec_warning(resolved):
             print(f"warning: {warning}", file=sys.stderr)
         # The grammar only needs the spec and the tools: check it before a model takes seconds to load.
         build_grammar(spec, tools, tool_choice=tool_choice, parallel=parallel, reasoning=enable_thinking)
-        apply_thread_policy()  # the CLI and the TUI share one policy (workbench.engine.threads)
+        apply_thread_policy()  # the CLI and the TUI share one policy (workbench.generation.threads)
         loaded = load_model(model, progress=_progress)
         sampling = SamplingConfig(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
         gen = Generator(
@@ -151,7 +162,7 @@ def generate_command(
             )
             # The variables the prompt was rendered with (``render_prompt``): replay shows and re-uses them.
             session = dataclasses.replace(
-                session, template_kwargs={"enable_thinking": enable_thinking, **template_kwargs}
+                session, template_kwargs={"enable_thinking": enable_thinking, **gen.template_kwargs}
             )
             saved = save_generation_session(save_session, session)
             print(f"saved session {saved}", file=sys.stderr)

@@ -34,7 +34,7 @@ def status_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
 ) -> None:
     """Whether the default model is cached, where, and its size on disk."""
-    from workbench.engine.model import DEFAULT_NAME, cached_size, default_model_cached, default_model_dir
+    from workbench.generation.model import DEFAULT_NAME, cached_size, default_model_cached, default_model_dir
 
     path = default_model_dir()
     cached = default_model_cached()
@@ -55,7 +55,7 @@ def fetch_command(
     """Fetch the default model once (a 92.9 MB download, converted in about 15 s) and cache it (541.6 MB)."""
     from transformers.utils import logging as hf_logging
 
-    from workbench.engine.model import (
+    from workbench.generation.model import (
         DEFAULT_NAME,
         FETCH_STAGES,
         ModelError,

@@ -135,9 +135,18 @@ def chunkings(case: Case, *, seed: int = DEFAULT_SEED) -> list[tuple[str, tuple[
 
     The random chunkings depend only on the seed and the case id, so a failure reproduces exactly.
     """
-    text = case.input
+    runs = chunk_runs(case.input, case.case_id, seed=seed)
+    if case.chunks is not None:
+        runs.append(("chunks", case.chunks))
+    return runs
+
+
+def chunk_runs(text: str, key: str, *, seed: int = DEFAULT_SEED) -> list[tuple[str, tuple[str, ...] | None]]:
+    """``oneshot`` (``None``), ``per_char`` and ``random-N`` (chunk lengths up to each of
+    :data:`RANDOM_CHUNK_LIMITS`): the ways any text is fed, seeded by ``seed`` and ``key`` (pure; round-trip
+    validation feeds its outputs the same way)."""
     runs: list[tuple[str, tuple[str, ...] | None]] = [("oneshot", None), ("per_char", tuple(text))]
-    rng = random.Random(f"{seed}:{case.case_id}")
+    rng = random.Random(f"{seed}:{key}")
     for n, limit in enumerate(RANDOM_CHUNK_LIMITS, start=1):
         pieces: list[str] = []
         i = 0
@@ -146,8 +155,6 @@ def chunkings(case: Case, *, seed: int = DEFAULT_SEED) -> list[tuple[str, tuple[
             pieces.append(text[i : i + step])
             i += step
         runs.append((f"random-{n}", tuple(pieces)))
-    if case.chunks is not None:
-        runs.append(("chunks", case.chunks))
     return runs
 
 

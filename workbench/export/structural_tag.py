@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.chat import Tool
-from workbench.engine.tiny import build_fallback_tokenizer, qwen3_tokenizer_path, shared_dir
-from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
+from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line, open_tokenizer
+from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path, shared_dir
 from workbench.grammar.build import build_output_grammar
 from workbench.grammar.elements import GrammarError
 from workbench.spec import FormatSpec
@@ -61,18 +61,18 @@ _TOKENIZERS: dict[str, GrammarTokenizer] = {}
 
 
 def shared_qwen3() -> Path:
-    """Where the real Qwen3 tokenizer is kept (``../shared``, or ``$WORKBENCH_SHARED``: see engine/tiny)."""
+    """Where the real Qwen3 tokenizer is kept (``../shared``, or ``$WORKBENCH_SHARED``:
+    see generation/tiny)."""
     return shared_dir() / "tokenizers" / "qwen3"
 
 
 def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool = True) -> GrammarTokenizer:
     """The tokenizer structural tags are checked with: ``path`` (a folder or ``tokenizer.json``), else the
     real Qwen3 tokenizer from ``../shared`` when present (and ``use_shared``), else the project's own
-    byte-level BPE (:func:`workbench.engine.tiny.build_fallback_tokenizer`; no download).
+    byte-level BPE (:func:`workbench.generation.tiny.build_fallback_tokenizer`; no download).
     Cached: building xgrammar's view of a 150k vocabulary takes seconds.
     """
     import xgrammar as xgr
-    from transformers import PreTrainedTokenizerFast
 
     if path is None and use_shared:
         path = qwen3_tokenizer_path()
@@ -80,15 +80,7 @@ def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool =
     if key in _TOKENIZERS:
         return _TOKENIZERS[key]
     if path is not None:
-        folder = Path(path) if Path(path).is_dir() else Path(path).parent
-        file = Path(path) / "tokenizer.json" if Path(path).is_dir() else Path(path)
-        if not file.is_file():
-            raise ExportError(f"tokenizer not found: {file}")
-        if (folder / "tokenizer_config.json").is_file() and file.name == "tokenizer.json":
-            tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
-        else:
-            tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(file))
-        name = folder.name
+        tokenizer, name = open_tokenizer(path)
     else:
         tokenizer = build_fallback_tokenizer()
         name = "built-byte-level-bpe"

@@ -1,15 +1,16 @@
-"""Renders kept for the analysis and its self-check: the same template and inputs are never rendered twice.
+"""Renders kept for one command: the analysis and its self-check never render the same thing twice.
 
 The analysis renders ~30 conversations, the turn learner and the call pattern learner a few dozen more,
 and the self-check (validation) renders its round-trip cases; many are the same conversation asked for
-by different stages, and a process that analyses a template again (the TUI after an edit elsewhere, a
-benchmark's warm runs) asks for all of them again.  Within :func:`cached_renders`, :func:`render` and
-:func:`render_many` look a render up by the template's hash, the full render context and the clock it
-sees, and keep what they rendered (texts, and errors other than running out of time: those depend on the
-machine's load, not on the template).  Bounded: least recently used entries go first.
+by different stages.  Within :func:`cached_renders`, :func:`render` and :func:`render_many` look a render up
+by the template's hash, the full render context and the clock it sees, and keep what they rendered (texts,
+and errors other than running out of time, memory or the command's render budget: those depend on the
+machine's load and on what ran before, not on the template).  Bounded: least recently used entries go first.
 
-Outside the block nothing is cached, so a render that reads the real clock (``strftime_now``) is never
-served stale to the CLI's ``render`` or the TUI's preview.
+The outermost block owns the store: it is empty when the block begins and dropped when it ends, so one
+command (``workbench analyze`` wraps the analysis and its self-check in one block) shares its renders, and
+the next command renders afresh.  Outside a block nothing is cached, and renders that read the real clock
+are never kept (the render functions cache only at a fixed instant).
 """
 
 from __future__ import annotations
@@ -30,24 +31,45 @@ from workbench.template.errors import TemplateError
 MAX_ENTRIES = 8192
 MAX_CHARS = 64 << 20
 
-_ENABLED: ContextVar[bool] = ContextVar("cached_renders", default=False)
-_STORE: OrderedDict[str, str | TemplateError] = OrderedDict()
-_SIZE = [0]
-_NOT_KEPT = ("timeout", "cancelled", "memory")
+_NOT_KEPT = ("timeout", "cancelled", "memory", "limit")
+
+
+class _Store:
+    """One command's renders (least recently used first) and their size."""
+
+    def __init__(self) -> None:
+        self.kept: OrderedDict[str, str | TemplateError] = OrderedDict()
+        self.size = 0
+
+
+_CURRENT: ContextVar[_Store | None] = ContextVar("cached_renders", default=None)
 
 
 @contextmanager
 def cached_renders() -> Iterator[None]:
-    """Within the block, renders are looked up and kept (see the module docstring)."""
-    token = _ENABLED.set(True)
+    """Within the block, renders are looked up and kept (see the module docstring); a nested block shares
+    the outer block's store."""
+    store = _CURRENT.get()
+    token = _CURRENT.set(store if store is not None else _Store())
     try:
         yield
     finally:
-        _ENABLED.reset(token)
+        _CURRENT.reset(token)
+
+
+@contextmanager
+def uncached_renders() -> Iterator[None]:
+    """Within the block, renders are made afresh (validation's second render, which asks whether the
+    template renders the same text twice)."""
+    token = _CURRENT.set(None)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
 
 
 def enabled() -> bool:
-    return _ENABLED.get()
+    return _CURRENT.get() is not None
 
 
 @lru_cache(maxsize=64)
@@ -63,27 +85,31 @@ def key(source_hash: str, context: dict[str, Any], limit: float, now: datetime |
 
 
 def get(k: str) -> str | TemplateError | None:
-    """The kept render for ``k`` (None when there is none); marks it recently used."""
-    found = _STORE.get(k)
-    if found is not None:
-        _STORE.move_to_end(k)
+    """The kept render for ``k`` (None when there is none, or outside a block); marks it recently used."""
+    store = _CURRENT.get()
+    found = store.kept.get(k) if store is not None else None
+    if found is not None and store is not None:
+        store.kept.move_to_end(k)
     return found
 
 
 def put(k: str, outcome: str | TemplateError) -> None:
-    """Keep ``outcome`` under ``k`` (renders that ran out of time or memory are not kept)."""
+    """Keep ``outcome`` under ``k`` (renders that ran out of time, memory or budget are not kept)."""
+    store = _CURRENT.get()
+    if store is None or k in store.kept:
+        return
     if isinstance(outcome, TemplateError) and outcome.kind in _NOT_KEPT:
         return
-    if k in _STORE:
-        return
-    _STORE[k] = outcome
-    _SIZE[0] += len(outcome) if isinstance(outcome, str) else 64
-    while _STORE and (len(_STORE) > MAX_ENTRIES or _SIZE[0] > MAX_CHARS):
-        _, old = _STORE.popitem(last=False)
-        _SIZE[0] -= len(old) if isinstance(old, str) else 64
+    store.kept[k] = outcome
+    store.size += len(outcome) if isinstance(outcome, str) else 64
+    while store.kept and (len(store.kept) > MAX_ENTRIES or store.size > MAX_CHARS):
+        _, old = store.kept.popitem(last=False)
+        store.size -= len(old) if isinstance(old, str) else 64
 
 
 def clear() -> None:
-    """Forget every kept render."""
-    _STORE.clear()
-    _SIZE[0] = 0
+    """Forget every render the current block kept."""
+    store = _CURRENT.get()
+    if store is not None:
+        store.kept.clear()
+        store.size = 0

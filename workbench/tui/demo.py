@@ -14,8 +14,8 @@ import random
 from dataclasses import replace
 
 from workbench.analysis import Analysis, analyze
-from workbench.engine.step import Candidate, Step
 from workbench.events import Event
+from workbench.generation.step import Candidate, Step
 from workbench.grammar.reference_specs import QWEN3_LIKE
 from workbench.parsing import StreamParser
 from workbench.template.source import DEFAULT_TEMPLATE, TemplateSource, load_template

@@ -2,7 +2,7 @@
 
 The candidates table marks the *chosen* token (it is added as an extra row when it is not among the top
 candidates), the allowed table lists the allowed tokens by renormalised probability, and the grammar pane
-says where the matcher is and what it expects (``workbench.engine.why.GrammarPosition``), or what the step
+says where the matcher is and what it expects (``workbench.generation.why.GrammarPosition``), or what the step
 recorded when no live grammar can answer (a replay, a step scrubbed back to).
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.text import Text
 
-from workbench.engine.step import Candidate, Step
+from workbench.generation.step import Candidate, Step
 from workbench.tui.palette import ALLOWED_STYLE, MASKED_STYLE, visible
 
 CHOSEN_STYLE = "bold black on #e0af68"

@@ -1,11 +1,12 @@
 """The step stream between the engine (worker threads) and the views (UI thread).
 
-Workers produce :class:`~workbench.engine.step.Step` records at model speed; the views draw at screen speed.
+Workers produce :class:`~workbench.generation.step.Step` records at model speed; the views draw at screen
+speed.
 :class:`StepLog` is the hand-over point: workers append and truncate under a lock, views read what they have
 not seen yet.  Because the log holds every step, the "steps advanced" message the UI receives can be
 coalesced (``can_replace``) without losing anything.
 
-A *driver* is what the inspector's controls act on: either a live generator from ``workbench.engine`` or a
+A *driver* is what the inspector's controls act on: either a live generator from ``workbench.generation`` or a
 recorded session replayed step by step with no model loaded.  Both are only called from worker threads.
 """
 
@@ -18,13 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.chat import Message
-from workbench.engine.step import Step
 from workbench.errors import WorkbenchError
+from workbench.generation.step import Step
 from workbench.parsing import StreamParser
 
 if TYPE_CHECKING:  # the engine pulls in the grammar stack; a replay-only TUI never needs it
-    from workbench.engine.generate import Generator
-    from workbench.engine.why import GrammarPosition, StringTest, WhyAnswer
+    from workbench.generation.generate import Generator
+    from workbench.generation.why import GrammarPosition, StringTest, WhyAnswer
 
 NO_MATCHER = "a recorded session has no grammar matcher: load a model and generate to ask the grammar"
 
@@ -261,7 +262,7 @@ class ReplayDriver:
 
 
 class GeneratorDriver:
-    """Adapter from ``workbench.engine.generate.Generator`` to :class:`Driver` (no logic of its own)."""
+    """Adapter from ``workbench.generation.generate.Generator`` to :class:`Driver` (no logic of its own)."""
 
     can_force = True
     can_ask = True
@@ -318,17 +319,17 @@ class GeneratorDriver:
         return self._gen if at is None else self._gen.position_before(at)
 
     def where(self, at: int | None = None) -> GrammarPosition:
-        from workbench.engine import why
+        from workbench.generation import why
 
         return why.position(self._asked(at))
 
     def why(self, token: str, at: int | None = None) -> WhyAnswer:
-        from workbench.engine import why
+        from workbench.generation import why
 
         return why.why_masked(self._asked(at), token)
 
     def try_string(self, text: str, at: int | None = None) -> StringTest:
-        from workbench.engine import why
+        from workbench.generation import why
 
         return why.try_string(self._asked(at), text)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.formats.base import SampleCall
 from workbench.formats.call_pattern.encoding import write as write_encoded
+from workbench.formats.values import write_python
 from workbench.spec import ArgVariant, CallPattern, pattern_literal
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ def write_value(value: Any, how: str, pattern: CallPattern) -> str:
         return value
     if how == "encoded":
         return write_encoded(value, pattern.encoding)
+    if how == "python":
+        return write_python(value)
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from textual.message import Message as TextualMessage
 
 from workbench.chat import Message, Tool
-from workbench.engine.loaded import LoadedModel
-from workbench.engine.step import Step
 from workbench.errors import WorkbenchError
+from workbench.generation.loaded import LoadedModel
+from workbench.generation.step import Step
 from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
@@ -34,7 +34,7 @@ from workbench.tui.errors import Severity, one_line
 from workbench.tui.steps import ControlRefused, Driver, GeneratorDriver, ReplayDriver, StepLog
 
 if TYPE_CHECKING:
-    from workbench.engine.generate import Generator
+    from workbench.generation.generate import Generator
 
 MAX_NEW_TOKENS = 256
 
@@ -227,7 +227,7 @@ def make_generator(request: GenerationRequest) -> Generator:
     The engine module is imported here, not at the top: it pulls in the grammar stack, which a TUI that
     never generates (a replay, a template being edited) need not pay for at start-up.
     """
-    from workbench.engine.generate import Generator
+    from workbench.generation.generate import Generator
 
     return Generator(
         request.loaded,

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from textual.message import Message as TextualMessage
 
-from workbench.engine import model as engine_model
-from workbench.engine.loaded import LoadedModel
-from workbench.engine.tiny import load_tiny
+from workbench.generation import model as engine_model
+from workbench.generation.loaded import LoadedModel
+from workbench.generation.tiny import load_tiny
 from workbench.tui import messages as msg
 
 TINY_NOTICE = (
@@ -42,9 +42,9 @@ def choose_and_load(ref: str | None, progress: engine_model.Progress) -> tuple[s
 
 
 def leave_a_core_for_the_ui() -> None:
-    """The shared torch thread policy (:mod:`workbench.engine.threads`): on two cores one torch thread, the
-    other core left to the UI thread (a second torch thread spinning against it made every SmolLM2 step
+    """The shared torch thread policy (:mod:`workbench.generation.threads`): on two cores one torch thread,
+    the other core left to the UI thread (a second torch thread spinning against it made every SmolLM2 step
     several times slower: 1.5 s instead of 0.25 s)."""
-    from workbench.engine.threads import apply_thread_policy
+    from workbench.generation.threads import apply_thread_policy
 
     apply_thread_policy()

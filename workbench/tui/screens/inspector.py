@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.tui.inspect_views import (
     GRAMMAR_KEYS,
     Row,
@@ -95,6 +95,10 @@ class InspectorScreen(WorkbenchScreen):
         self._asked: tuple[int, int] = (-1, -1)
         self.expanded = False  # the grammar pane fills the screen with the EBNF
         self.grammar_plain = ""  # what the grammar pane shows, as text (tests read it)
+
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        self.wb.ensure_model()  # the model loads when a screen that uses it first opens
 
     def compose_body(self) -> ComposeResult:
         yield Static(id="insp-status")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from workbench.engine.step import Step
+from workbench.generation.step import Step
 from workbench.tui.steps import ReplayDriver
 from workbench.tui.workspace import Workspace
 

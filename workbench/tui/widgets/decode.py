@@ -70,7 +70,7 @@ class MaskGauge(Widget):
 
 def bucket_widths(buckets: int, vocab: int) -> list[int]:
     """How many ids each strip bucket covers: ``vocab // buckets``, the last one taking the remainder (the
-    layout of ``workbench.engine.bitmask.summarize``)."""
+    layout of ``workbench.generation.bitmask.summarize``)."""
     if buckets <= 0 or vocab <= 0:
         return []
     width = max(1, vocab // buckets)

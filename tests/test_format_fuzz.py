@@ -1,0 +1,181 @@
+"""The format fuzzer: random but plausible formats, analysed and round-tripped (issue 18).
+
+Two kinds of test.  The generator's own properties (hypothesis over seeds): every drawn template renders,
+the history of an assistant turn starts with the generation prompt and ends with the turn's end, the known
+values are in the output, the same seed draws the same format, and the axes cover every value.  Then the
+measure: each seed of a fixed set is analysed, validated and round-tripped one-shot and streamed
+(``workbench.testing.fuzz_run.run_format``) and must pass every case.  Seeds the analysis cannot read yet
+are strict expected failures with the first failing case as the reason: a fix that makes one pass turns it
+into a failure here, and the mark is removed.  ``scripts/fuzz_formats.py`` runs fresh seeds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.spec import FormatSpec
+from workbench.template.render import render
+from workbench.testing.format_fuzz import (
+    FRAMES,
+    LAYOUTS,
+    REASONING_KINDS,
+    SPELLINGS,
+    draw_format,
+    write_template,
+)
+from workbench.testing.fuzz_run import known_cases, render_output, round_trip, run_format, summarize
+
+SEEDS = st.integers(min_value=0, max_value=2**31 - 1)
+
+
+# --------------------------------------------------------------------------------- the generator itself
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SEEDS)
+def test_every_drawn_template_renders_each_known_message_after_its_prompt(seed: int) -> None:
+    draw = draw_format(seed)
+    template = write_template(draw)
+    cases = known_cases(draw)
+    assert {c.id for c in cases} >= {"content_only", "one_call", "parallel_calls", "nested_arguments"}
+    for case in cases:
+        _, output = render_output(draw, template, case)  # raises GeneratorError when they disagree
+        if case.content:
+            assert case.content in output
+        for call in case.calls:
+            assert call.name in output
+        if case.reasoning and draw.reasoning is not None:
+            assert case.reasoning in output
+        if draw.ids != "none":
+            assert all(c.id in output for c in case.calls)
+
+
+@settings(max_examples=25, deadline=None)
+@given(SEEDS)
+def test_the_same_seed_draws_the_same_template(seed: int) -> None:
+    assert write_template(draw_format(seed)) == write_template(draw_format(seed))
+    assert draw_format(seed).axes == draw_format(seed).axes
+
+
+def test_the_tools_and_the_system_text_reach_the_system_block() -> None:
+    draw = draw_format(7)
+    text = render(
+        write_template(draw),
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+        tools=[{"type": "function", "function": {"name": "lookup_thing", "parameters": {"type": "object"}}}],
+        add_generation_prompt=True,
+    )
+    assert "Be brief." in text and "lookup_thing" in text
+
+
+def test_the_axes_cover_every_spelling_layout_frame_and_reasoning_kind() -> None:
+    seen: dict[str, Counter[str]] = {}
+    for seed in range(400):
+        for axis, value in draw_format(seed).axes.items():
+            seen.setdefault(axis, Counter())[value] += 1
+    assert set(seen["spelling"]) == set(SPELLINGS)
+    assert set(seen["layout"]) == set(LAYOUTS)
+    assert set(seen["frame"]) >= set(FRAMES) - {"headed"}
+    assert set(seen["reasoning"]) == set(REASONING_KINDS)
+    assert {"before", "after", "none"} <= set(seen["ids"])
+    assert {"yes", "no"} <= set(seen["answer_wrapper"]) and {"yes", "no"} <= set(seen["section"])
+    assert {"random"} <= set(seen["call_word"]) and {"random"} <= set(seen["reasoning_word"])
+    assert {"none", "newline", "blank_line", "space"} <= set(seen["ws_call_inside"])
+
+
+def test_a_spec_that_cannot_read_the_format_fails_the_round_trip() -> None:
+    """The measure is not vacuous: the empty spec reads a call as content, and the case says so."""
+    draw = draw_format(1)
+    template = write_template(draw)
+    call_case = next(c for c in known_cases(draw) if c.id == "one_call")
+    reason = round_trip(draw, template, FormatSpec(), call_case)
+    assert reason.startswith("one-shot: ")
+
+
+def test_the_summary_counts_cases_and_formats_per_axis_value() -> None:
+    outcomes = [run_format(1), run_format(5)]
+    summary = summarize(outcomes)
+    assert summary.overall.formats_run == 2
+    assert summary.overall.cases_run == sum(len(o.cases) for o in outcomes)
+    layout = summary.by_axis["layout"]
+    assert sum(t.formats_run for t in layout.values()) == 2
+    failing = [o for o in outcomes if not o.passed]
+    assert summary.overall.formats_passed == 2 - len(failing)
+    assert [s for s, _ in summary.overall.failing] == [o.seed for o in failing]
+
+
+# ---------------------------------------------------------------------------------------------- the measure
+#: Seeds the analysis cannot read yet (issue 18), with the first failing case.  Strict: a seed that starts
+#: passing fails here until its line is removed.
+XFAIL: dict[int, str] = {
+    11: "headed/hash: content_and_call: one-shot: content: expected 'Let me check the weather.', got 'Let m…",
+    13: "attr_typed/bars: nested_arguments: one-shot: content: expected '', got 'object\">{\"depth\": 2, \"…",
+    16: "headed/fullwidth_bars: content_and_call: validation unsupported: the template does not render tool…",
+    22: "tagged_eq/bracket_words: one_call: one-shot: content: expected '', got '[ACTION][TOOL_CALL_ID]Ab3d…",
+    28: "tagged_kv/double_angle: scalar_arguments: one-shot: tool_calls[0].arguments: expected {\"count\": …",
+    29: "name_json/bare_words: content_only: one-shot: content: expected 'The capital of France is Paris.',…",
+    30: "attr_typed/bare_words: content_only: one-shot: content: expected 'The capital of France is Paris.'…",
+    33: "tagged_eq/bracket_words: scalar_arguments: one-shot: tool_calls[0].arguments: expected {\"count\":…",
+    39: "attr_typed/double_brackets: nested_arguments: one-shot: content: expected '', got 'object\">{\"dep…",
+    51: "tagged_kv/double_brackets: scalar_arguments: one-shot: tool_calls[0].arguments: expected {\"count…",
+    53: "headed/double_brackets: content_only: one-shot: content: expected 'The capital of France is Paris.…",
+    54: "headed/bracket_words: one_call: one-shot: content: expected '', got '}'",
+    55: "tagged_eq/double_angle: scalar_arguments: one-shot: tool_calls[0].arguments: expected {\"count\": …",
+    61: "tagged_kv/hash: scalar_arguments: one-shot: tool_calls[0].arguments: expected {\"count\": 42, \"ra…",
+    65: "attr_typed/start_of: nested_arguments: one-shot: content: expected '', got 'object\">{\"depth\": 2…",
+    66: "attr_typed/double_angle: nested_arguments: one-shot: content: expected '', got 'object\">>{\"depth…",
+    72: "tagged_kv/double_angle: scalar_arguments: one-shot: tool_calls[0].arguments: expected {\"count\": …",
+    74: "name_json/bare_words: one_call: one-shot: content: expected '', got 'MUNO:\\nNERO:\\n<tool_call_id…",
+    81: "headed/bare_words: content_only: one-shot: content: expected 'The capital of France is Paris.', go…",
+    91: "tagged_kv/double_angle: one_call: one-shot: content: expected '', got '<<tool_call>>\\n\\n<<tuzeka…",
+    95: "tagged_kv/bare_words: one_call: one-shot: content: expected '', got 'END' (validation agrees)",
+    100: "headed/bracket_words: content_and_call: validation unsupported: the template does not render tool…",
+    109: "tagged_eq/bars: one_call: one-shot: content: expected '', got '<|sati|>\\n<|tool_call_id|>Ab3dE5g…",
+    112: "attr_typed/hash: nested_arguments: one-shot: content: expected '', got 'object\">{\"depth\": 2, …",
+    116: "attr_typed/bare_words: nested_arguments: one-shot: content: expected '', got 'object\">{\"depth\"…",
+    122: "tagged_eq/bare_words: one_call: one-shot: content: expected '', got 'TOOL_CALLS:\\n<rabe>Ab3dE5gH…",
+    123: "attr_typed/angle: nested_arguments: one-shot: content: expected '', got 'object\">{\"depth\": 2, …",
+    129: "attr_typed/bare_words: content_only: one-shot: content: expected 'The capital of France is Paris.…",
+    134: "tagged_eq/hash: scalar_arguments: one-shot: tool_calls[0].arguments: expected {\"count\": 42, \"r…",
+    139: "attr_typed/angle: nested_arguments: one-shot: content: expected '', got 'object\">{\"depth\": 2, …",
+    155: "attr_typed/bare_words: content_only: one-shot: content: expected 'The capital of France is Paris.…",
+    173: "headed/fullwidth_bars: content_only: one-shot: content: expected 'The capital of France is Paris.…",
+    174: "headed/angle: content_only: one-shot: content: expected 'The capital of France is Paris.', got 'a…",
+    185: "tagged_kv/double_angle: one_call: one-shot: content: expected '', got '<<function>>\\n<<call_id>>…",
+    187: "headed/fullwidth_bars: content_and_call: validation unsupported: the template does not render too…",
+    188: "attr_typed/double_brackets: nested_arguments: one-shot: content: expected '', got 'object\"]]{\"d…",
+    189: "attr_typed/hash: nested_arguments: one-shot: content: expected '', got 'object\">{\"depth\": 2, …",
+    192: "attr_typed/fullwidth_bars: nested_arguments: one-shot: content: expected '', got 'object\">{\"dep…",
+    194: "tagged_kv/double_angle: scalar_arguments: one-shot: tool_calls[0].arguments: expected {\"count\":…",
+    197: "json_object/bare_words: content_only: one-shot: content: expected 'The capital of France is Paris…",
+    198: "headed/angle: content_only: one-shot: content: expected 'The capital of France is Paris.', got 'a…",
+}
+
+FAST_SEEDS = range(0, 40)
+SLOW_SEEDS = range(40, 200)
+
+
+def _seed_params(seeds: range) -> list[object]:
+    return [
+        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=XFAIL[s])) if s in XFAIL else s
+        for s in seeds
+    ]
+
+
+def _check(seed: int) -> None:
+    outcome = run_format(seed)
+    failures = [f"{c.case}: {c.reason}" for c in outcome.cases if not c.passed]
+    assert outcome.passed, f"seed {seed} ({outcome.axes}): {outcome.error or failures}"
+
+
+@pytest.mark.parametrize("seed", _seed_params(FAST_SEEDS))
+def test_fuzzed_format_round_trips(seed: int) -> None:
+    _check(seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", _seed_params(SLOW_SEEDS))
+def test_fuzzed_format_round_trips_more_seeds(seed: int) -> None:
+    _check(seed)
