@@ -26,6 +26,7 @@ harness exists for); ``{"accepted": false, "reason"}`` when the plug-in did not 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import logging
@@ -198,14 +199,13 @@ def sglang_case(job: dict[str, Any], tokenizer: Any, case: dict[str, Any]) -> di
         reasoning = ReasoningParser(name, force_reasoning=opened, tool_call_parser_active=True)
         return reasoning, FunctionCallParser(tools, name)
 
+    def constraint(thinking: bool) -> Any:
+        parser = FunctionCallParser(tools, name)
+        return parser.get_structure_constraint(choice, parallel_tool_calls=parallel, thinking_mode=thinking)
+
     for thinking in (False, True):
-        probe.run(
-            f"get_structure_constraint(thinking_mode={thinking})",
-            lambda t=thinking: FunctionCallParser(tools, name).get_structure_constraint(
-                choice, parallel_tool_calls=parallel, thinking_mode=t
-            ),
-            may_refuse=True,
-        )
+        stage = f"get_structure_constraint(thinking_mode={thinking})"
+        probe.run(stage, functools.partial(constraint, thinking), may_refuse=True)
     if probe.refused:
         return {"refused": f"by the plug-in (HTTP 400) {probe.refused}", "raised": probe.raised}
     output = case["output"]
