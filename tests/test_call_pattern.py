@@ -353,7 +353,7 @@ OPTIONAL = Tool(
         "type": "object",
         "properties": {
             "count": {"type": "integer"},
-            "nothing": {"type": ["string", "null"]},
+            "nothing": {"type": ["integer", "null"]},
             "label": {"type": "string"},
         },
     },
