@@ -221,7 +221,10 @@ class ValidationReport:
         applicable = self.applicable
         passed = sum(c.status == PASS for c in applicable)
         features = self.features()
-        unsupported = [n for n, f in features.items() if f["status"] == UNSUPPORTED]
+        said_untested = self._in_untested(features)  # said once, as "tool calls untested (...)"
+        unsupported = [
+            n for n, f in features.items() if f["status"] == UNSUPPORTED and n not in said_untested
+        ]
         failed = [n for n, f in features.items() if f["status"] == FAIL]
         text = f"{passed}/{len(applicable)} applicable cases pass"
         if failed:
@@ -236,6 +239,23 @@ class ValidationReport:
         if unsupported:
             text += f"; unsupported by the template: {', '.join(unsupported)}"
         return ("validated: " if verdict.validated else "NOT validated: ") + text
+
+    def _in_untested(self, features: dict[str, dict[str, Any]]) -> set[str]:
+        """The features whose every case belongs to an untested one (every call feature when tool calls
+        are untested): the summary names the untested feature instead of listing them as unsupported."""
+        groups = {u.feature for u in self.untested}
+        key = {"tool_calls": "tool_calls", "reasoning": "reasoning_content", "content": "content"}
+        by_id = {c.id: c for c in (*self.cases, *self.continuation)}
+        out: set[str] = set()
+        for name, info in features.items():
+            cases = [by_id[i] for i in info["cases"] if i in by_id]
+            if name == CONTINUATION_FEATURE:
+                if "continuation" in groups:
+                    out.add(name)
+                continue
+            if any(cases and all(c.expected.get(key[g]) for c in cases) for g in groups if g in key):
+                out.add(name)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """Deterministic JSON form (no timings, no prompts), as stored in ``provenance.validation``."""
