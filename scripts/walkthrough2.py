@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -23,7 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "docs" / "walkthrough2" / "counted-calls.jinja"
-SESSION = "wb-walk"
+UNTYPED = ROOT / "docs" / "walkthrough2" / "typed-tools-only.jinja"
+SESSION = f"wb-walk-{os.getpid()}"  # its own tmux session: never another run's
 
 PATTERN = {
     "call": ["$index", ". ", "$name", ":", "$args"],
@@ -99,17 +101,29 @@ def edit_row(row: str, move: int, value: str, *, document: bool = False) -> None
     wait_for("spec fields", gone=f"Edit {row}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--size", default="120x36")
-    parser.add_argument("--out", default=str(ROOT / "screenshots" / "walkthrough2"))
-    args = parser.parse_args(argv)
-    width, height = (int(v) for v in args.size.split("x"))
-    prefix = "" if width >= 120 else f"{width}-"
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="walkthrough2-"))
-    exe = Path(sys.executable).with_name("workbench")
+def choose_required() -> None:
+    """Tool choice ``required``: from the chat field, shift+tab back field by field to the tool choice list
+    (the fields before it are checkboxes: enter on one toggles it, a second enter toggles it back) and pick
+    the entry after ``auto`` from its drop-down."""
+    keys("Escape")
+    keys("i")
+    for _ in range(8):
+        keys("BTab")
+        time.sleep(0.5)
+        keys("Enter")
+        time.sleep(1.0)
+        if "→ " in pane() and "required" in pane():  # the drop-down is open
+            keys("Down")
+            keys("Enter")
+            wait_for("required")
+            return
+        keys("Enter")  # a checkbox: toggle it back
+        time.sleep(0.5)
+    raise SystemExit("the tool choice list was not reached")
+
+
+def repair(out: Path, prefix: str, work: Path, exe: Path, width: int, height: int) -> None:
+    """Part 1: counted-calls.jinja, NOT validated, repaired in the TUI, exported, loaded back, generated."""
     command = f"cd {work} && WORKBENCH_DATA_DIR={work}/data {exe} tui {TEMPLATE}"
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     tmux("new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height), command)
@@ -141,10 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         wait_for("Spec loaded")
         keys("3")
         wait_for("model output")
-        keys("Tab")  # the tool choice list
-        keys("Enter")
-        keys("Down")
-        keys("Enter")  # required
+        choose_required()
         keys("i")
         text("What is the weather in Paris?")
         keys("Enter")
@@ -157,6 +168,44 @@ def main(argv: list[str] | None = None) -> int:
         print("quit:", "the pane is still open" if alive else "closed within 1.5 s")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+
+
+def limited(out: Path, prefix: str, work: Path, exe: Path, width: int, height: int) -> None:
+    """Part 2: typed-tools-only.jinja, whose tool macro raises on a parameter without ``type``: the verdict
+    is amber (``!``, "plain tools only") and names the refusal, never green; Export allows it and says so."""
+    command = f"cd {work} && WORKBENCH_DATA_DIR={work}/data {exe} tui --no-model {UNTYPED}"
+    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    tmux("new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height), command)
+    try:
+        wait_for("render preview")
+        keys("2")
+        wait_for("plain tools only")
+        shot(out, f"{prefix}07-limited", "typed-tools-only.jinja: amber, the refusal named")
+        keys("5")
+        wait_for("ready to export")
+        shot(out, f"{prefix}08-limited-export", "Export: allowed, the limitation stated")
+        keys("C-q")
+        time.sleep(1.5)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", default="120x36")
+    parser.add_argument("--out", default=str(ROOT / "screenshots" / "walkthrough2"))
+    parser.add_argument("--part", choices=["all", "repair", "limited"], default="all")
+    args = parser.parse_args(argv)
+    width, height = (int(v) for v in args.size.split("x"))
+    prefix = "" if width >= 120 else f"{width}-"
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="walkthrough2-"))
+    exe = Path(sys.executable).with_name("workbench")
+    if args.part in ("all", "repair"):
+        repair(out, prefix, work, exe, width, height)
+    if args.part in ("all", "limited"):
+        limited(out, prefix, work, exe, width, height)
     return 0
 
 
