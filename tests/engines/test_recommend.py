@@ -183,7 +183,8 @@ def test_an_engine_issue_is_named_only_for_the_failure_it_explains() -> None:
     assert engine_issue("vllm", "qwen3_coder", "tag_with_tagged", "null_argument: one_shot: ...") is not None
     assert engine_issue("vllm", "qwen3_coder", "tag_with_tagged", "one_call: one_shot: ...") is None
     # SGLang's qwen3_coder misses the integer-or-null case too (its own cause), and nothing else
-    assert engine_issue("sglang", "qwen3_coder", "tag_with_tagged", "null_argument: one_shot: ...") is not None
+    null_case = "null_argument: one_shot: ..."
+    assert engine_issue("sglang", "qwen3_coder", "tag_with_tagged", null_case) is not None
     assert engine_issue("sglang", "qwen3_coder", "tag_with_tagged", "scalar_arguments: one_shot: ...") is None
     # gpt-oss's detector run on DeepSeek's output fails because it is not its format, not for the bug
     assert engine_issue("sglang", "gpt-oss", "harmony", "one_call: one_shot: ...") is not None
