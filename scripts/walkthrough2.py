@@ -91,7 +91,14 @@ def edit_row(row: str, move: int, value: str, *, document: bool = False) -> None
         keys("F7")  # select all in the document editor, then type over it
         time.sleep(1.0)
         text(value)
+        time.sleep(2.0)  # a long paste is still being read by the editor under load
         keys("C-s")
+        for _ in range(3):  # a ctrl+s that arrives while the editor is still busy can go unseen (80x24 run)
+            try:
+                wait_for("spec fields", timeout=30, gone=f"Edit {row}")
+                break
+            except SystemExit:
+                keys("C-s")
     else:
         keys("C-u")
         time.sleep(1.0)
@@ -102,24 +109,25 @@ def edit_row(row: str, move: int, value: str, *, document: bool = False) -> None
 
 
 def choose_required() -> None:
-    """Tool choice ``required``: from the chat field, shift+tab back field by field to the tool choice list
-    (the fields before it are checkboxes: enter on one toggles it, a second enter toggles it back) and pick
-    the entry after ``auto`` from its drop-down."""
+    """Tool choice ``required`` and parallel calls off. The fields before the chat field are, in order,
+    the tool choice list and the constrain, parallel and paused checkboxes: from the chat field (``i``),
+    ``shift+tab`` four times reaches the list, ``enter`` opens it."""
+    wait_for("tiny random", timeout=600)  # the model loads on demand; keys wait until it is there
     keys("Escape")
     keys("i")
-    for _ in range(8):
+    for _ in range(4):
         keys("BTab")
         time.sleep(0.5)
-        keys("Enter")
-        time.sleep(1.0)
-        if "→ " in pane() and "required" in pane():  # the drop-down is open
-            keys("Down")
-            keys("Enter")
-            wait_for("required")
-            return
-        keys("Enter")  # a checkbox: toggle it back
-        time.sleep(0.5)
-    raise SystemExit("the tool choice list was not reached")
+    keys("Enter")
+    wait_for("→ get_weather", timeout=30)  # the drop-down is open
+    keys("Down")
+    keys("Enter")
+    wait_for("required", gone="→ get_weather")
+    # one call: with parallel calls off the grammar ends the turn after the first call
+    keys("Tab", "Tab")
+    time.sleep(0.5)
+    keys("Enter")
+    wait_for("▐ ▌ parallel")
 
 
 def repair(out: Path, prefix: str, work: Path, exe: Path, width: int, height: int) -> None:
@@ -159,9 +167,23 @@ def repair(out: Path, prefix: str, work: Path, exe: Path, width: int, height: in
         keys("i")
         text("What is the weather in Paris?")
         keys("Enter")
-        wait_for("tool_calls", timeout=600)
+        # The grammar writes the call's frame; the tiny random model fills the string argument with noise
+        # and never closes it by itself, so once it has started, force the closing "~" (one token): from
+        # there the grammar allows only the enum argument or the call's end.
+        wait_for("city ~", timeout=600)
+        time.sleep(3.0)
+        shot(out, f"{prefix}06-generate-required", "Generate: required, the call written under the grammar")
+        keys("Escape")
+        keys("f")
+        wait_for("Force")
+        time.sleep(1.0)
+        text("~")
+        keys("Enter")
+        time.sleep(1.0)
+        keys("r")
+        wait_for('"name": "get_weather"', timeout=600)
         wait_for("finished", timeout=600)
-        shot(out, f"{prefix}06-generate-call", "Generate: required gives a call (tiny random model)")
+        shot(out, f"{prefix}07-generate-call", "Generate: the call, parsed as tool_calls")
         keys("C-q")
         time.sleep(1.5)
         alive = subprocess.run(["tmux", "has-session", "-t", SESSION], capture_output=True).returncode == 0
@@ -180,10 +202,10 @@ def limited(out: Path, prefix: str, work: Path, exe: Path, width: int, height: i
         wait_for("render preview")
         keys("2")
         wait_for("plain tools only")
-        shot(out, f"{prefix}07-limited", "typed-tools-only.jinja: amber, the refusal named")
+        shot(out, f"{prefix}08-limited", "typed-tools-only.jinja: amber, the refusal named")
         keys("5")
-        wait_for("ready to export")
-        shot(out, f"{prefix}08-limited-export", "Export: allowed, the limitation stated")
+        wait_for("ready to exp")  # at 80 columns the status beside the verdict is cut
+        shot(out, f"{prefix}09-limited-export", "Export: allowed, the limitation stated")
         keys("C-q")
         time.sleep(1.5)
     finally:
