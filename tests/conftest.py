@@ -47,6 +47,14 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions and recovery copies go to the user data directory: a test writes into a temporary one,
+    never into the real ``~/.local/share/template-workbench`` (tests that check the platformdirs default
+    remove the variable themselves)."""
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+
+
+@pytest.fixture(autouse=True)
 def _no_unexpected_tui_error(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
     """In the TUI tests, no handler may fail: every error ``WorkbenchApp.report_error`` reports (the one
     handler that turns an exception into a notification instead of a traceback) fails the test, unless the

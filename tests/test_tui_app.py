@@ -74,11 +74,16 @@ async def wait_workers(app: WorkbenchApp) -> None:
 async def settle(app: WorkbenchApp, pilot: Any) -> None:
     """Wait until the app is idle: no worker running, including workers that finished work started (the
     app starts its analysis once a warm-up worker has loaded the heavy modules)."""
+    idle = 0
     for _ in range(20):
         await pilot.pause()
         await wait_workers(app)
         await pilot.pause()
-        if not any(w.is_running for w in app.workers):
+        busy = any(w.is_running for w in app.workers) or getattr(app, "switching_mode", False)
+        # Idle twice in a row: a message posted after a refresh (the keys held during a screen switch
+        # are posted once the new screen is drawn) may start a worker only on the next pass.
+        idle = 0 if busy else idle + 1
+        if idle == 2:
             return
 
 

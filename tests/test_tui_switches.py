@@ -201,7 +201,7 @@ async def test_a_tui_saved_session_records_the_switches(
     from workbench.tui.steps import GeneratorDriver
 
     monkeypatch.chdir(tmp_path)
-    app = make_app(start_mode="inspector")
+    app = make_app(start_mode="inspector", session_dir=tmp_path / "sessions")
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(analysed())
         await settle(app, pilot)

@@ -81,7 +81,7 @@ def test_workflows_refuse_with_a_reason_before_any_worker_starts() -> None:
         prepare_generation(ws, msg.RequestGenerate("hi"))
     with pytest.raises(Refused, match="no spec to export"):
         export_flow.prepare_export(ws, msg.RequestExport("spec", "out.json"))
-    with pytest.raises(Refused, match="analyse the template first"):
+    with pytest.raises(Refused, match="analyze the template first"):
         analysis_flow.prepare_validation(ws)
 
 

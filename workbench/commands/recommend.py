@@ -90,8 +90,8 @@ _CALL_CASES = (
 )
 _NULL_AS_NONE = EngineIssue(
     "vllm/tool_parsers/utils.py:coerce_to_schema_type (called by vllm/parser/engine/parser_engine.py)",
-    "a parameter typed null is read as null only when spelled `null`, and the template writes Jinja's "
-    "`None` for it; the value comes back as the string 'None' (SGLang's detector for the family reads it)",
+    "a parameter that may be null is read as null only when spelled `null`, and the template writes "
+    "Jinja's `None` for it; the value comes back as the string 'None'",
     ("tag_with_tagged",),
     ("null_argument",),
 )
@@ -110,6 +110,22 @@ ENGINE_ISSUES: dict[tuple[str, str], EngineIssue] = {
     ),
     ("vllm", "qwen3_coder"): _NULL_AS_NONE,
     ("vllm", "seed_oss"): _NULL_AS_NONE,
+    # Found by the harder tool sets of issue 20 (a parameter typed integer or null, an anyOf with null).
+    ("sglang", "qwen3_coder"): EngineIssue(
+        "sglang/srt/function_call/qwen3_coder_detector.py:Qwen3CoderDetector._convert_param_value",
+        "a value is read as null only when spelled `null`; for a parameter typed integer or null the "
+        "template writes Jinja's `None`, `int('None')` fails and the value comes back as the string 'None'",
+        ("tag_with_tagged",),
+        ("null_argument",),
+    ),
+    ("sglang", "minimax-m2"): EngineIssue(
+        "sglang/srt/function_call/minimax_m2.py:MinimaxM2Detector._convert_param_value_with_types",
+        'returns null for every value of a parameter whose schema allows null (`if "null" in '
+        "normalized_types ...: return None` before any other type is tried): `limit` of type anyOf "
+        "[integer, null] written `5` comes back as null",
+        ("tag_with_tagged",),
+        ("any_of_arguments",),
+    ),
 }
 
 

@@ -324,8 +324,15 @@ class WorkbenchApp(Guarded, App[None]):
         if token is None or token == self._switch_token:
             self.switching_mode = False
             held, self._held_keys = self._held_keys, []
-            for key in held:
-                self.post_message(events.Key(key.key, key.character))
+            if held:
+                # Made in the app's own message loop: a Key made here (called from the screen's refresh
+                # callback) would have the screen as its sender, and Textual stops a message from bubbling
+                # past its sender, so the key never reached the bindings and was lost.
+                self.call_later(self._replay_keys, held)
+
+    def _replay_keys(self, held: list[events.Key]) -> None:
+        for key in held:
+            self.post_message(events.Key(key.key, key.character))
 
     async def on_event(self, event: events.Event) -> None:
         """Keys first pass two guards: keys typed during a screen switch wait for the new screen, and typed

@@ -146,7 +146,7 @@ class AnalysisScreen(WorkbenchScreen):
         line = Text.assemble(
             (f" {verdict.label.split(' ', 1)[0]} ", VERDICT_STYLES.get(verdict.state, "bold")),
             " ",
-            (verdict.text, "bold" if verdict.state in ("validated", "not_validated") else "dim"),
+            (verdict.text, "bold" if verdict.state in ("validated", "limited", "not_validated") else "dim"),
         )
         self.query_one("#verdict-line", Static).update(line)
 
