@@ -12,8 +12,8 @@ import random
 import pytest
 
 from tests.test_parsing_properties import CALLS, TOOLS, all_specs, marker_alphabet, samples_for
-from workbench.parsing import ParseOptions, StreamParser, parse
-from workbench.spec import FormatSpec
+from workbench.runtime.parsing import ParseOptions, StreamParser, parse
+from workbench.runtime.spec import FormatSpec
 
 OPTIONS = [
     ParseOptions(),

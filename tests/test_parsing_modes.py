@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.parsing import ParseOptions, parse, parse_events
-from workbench.spec import ContentSpec, FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
+from workbench.runtime.parsing import ParseOptions, parse, parse_events
+from workbench.runtime.spec import ContentSpec, FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
 
 QWEN_TOOLS = ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>")
 

@@ -15,10 +15,10 @@ import pytest
 from tests.spec_fixtures import CODER_NEWLINE_IN_VALUE_END, GLM, MISTRAL_V11
 from tests.spec_fixtures import HERMES as HERMES_TOOLS_ONLY
 from tests.spec_fixtures import KIMI as KIMI_NAMESPACED
-from workbench.chat import Message, Tool
-from workbench.parsing import ParseOptions, ParseResult, StreamParser, parse, parse_events
-from workbench.parsing.tools_base import WEAK_HOLD_LIMIT
-from workbench.spec import FormatSpec, PromptSpec, ToolsSpec
+from workbench.runtime.chat import Message, Tool
+from workbench.runtime.parsing import ParseOptions, ParseResult, StreamParser, parse, parse_events
+from workbench.runtime.parsing.tools_base import WEAK_HOLD_LIMIT
+from workbench.runtime.spec import FormatSpec, PromptSpec, ToolsSpec
 
 # ------------------------------------------------------------------------------------------ specs
 HERMES = replace(HERMES_TOOLS_ONLY, end_markers=("<|im_end|>",))

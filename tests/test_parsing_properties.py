@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import PROJECT_TEMPLATES, REPO, shared_templates
-from workbench.chat import Message, Tool
-from workbench.parsing import ParseOptions, StreamParser, parse
-from workbench.parsing.samples import SampleCall, sample_output
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Message, Tool
+from workbench.runtime.parsing import ParseOptions, StreamParser, parse
+from workbench.runtime.parsing.samples import SampleCall, sample_output
+from workbench.runtime.spec import FormatSpec
 
 TOOLS = [
     Tool(
@@ -50,7 +50,7 @@ def all_specs() -> tuple[tuple[str, FormatSpec], ...]:
     for path in sorted((REPO / "specs").rglob("*.json")):
         out.append((f"spec:{path.stem}", FormatSpec.from_json(path.read_text(encoding="utf-8"))))
     try:
-        from workbench.analysis import analyze
+        from workbench.formats import analyze
         from workbench.template.source import load_template
     except ImportError:
         return tuple(out)

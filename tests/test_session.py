@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench.chat import Message, Tool, ToolCall
-from workbench.events import Event
 from workbench.generation.step import Candidate, Step
+from workbench.runtime.chat import Message, Tool, ToolCall
+from workbench.runtime.events import Event
+from workbench.runtime.spec import FormatSpec, ReasoningSpec, ToolsSpec
 from workbench.session import (
     SESSION_VERSION,
     ModelRecord,
@@ -22,7 +23,6 @@ from workbench.session import (
     load_session,
     save_session,
 )
-from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
 
 SPEC = FormatSpec(
     reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"),

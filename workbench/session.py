@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.chat import ChatDataError, Message, Tool
-from workbench.errors import WorkbenchError
-from workbench.events import Event
 from workbench.generation.step import Candidate, Step
 from workbench.inputs import InputError, read_json_document
-from workbench.spec import FormatSpec, SpecError
+from workbench.runtime.chat import ChatDataError, Message, Tool
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.events import Event
+from workbench.runtime.spec import FormatSpec, SpecError
 
 SESSION_FORMAT = "workbench-session"
 SESSION_VERSION = 1
@@ -480,8 +480,9 @@ class ReplayResult:
 
 
 def parse_options_for(session: Session) -> Any:
-    """The :class:`~workbench.parsing.ParseOptions` the session was generated with (from its settings)."""
-    from workbench.parsing import ParseOptions
+    """The :class:`~workbench.runtime.parsing.ParseOptions` the session was generated with (from its
+    settings)."""
+    from workbench.runtime.parsing import ParseOptions
 
     settings = session.settings
     kwargs: dict[str, Any] = {}
@@ -531,7 +532,7 @@ def replay_session(session: Session, *, on_step: Callable[[ReplayStep], None] | 
 
 def new_parser(session: Session) -> Any:
     """A fresh stream parser with the session's spec, tools and recorded parse options (what replays use)."""
-    from workbench.parsing import StreamParser
+    from workbench.runtime.parsing import StreamParser
 
     return StreamParser(session.spec, list(session.tools), options=parse_options_for(session))
 

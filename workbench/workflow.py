@@ -5,8 +5,8 @@ and record sessions its own way, so the same file could work with one command an
 functions are that common path: resolve inputs into a source, a spec and the analysis when one was made;
 build the parser's options; turn a generator run into a session that replays.
 
-Nothing here prints or exits: errors are :class:`~workbench.errors.WorkbenchError` subclasses the shells turn
-into one line.
+Nothing here prints or exits: errors are :class:`~workbench.runtime.errors.WorkbenchError` subclasses the
+shells turn into one line.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import WorkbenchError
-from workbench.spec import FormatSpec
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.spec import FormatSpec
 from workbench.spec_io import load_spec
 
 if TYPE_CHECKING:
     from workbench.analysis import Analysis
-    from workbench.chat import Message, Tool
     from workbench.generation.generate import Generator
-    from workbench.parsing import ParseOptions
+    from workbench.runtime.chat import Message, Tool
+    from workbench.runtime.parsing import ParseOptions
     from workbench.session import Session
     from workbench.template.source import TemplateSource
 
@@ -75,7 +75,7 @@ def resolve(
     if loaded is not None:
         return Resolved(source, loaded)
     assert source is not None
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
 
     analysis = analyze(source, time_limit=time_limit)
     return Resolved(source, analysis.spec, analysis)
@@ -112,7 +112,7 @@ def parse_options(
 
     ``keep_reasoning`` is llama.cpp's ``reasoning_format: none`` (reasoning stays in the content).
     """
-    from workbench.parsing import ParseOptions
+    from workbench.runtime.parsing import ParseOptions
 
     return ParseOptions.for_engine(
         engine,

@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import shared_path, shared_templates
-from workbench.analysis import analyze
 from workbench.export.common import Proof
 from workbench.export.engines import engines_missing_reason, tokenizer_for
 from workbench.export.plugin_common import PluginNames
@@ -36,7 +35,8 @@ from workbench.export.plugin_proof import (
     run_plugin_harness,
     write_files,
 )
-from workbench.spec import FormatSpec
+from workbench.formats import analyze
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 from workbench.validate import UNSUPPORTED, ValidationReport, validate
 

@@ -19,13 +19,13 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import PROJECT_TEMPLATES
-from workbench.analysis import analyze
 from workbench.cli import app
 from workbench.export.plugin_common import PluginNames
 from workbench.export.plugin_core import ContentStream, ReasoningSplit, Runtime, merge
 from workbench.export.plugin_proof import build_plugin, exact_differences, write_files
 from workbench.export.spec_target import spec_with_provenance
-from workbench.spec import FormatSpec
+from workbench.formats import analyze
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 from workbench.validate import ROUND_TRIP_TOOLS, UNSUPPORTED, CaseResult, compare_messages, validate
 

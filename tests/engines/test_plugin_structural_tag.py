@@ -28,11 +28,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import shared_path
-from workbench.analysis import analyze
 from workbench.export.engines import engines_missing_reason, tokenizer_for
 from workbench.export.plugin_common import PluginNames
 from workbench.export.plugin_proof import PluginJob, build_plugin, job_for, run_plugin_harness, write_files
 from workbench.export.spec_target import spec_with_provenance
+from workbench.formats import analyze
 from workbench.template.source import load_template
 from workbench.validate import validate
 

@@ -160,7 +160,7 @@ def test_without_engines_recommend_says_so_in_one_line(monkeypatch: pytest.Monke
 
 
 def test_special_tokens_are_the_templates_own_spellings() -> None:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.template.source import load_template
 
     source = load_template("chatml-think-tools")
@@ -207,7 +207,7 @@ def _call(value: Any) -> dict[str, Any]:
 
 
 def _spec() -> Any:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.template.source import load_template
 
     spec = analyze(load_template("chatml-think-tools")).spec

@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from workbench.commands._common import console, fail, strict_json
-from workbench.parsing.options import ENGINES
+from workbench.runtime.parsing.options import ENGINES
 
 EXIT_BELOW_THRESHOLD = 3
 #: The ``--profile`` choices: the parser's engine profiles, so the two lists cannot drift apart.

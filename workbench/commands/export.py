@@ -82,8 +82,8 @@ def export_command(
     ] = None,
 ) -> None:
     """Export a validated spec to a target its consumer loads, proven by that consumer."""
-    from workbench.chat import load_tools
     from workbench.export import TARGETS, export, write_export
+    from workbench.runtime.chat import load_tools
     from workbench.session import load_session
 
     if not output:

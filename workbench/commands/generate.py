@@ -33,8 +33,8 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from workbench.chat import load_messages, load_tools
 from workbench.commands._common import SPAN_STYLES, console, input_errors, load_json_file, strict_json
+from workbench.runtime.chat import load_messages, load_tools
 from workbench.workflow import record_session, resolve, save_generation_session, spec_warning
 
 
@@ -103,7 +103,7 @@ def generate_command(
     from workbench.generation.model import load_model
     from workbench.generation.sampling import SamplingConfig
     from workbench.generation.threads import apply_thread_policy
-    from workbench.grammar import build_grammar
+    from workbench.runtime.grammar import build_grammar
 
     template_kwargs = parse_kw(kw)
     with input_errors():

@@ -36,7 +36,6 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from workbench.chat import Tool, load_tools
 from workbench.commands._common import (
     SPAN_STYLES,
     console,
@@ -45,9 +44,10 @@ from workbench.commands._common import (
     print_json,
     strict_json,
 )
-from workbench.events import Event
 from workbench.inputs import read_input_text
-from workbench.parsing.options import ENGINES
+from workbench.runtime.chat import Tool, load_tools
+from workbench.runtime.events import Event
+from workbench.runtime.parsing.options import ENGINES
 from workbench.workflow import parse_options, resolve, spec_warning
 
 _PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]")
@@ -115,8 +115,8 @@ def parse_command(
         raise typer.Exit(code=2)
     from workbench.analysis.switches import start_stage_for
     from workbench.commands.render import parse_kw
-    from workbench.parsing import DeltaTracker, StreamParser
-    from workbench.parsing.deltas import chunk, finish_reason
+    from workbench.runtime.parsing import DeltaTracker, StreamParser
+    from workbench.runtime.parsing.deltas import chunk, finish_reason
 
     template_kwargs = parse_kw(kw)
     with input_errors():

@@ -30,7 +30,7 @@ from typing import Annotated, Any
 import typer
 
 from workbench.commands._common import TimeLimitOption, fail, input_errors, print_json
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.validate.report import CaseResult
 
 HARNESS = Path(__file__).resolve().parents[1] / "data" / "recommend_harness.py"
@@ -196,9 +196,9 @@ def special_tokens(template_text: str, spec: FormatSpec) -> tuple[str, ...]:
 
 def prepare(template: str, *, tokenizer: Path | None = None, time_limit: float = 2.0) -> Prepared:
     """Analyse and validate ``template``: its applicable round-trip cases and the tokenizer to stream with."""
-    from workbench.analysis import analyze
     from workbench.export.common import ExportError
     from workbench.export.engines import tokenizer_for
+    from workbench.formats import analyze
     from workbench.template.source import load_template
     from workbench.validate import UNSUPPORTED, validate
 
@@ -212,7 +212,7 @@ def prepare(template: str, *, tokenizer: Path | None = None, time_limit: float =
         source.name,
         spec,
         cases,
-        tokenizer_for(source.name, tokenizer),
+        tokenizer_for(source.name, tokenizer, spec=spec),
         report.summary(),
         special_tokens(source.text, spec),
     )

@@ -20,8 +20,8 @@ from typing import Annotated, Any
 
 import typer
 
-from workbench.chat import load_messages, load_tools
 from workbench.commands._common import TimeLimitOption, fail, input_errors, load_json_file, print_json
+from workbench.runtime.chat import load_messages, load_tools
 from workbench.template.render import DEFAULT_TIME_LIMIT, TemplateError, render
 from workbench.template.source import load_template
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import WorkbenchError
+from workbench.runtime.errors import WorkbenchError
 
 LLAMACPP = "llamacpp"
 PEERS = "peers"

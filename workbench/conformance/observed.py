@@ -1,8 +1,8 @@
 """What a parse run produced, in the one shape the checking rules read.
 
 A run ends either with a finished parse or with the partial parse of what was fed so far (``current()``,
-from which OpenAI deltas are computed); both are :class:`~workbench.chat.Message` values, reduced here to
-:class:`Observed` so the checking rules never care how the result was obtained.
+from which OpenAI deltas are computed); both are :class:`~workbench.runtime.chat.Message` values, reduced here
+to :class:`Observed` so the checking rules never care how the result was obtained.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.chat import Message
-from workbench.events import Diagnostic
+from workbench.runtime.chat import Message
+from workbench.runtime.events import Diagnostic
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,8 @@ class Plan:
     ignored: tuple[str, ...] = ()
 
     def parse_options(self) -> dict[str, Any]:
-        """The request switches for ``workbench.parsing.ParseOptions`` (the profile supplies the policies)."""
+        """The request switches for ``workbench.runtime.parsing.ParseOptions`` (the profile supplies the
+        policies)."""
         return {
             "enable_thinking": self.enable_thinking,
             "thinking_opened": self.thinking_opened,

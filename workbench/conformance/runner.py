@@ -33,7 +33,6 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
-from workbench.chat import ChatDataError, Tool
 from workbench.conformance.backend import Backend, ParsingBackend
 from workbench.conformance.cases import LLAMACPP, Case, CaseFileError
 from workbench.conformance.checks import check_llamacpp, check_peer
@@ -41,7 +40,8 @@ from workbench.conformance.invariants import continuity_violations, event_violat
 from workbench.conformance.observed import Observed, observed_from_message
 from workbench.conformance.plan import FINAL, Plan, plan_for
 from workbench.conformance.targets import SpecProvider, Target, TargetError, target_for
-from workbench.events import Diagnostic
+from workbench.runtime.chat import ChatDataError, Tool
+from workbench.runtime.events import Diagnostic
 
 DEFAULT_SEED = 20260315
 RANDOM_CHUNK_LIMITS = (3, 11, 47)
@@ -152,7 +152,7 @@ def chunkings(case: Case, *, seed: int = DEFAULT_SEED) -> list[tuple[str, tuple[
 
 
 def tools_for(case: Case) -> list[Tool] | None:
-    """The request's tools as ``workbench.chat.Tool`` (``None`` = no tools in the request)."""
+    """The request's tools as ``workbench.runtime.chat.Tool`` (``None`` = no tools in the request)."""
     if case.tools is None:
         return None
     try:

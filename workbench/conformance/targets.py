@@ -1,6 +1,6 @@
 """Which FormatSpec parses which case: templates for llama.cpp cases, a mapping table for peer families.
 
-llama.cpp cases name their template; the spec is whatever ``workbench.analysis.analyze`` makes of it, so
+llama.cpp cases name their template; the spec is whatever ``workbench.formats.analyze`` makes of it, so
 every llama.cpp failure is either an analyzer or a parser problem.  Peer cases name a *format family*; each
 family maps to the real template that speaks it when the corpus has one, otherwise to a hand-written
 FormatSpec JSON in the repository's ``specs/`` folder (the export format, loaded with
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.conformance.cases import LLAMACPP, Case
 from workbench.conformance.plan import Plan
-from workbench.errors import WorkbenchError
-from workbench.spec import FormatSpec, SpecError
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.spec import FormatSpec, SpecError
 from workbench.spec_io import load_spec
 
 if TYPE_CHECKING:
@@ -290,7 +290,7 @@ class SpecProvider:
             raise TargetError(str(exc)) from None
         analyze = self._analyze
         if analyze is None:
-            from workbench.analysis import analyze as analyze_template
+            from workbench.formats import analyze as analyze_template
 
             analyze = analyze_template
         try:

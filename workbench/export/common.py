@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.errors import WorkbenchError
+from workbench.runtime.errors import WorkbenchError
 from workbench.validate import PASS, UNSUPPORTED
 
 

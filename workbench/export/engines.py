@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.chat import Tool
 from workbench.export.common import CaseProof, ExportError, Proof
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.formats import families, family
+from workbench.runtime.spec import FormatSpec
 from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport, compare_messages
 
 HARNESS = Path(__file__).resolve().parents[1] / "data" / "engine_harness.py"
@@ -55,24 +56,30 @@ def engines_missing_reason() -> str:
     return f"the engines venv is not installed ({where}); run `make engines`"
 
 
-# Which real tokenizer streams a template's output: the family the template's markers belong to.
+# Which real tokenizer streams a template's output, by the model family its name says; a format whose markers
+# are one tokenizer's special tokens says so itself (``FormatFamily.tokenizer_hint``).
 _TOKENIZER_HINTS = (
     ("gpt-oss", "gpt-oss"),
-    ("harmony", "gpt-oss"),
     ("deepseek", "deepseek-v3"),
     ("llama", "llama-3.1"),
     ("firefunction", "llama-3.1"),
 )
 
 
-def tokenizer_for(template_name: str, override: str | Path | None = None) -> Path:
-    """The tokenizer folder the harness splits outputs with (Qwen3's unless the name says otherwise)."""
+def tokenizer_for(
+    template_name: str, override: str | Path | None = None, *, spec: FormatSpec | None = None
+) -> Path:
+    """The tokenizer folder the harness splits outputs with: ``override``, else the one the spec's format
+    names, else the one the template's name (or a format named in it) points to, else Qwen3's."""
     if override is not None:
         path = Path(override)
         return path.parent if path.is_file() else path
     lowered = template_name.lower()
-    name = next((tok for hint, tok in _TOKENIZER_HINTS if hint in lowered), "qwen3")
-    folder = SHARED / "tokenizers" / name
+    fam = family(spec.tools.format) if spec is not None else None
+    hints = [fam.tokenizer_hint] if fam is not None and fam.tokenizer_hint else []
+    hints += [f.tokenizer_hint for f in families().values() if f.tokenizer_hint and f.name in lowered]
+    hints += [tok for hint, tok in _TOKENIZER_HINTS if hint in lowered]
+    folder = SHARED / "tokenizers" / (hints[0] if hints else "qwen3")
     if not folder.is_dir():
         raise ExportError(f"no tokenizer to stream with: {folder} is absent (pass --tokenizer DIR)")
     return folder

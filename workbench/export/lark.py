@@ -1,8 +1,8 @@
 """The ``lark`` target: the output grammar as llguidance Lark, proven by llguidance itself.
 
-The grammar is the structural-tag export's (:func:`workbench.grammar.build.build_output_grammar`: reasoning
-free up to its end, free text up to the tool-call trigger, then only schema-exact calls), translated node by
-node.  Two things differ from xgrammar and shape the translation:
+The grammar is the structural-tag export's (:func:`workbench.runtime.grammar.assembler.assemble`:
+reasoning free up to its end, free text up to the tool-call trigger, then only schema-exact calls), translated
+node by node.  Two things differ from xgrammar and shape the translation:
 
 * llguidance's lexer is greedy: free text that stops at a marker must be a ``lazy`` lexeme ending with the
   marker (``until_3[lazy]: /(?s:.*)/ "<tool_call>"``), and what follows starts after the marker (its
@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.chat import Tool
 from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
 from workbench.export.lark_ast import (
     EPS,
@@ -42,9 +41,10 @@ from workbench.export.lark_ast import (
     seq,
     strip_prefix,
 )
-from workbench.grammar.build import build_output_grammar
-from workbench.grammar.elements import GrammarError
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.grammar.assembler import assemble
+from workbench.runtime.grammar.elements import GrammarError
+from workbench.runtime.spec import FormatSpec
 from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport
 
 ANY_TEXT = "/(?s:.*)/"
@@ -412,7 +412,7 @@ def build_lark(
     if spec.tools.format == "none":
         raise Unsupported("the spec has no tool calls")
     try:
-        doc = build_output_grammar(spec, tools)
+        doc = assemble(spec, tools)
     except GrammarError as exc:
         raise Unsupported(f"the Lark export cannot express this spec: {exc}") from None
     writer = LarkWriter(

@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from workbench.chat import Tool
 from workbench.export.common import ExportError, Proof
 from workbench.export.response_profile import prove_profile
 from workbench.export.spec_target import render_spec_export, spec_with_provenance
@@ -23,8 +22,9 @@ from workbench.export.structural_tag import (
     prove_structural_tag,
 )
 from workbench.export.tests_file import build_tests_file
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.session import Session, write_atomic
-from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.validate import FAIL, ValidationReport, report_from_spec, validate, validate_recorded
 
@@ -70,7 +70,7 @@ def resolve_inputs(
     """
     if template is not None:
         if spec is None:
-            from workbench.analysis import analyze
+            from workbench.formats import analyze
 
             spec = analyze(template, time_limit=time_limit).spec
         return spec, validate(template, spec, time_limit=time_limit, template_kwargs=template_kwargs)

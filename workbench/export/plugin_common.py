@@ -14,7 +14,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.export.plugin_runtime import runtime_sources
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

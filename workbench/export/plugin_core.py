@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.parsing.deltas import DeltaTracker
-from workbench.parsing.markers import core_of
-from workbench.parsing.options import ParseOptions
-from workbench.parsing.stream import StreamParser
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing.deltas import DeltaTracker
+from workbench.runtime.parsing.markers import core_of
+from workbench.runtime.parsing.options import ParseOptions
+from workbench.runtime.parsing.stream import StreamParser
+from workbench.runtime.spec import FormatSpec
 
 
 @dataclass

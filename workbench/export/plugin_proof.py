@@ -225,7 +225,7 @@ def export_plugin(
             names.slug,
             names,
             folder,
-            tokenizer_for(spec.provenance.template_name or names.slug, tokenizer),
+            tokenizer_for(spec.provenance.template_name or names.slug, tokenizer, spec=spec),
             report,
             spec,
         )

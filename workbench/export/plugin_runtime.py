@@ -1,20 +1,18 @@
-"""The parser runtime a serving plug-in carries: workbench's own parser, vendored under a private name.
+"""The parser runtime a serving plug-in carries: the ``workbench/runtime/`` folder, vendored under a private
+name.
 
 A plug-in must not import ``workbench`` when the engine loads it (the engine's venv pins its own torch and
-transformers; the workbench is not installed there).  The parser (spec, streaming machine, the format
-families' parsers and value decoding) is stdlib-only, so the export copies those modules' source into the
-plug-in, with their ``workbench`` imports rewritten to the plug-in's private package.  The parse results
-are then the workbench's by construction: the same code, not a port.
+transformers; the workbench is not installed there).  Everything a plug-in runs (spec, streaming parser,
+format families, value encodings, the grammar pieces its structural tags are built from) is in
+``workbench/runtime/``, which imports only itself, the standard library and the packages it declares
+(:data:`workbench.runtime.DEPENDENCIES`).  So the export copies the folder whole, with its
+``workbench.runtime`` imports rewritten to the plug-in's private package: the parse results are the
+workbench's by construction, the same code, not a port.  The format registry resolves families relative to
+its own package, so it needs no rewriting beyond the imports.
 
-The grammar builder (``workbench.grammar``, each family's ``grammar`` module) is vendored the same way: it is
-pure Python too (xgrammar is imported only to check a finished tag, and the engines have it), and the
-plug-ins build each request's structural tag with it (:mod:`workbench.export.plugin_tags`, copied in as
-``tags``), so a forced call is held to exactly the grammar the workbench proves.
-
-The format registry is the one module not copied: ``workbench.formats`` imports every family's detector
-and export hook (which need the analyzer).  A generated registry that only knows the families' parsers and
-grammars replaces it.  Finally :mod:`workbench.export.plugin_core` (the engine-neutral glue the vLLM and
-SGLang adapters share) is copied in as ``core``.
+:mod:`workbench.export.plugin_core` (the engine-neutral glue the vLLM and SGLang adapters share) and
+:mod:`workbench.export.plugin_tags` (each request's structural tag) are copied in beside it as ``core`` and
+``tags``.
 """
 
 from __future__ import annotations
@@ -24,136 +22,15 @@ from pathlib import Path
 
 from workbench.export.common import ExportError
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+RUNTIME_ROOT = Path(__file__).resolve().parents[1] / "runtime"
+EXPORT_ROOT = Path(__file__).resolve().parent
 
-#: The workbench modules the parser needs at run time (paths relative to the ``workbench`` package).
-RUNTIME_MODULES = (
-    "errors.py",
-    "events.py",
-    "chat.py",
-    "spec.py",
-    "parsing/__init__.py",
-    "parsing/builder.py",
-    "parsing/core.py",
-    "parsing/deltas.py",
-    "parsing/lookahead.py",
-    "parsing/markers.py",
-    "parsing/options.py",
-    "parsing/partial_json.py",
-    "parsing/registry.py",
-    "parsing/schema_check.py",
-    "parsing/stream.py",
-    "parsing/tool_tag.py",
-    "parsing/tools_base.py",
-    "parsing/turn.py",
-    "formats/base.py",
-    "formats/values.py",
-    "formats/harmony/markers.py",
-    "formats/call_pattern/encoding.py",
-    # the grammar builder, for the structural tags (each family's grammar module is added from the registry)
-    "grammar/build.py",
-    "grammar/elements.py",
-    "grammar/plan.py",
-    "grammar/tool_grammar.py",
-    "grammar/tool_schemas.py",
-    "formats/call_pattern/samples.py",
-)
-
-_IMPORT_RX = re.compile(r"^(\s*(?:from|import)\s+)workbench(?=[.\s])", re.MULTILINE)
+_IMPORT_RX = re.compile(r"^(\s*(?:from|import)\s+)workbench\.runtime(?=[.\s])", re.MULTILINE)
 _LEFT_RX = re.compile(r"^\s*(?:from|import)\s+workbench[.\s]", re.MULTILINE)
 
 
-def _family_parsers() -> dict[str, tuple[str, str, str]]:
-    """``format name -> (module path, class name, "parser" | "turn_machine")`` from the live registry."""
-    from workbench.formats import FORMATS
-
-    out: dict[str, tuple[str, str, str]] = {}
-    for name, fam in FORMATS.items():
-        obj, kind = (fam.parser, "parser") if fam.parser is not None else (fam.turn_machine, "turn_machine")
-        out[name] = (_vendorable(name, obj), getattr(obj, "__name__", ""), kind)
-    return out
-
-
-def _family_grammars() -> dict[str, tuple[str, str]]:
-    """``format name -> (module path, class name)`` of each family's tool-call grammar."""
-    from workbench.formats import FORMATS
-
-    return {
-        name: (_vendorable(name, fam.grammar), getattr(fam.grammar, "__name__", ""))
-        for name, fam in FORMATS.items()
-        if fam.grammar is not None
-    }
-
-
-def _vendorable(name: str, obj: object) -> str:
-    module = getattr(obj, "__module__", "")
-    if not module.startswith("workbench.formats."):
-        raise ExportError(
-            f"format {name!r} is registered from outside the workbench ({module}): cannot vendor"
-        )
-    return module
-
-
-def _registry_source(families: dict[str, tuple[str, str, str]], grammars: dict[str, tuple[str, str]]) -> str:
-    rows = "\n".join(
-        f"    {name!r}: ({module.removeprefix('workbench.formats.')!r}, {cls!r}, {kind!r}),"
-        for name, (module, cls, kind) in sorted(families.items())
-    )
-    grammar_rows = "\n".join(
-        f"    {name!r}: ({module.removeprefix('workbench.formats.')!r}, {cls!r}),"
-        for name, (module, cls) in sorted(grammars.items())
-    )
-    return f'''"""The vendored parser's format registry: each family's parser and grammar (no detector).
-
-Generated by ``workbench export``; the families are imported when a spec first asks for them.
-"""
-
-from __future__ import annotations
-
-import importlib
-from dataclasses import dataclass
-from typing import Any
-
-_FAMILIES = {{
-{rows}
-}}
-
-_GRAMMARS = {{
-{grammar_rows}
-}}
-
-
-def _load(module: str, cls: str) -> Any:
-    return getattr(importlib.import_module(f"{{__name__}}.{{module}}"), cls)
-
-
-@dataclass(frozen=True)
-class _Family:
-    name: str
-    parser: Any = None
-    turn_machine: Any = None
-
-    @property
-    def grammar(self) -> Any:
-        """The family's tool-call grammar, imported only when a structural tag is built."""
-        entry = _GRAMMARS.get(self.name)
-        return _load(*entry) if entry is not None else None
-
-
-FORMATS = dict.fromkeys(_FAMILIES)
-
-
-def family(name: str) -> _Family | None:
-    entry = _FAMILIES.get(name)
-    if entry is None:
-        return None
-    module, cls, kind = entry
-    return _Family(name, **{{kind: _load(module, cls)}})
-'''
-
-
 def rewrite_imports(source: str, package: str) -> str:
-    """``from workbench.x import y`` -> ``from PACKAGE.x import y`` (import statements only)."""
+    """``from workbench.runtime.x import y`` -> ``from PACKAGE.x import y`` (import statements only)."""
     return _IMPORT_RX.sub(lambda m: m.group(1) + package, source)
 
 
@@ -161,25 +38,17 @@ def runtime_sources(package: str) -> dict[str, str]:
     """Every file of the vendored runtime, keyed by its path inside ``package`` (``"spec.py"``, ...).
 
     Raises:
-        ExportError: a vendored module still imports ``workbench`` after the rewrite (a module the list
-            above misses), so the plug-in would not load without the workbench installed.
+        ExportError: a vendored module imports the workbench outside its runtime (the layers test keeps
+            this from happening), so the plug-in would not load without the workbench installed.
     """
-    families, grammars = _family_parsers(), _family_grammars()
-    files: dict[str, str] = {"__init__.py": '"""workbench parser runtime (vendored)."""\n'}
-    for rel in RUNTIME_MODULES:
-        files[rel] = (PACKAGE_ROOT / rel).read_text(encoding="utf-8")
-    for module in [m for m, _c, _k in families.values()] + [m for m, _c in grammars.values()]:
-        rel = module.removeprefix("workbench.").replace(".", "/") + ".py"
-        files[rel] = (PACKAGE_ROOT / rel).read_text(encoding="utf-8")
-    files["formats/__init__.py"] = _registry_source(families, grammars)
-    for rel in list(files):
-        parts = rel.split("/")[:-1]
-        for depth in range(1, len(parts) + 1):
-            files.setdefault("/".join(parts[:depth]) + "/__init__.py", "")
-    files["core.py"] = (PACKAGE_ROOT / "export" / "plugin_core.py").read_text(encoding="utf-8")
-    files["tags.py"] = (PACKAGE_ROOT / "export" / "plugin_tags.py").read_text(encoding="utf-8")
+    files = {
+        path.relative_to(RUNTIME_ROOT).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(RUNTIME_ROOT.rglob("*.py"))
+    }
+    files["core.py"] = (EXPORT_ROOT / "plugin_core.py").read_text(encoding="utf-8")
+    files["tags.py"] = (EXPORT_ROOT / "plugin_tags.py").read_text(encoding="utf-8")
     out = {rel: rewrite_imports(text, package) for rel, text in sorted(files.items())}
     for rel, text in out.items():
         if _LEFT_RX.search(text):
-            raise ExportError(f"the vendored runtime's {rel} still imports workbench: cannot make a plug-in")
+            raise ExportError(f"the vendored runtime's {rel} imports workbench outside its runtime")
     return out

@@ -6,10 +6,9 @@ request: the tools, the tool choice (``auto``: free text, a call once the format
 tag must also cover the reasoning (vLLM passes ``reasoning=False``: its reasoning parser keeps the grammar
 off until reasoning ends; with ``reasoning=True`` the tag lets reasoning run free first).  The tags cannot
 be written out at export time (the tools come with the request), so this module is vendored into every
-plug-in (as ``<plugin>._runtime.tags``, beside the vendored grammar builder) and builds the tag from the
-same pieces as :func:`workbench.grammar.build.build_output_grammar`: the format family's
-:class:`~workbench.grammar.tool_grammar.ToolGrammar` in reading mode (every spelling the parser reads, any
-JSON whitespace), so what the tag allows, the plug-in's parser reads back.
+plug-in (as ``<plugin>._runtime.tags``, beside the vendored runtime) and builds the tag with the runtime's
+one assembler, :func:`workbench.runtime.grammar.assembler.assemble`: the structural-tag export writes the
+same document for the same tools and choice, and what the tag allows, the plug-in's parser reads back.
 
 Arguments always follow the tool's schema, ``strict`` or not: most formats spell arguments per parameter
 (``<parameter=city>``, ``<arg_key>``), so there is no schema-free spelling to relax to.
@@ -19,37 +18,18 @@ Like :mod:`.plugin_core` it may import only the vendored runtime and the standar
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.errors import WorkbenchError
-from workbench.formats import family
-from workbench.grammar.build import reasoning_gate
-from workbench.grammar.elements import (
-    Element,
-    GrammarError,
-    any_text,
-    check_structural_tag,
-    one_of,
-    optional,
-    regex,
-    repeat,
-    seq,
-    structural_tag,
-    tag,
-)
-from workbench.grammar.tool_grammar import MAX_PARALLEL_CALLS
-from workbench.grammar.tool_schemas import check_tool_schemas
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.formats import family
+from workbench.runtime.grammar.assembler import FORCED, assemble
+from workbench.runtime.grammar.elements import GrammarError
+from workbench.runtime.spec import FormatSpec
 
 #: The tool choices engines hand a builder (vLLM's simplified choice: ``forced`` = the one named tool).
-CHOICES = ("auto", "required", "forced")
-
-# Templates put whitespace after the last call, before the turn's end, and before a reasoning block or a
-# forced call (Firefunction's `` functools[...]``).
-_WS: Element = regex(r"[ \t\n]*")
+CHOICES = ("auto", "required", FORCED)
 
 
 def has_grammar(spec: FormatSpec) -> bool:
@@ -86,7 +66,7 @@ def request_tag(
     reasoning: bool = False,
     parallel: bool = True,
 ) -> dict[str, Any]:
-    """The structural tag (xgrammar JSON) for one request.
+    """The structural tag (xgrammar JSON) for one request: :func:`assemble` over the request's tools.
 
     Args:
         spec: the exported format.
@@ -100,56 +80,7 @@ def request_tag(
         WorkbenchError: no tools, an unknown choice or tool name, a format without tool calls or grammar,
             a schema no grammar is built from.
     """
-    selected = request_tools(tools)
-    check_tool_schemas(selected)
-    if choice not in CHOICES:
-        named = [t for t in selected if t.name == choice]
-        if not named:
-            raise GrammarError(f"tool_choice {choice!r} is neither {', '.join(CHOICES)} nor a tool's name")
-        selected, choice = named, "forced"
-    if not selected:
-        raise GrammarError("a structural tag needs at least one tool")
-    if choice == "forced" and len(selected) != 1:
-        raise GrammarError(f"a forced call names one tool, not {len(selected)}")
-    fam = family(spec.tools.format)
-    grammar_cls = fam.grammar if fam is not None else None
-    if grammar_cls is None:
-        raise GrammarError(f"no tool-call grammar for the format {spec.tools.format!r}")
-    fmt = grammar_cls(spec.tools, any_whitespace=True, output_prefix=spec.prompt.output_prefix, lenient=True)
-    multi = parallel and spec.tools.parallel and choice != "forced"
-    gate = reasoning_gate(spec, reasoning=True, thinking_opened=None)
-    if choice == "auto":
-        answer = fmt.free_answer(selected, parallel=multi)
-        if answer is None:
-            section, free = fmt.section(selected, parallel=multi), fmt.plain_answer()
-            if multi:
-                answer = seq(repeat(seq(free, section), 0, MAX_PARALLEL_CALLS), free)
-            else:
-                answer = seq(free, optional(seq(section, _WS)))
-    else:
-        section = fmt.section(selected, parallel=multi)
-        answer = seq(_WS, _lead(fmt, gate is not None), section, _WS)
-    parts: list[Element] = []
-    if reasoning and gate is not None:
-        if gate.starts_inside:
-            parts.append(optional(tag("", any_text(), gate.end)))
-        else:  # templates may put a newline before the block (GLM: ``\n<think>``)
-            parts.append(optional(seq(_WS, tag(gate.start, any_text(), gate.end))))
-    document = structural_tag(seq(*parts, answer))
-    check_structural_tag(document)
-    loaded: dict[str, Any] = json.loads(document)
-    return loaded
-
-
-def _lead(fmt: Any, has_reasoning: bool) -> Element:
-    """What may precede a forced call: after a reasoning block (the blank line after ``</think>``, a
-    re-opened message), or at the start of an output that did not reason (thinking off)."""
-    leads = [fmt.answer_lead(after_reasoning=False)]
-    if has_reasoning:
-        after = fmt.answer_lead(after_reasoning=True)
-        if after.to_dict() != leads[0].to_dict():
-            leads.append(after)
-    return leads[0] if len(leads) == 1 else one_of(*leads)
+    return assemble(spec, request_tools(tools), choice, reasoning=reasoning, parallel=parallel)
 
 
 def tag_or_error(spec: FormatSpec, tools: Sequence[Any], choice: str, **kwargs: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from workbench.export.engines import (
 )
 from workbench.export.profiles import CONSUMERS, PROFILES, STRICTEST_FIRST
 from workbench.export.response_template import build_response_template, prove_response_template
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.validate import ValidationReport
 
 
@@ -71,7 +71,7 @@ def prove_profile(
             notes.append(f"{chosen} profile proven with transformers only: {missing}")
         else:
             name = exported.provenance.template_name or spec.provenance.template_name
-            job = Job(name or "spec", template, tokenizer_for(name, tokenizer), report)
+            job = Job(name or "spec", template, tokenizer_for(name, tokenizer, spec=spec), report)
             answer = run_harness([job], engines)
             for consumer in engines:
                 proof = engine_proof(job, answer["jobs"][0], consumer, spec, answer["versions"])

@@ -11,9 +11,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.chat import Tool
 from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
-from workbench.spec import FormatSpec
+from workbench.formats import response_fields
+from workbench.formats.response_parts import ResponseGap, lit, optional, seq
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.validate import (
     FAIL,
     PASS,
@@ -23,17 +25,6 @@ from workbench.validate import (
     ValidationReport,
     compare_messages,
 )
-
-
-def lit(marker: str) -> str:
-    """A marker as a regex, surrounding whitespace made flexible (templates pad markers with newlines)."""
-    core = marker.strip()
-    return re.escape(core) if core else ""
-
-
-def seq(*parts: str) -> str:
-    """Join regex parts with optional whitespace between them."""
-    return r"\s*".join(p for p in parts if p)
 
 
 def _reasoning_opener(spec: FormatSpec) -> str:
@@ -73,78 +64,12 @@ def _reasoning_anchor(spec: FormatSpec, *, portable: bool = False) -> dict[str, 
 _PADDINGS = ("", r"\n", r"\n\n", " ", r"\r\n")
 
 
-def call_transform(spec: FormatSpec, *, from_captures: bool, each: bool = False) -> dict[str, Any]:
-    """The transform turning one parsed call into an OpenAI tool call.
-
-    ``each``: the transform is applied to every element of a JSON array, whose keys are then top-level
-    placeholders (``{name}``) rather than paths under ``{content}``.
-    """
-    t = spec.tools
-    if from_captures:
-        function: dict[str, Any] = {"name": "{name}", "arguments": "{content}"}
-        out: dict[str, Any] = {"type": "function", "function": function}
-        if t.id_position in ("pre_func_name", "between_func_and_args") or t.function_namespace:
-            out["id"] = "{id}"
-        return out
-    if t.fun_name_is_key:
-        raise Unsupported("the function name is a JSON key; response_template transforms cannot read it")
-    parts = [p for p in ("" if each else "content", t.function_field) if p]
-    root = "".join(f"{p}." for p in parts)
-    function = {"name": f"{{{root}{t.name_field}}}", "arguments": f"{{{root}{t.args_field}}}"}
-    out = {"type": "function", "function": function}
-    if t.id_field:
-        out["id"] = f"{{{'' if each else 'content.'}{t.id_field}}}"
-    return out
-
-
-def name_regex(spec: FormatSpec) -> str:
-    """The part of a call header that holds the function name (and an id, when the format writes one).
-
-    With a ``function_namespace`` (Kimi-K2: ``functions.get_weather:0``) the whole token is the call id and
-    the name sits between the namespace and an optional ``:index``, as our parser reads it.
-    """
-    t = spec.tools
-    if t.function_namespace:
-        name = rf"(?P<id>{re.escape(t.function_namespace)}(?P<name>[\w\-/@$.]+?)(?::\d+)?)"
-        return seq(lit(t.name_prefix), name, lit(t.name_suffix))
-    name = r"(?P<name>[^\s<>\[\]{}\"'=]+)"
-    ident = r"(?P<id>[^\s<>]+?)"
-    if t.id_position == "pre_func_name":
-        return seq(lit(t.id_prefix), ident, lit(t.id_suffix), lit(t.name_prefix), name, lit(t.name_suffix))
-    if t.id_position == "between_func_and_args":
-        return seq(lit(t.name_prefix), name, lit(t.name_suffix), lit(t.id_prefix), ident, lit(t.id_suffix))
-    return seq(lit(t.name_prefix), name, lit(t.name_suffix))
-
-
-def optional(pattern: str) -> str:
-    return f"(?:{pattern})?" if pattern else ""
-
-
-def call_closer(end: str, section_close: str, next_call: str) -> str:
-    """A call's close: its end marker, followed by the section's close after the last call.
-
-    Not ``END(?:SECTION_CLOSE)?``: a streaming parser that sees ``END`` at a chunk's end closes the region
-    there (vLLM 0.32 and SGLang 0.5.23 do), and the section close then leaks into the content.  Each
-    alternative here is decided only once the text after ``END`` is known: the section close, or the next
-    call's opener (left for the next region to read).
-    """
-    if not section_close:
-        return end
-    if not next_call:
-        return seq(end, optional(section_close))
-    return f"{seq(end, section_close)}|{end}(?=\\s*{next_call})"
-
-
 def _tool_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     """The regions the format's family contributes (its ``response_fields`` hook, ``formats/<name>/``)."""
-    from workbench.formats import family
-
-    fam = family(spec.tools.format)
-    if fam is None:
-        return {}
-    if fam.response_fields is None:
-        raise Unsupported(fam.response_template_gap)
-    return fam.response_fields(spec)
+    try:
+        return response_fields(spec)
+    except ResponseGap as exc:
+        raise Unsupported(str(exc)) from None
 
 
 # A JSON value as a recursive `regex` pattern (transformers parses response templates with `regex`).

@@ -12,22 +12,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.chat import Tool
 from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
 from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path, shared_dir
-from workbench.grammar.build import build_output_grammar
-from workbench.grammar.elements import GrammarError
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.grammar.assembler import assemble
+from workbench.runtime.grammar.elements import GrammarError
+from workbench.runtime.spec import FormatSpec
 from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport
 
 
-def build_structural_tag(spec: FormatSpec, tools: Sequence[Tool]) -> dict[str, Any]:
+def build_structural_tag(
+    spec: FormatSpec, tools: Sequence[Tool], tool_choice: Any = "auto"
+) -> dict[str, Any]:
     """An xgrammar StructuralTag (JSON form) for the whole assistant output with ``tools`` (pure).
 
-    Built by the grammar package's one builder (:func:`workbench.grammar.build.build_output_grammar`), so
-    every format the generation grammar covers is covered here too: reasoning, when the format has it, is
-    free text up to its end marker (no constraint while the model thinks); after it, text is free until a
-    tool-call trigger, and from the trigger on only well-formed calls of the given tools are possible.
+    Built by the runtime's one assembler (:func:`workbench.runtime.grammar.assembler.assemble`), which the
+    serving plug-ins call per request too, so the exported tag and a plug-in's tag for the same tools and
+    choice are the same document: reasoning, when the format has it, is free text up to its end marker (no
+    constraint while the model thinks); under ``auto`` text is free until a tool-call trigger, and from the
+    trigger on only well-formed calls of the given tools are possible.
 
     Raises:
         ExportError: no tools were given.
@@ -38,7 +41,7 @@ def build_structural_tag(spec: FormatSpec, tools: Sequence[Tool]) -> dict[str, A
     if spec.tools.format == "none":
         raise Unsupported("the spec has no tool calls")
     try:
-        return build_output_grammar(spec, tools)
+        return assemble(spec, tools, tool_choice)
     except GrammarError as exc:
         raise Unsupported(f"the structural tag cannot express this spec: {exc}") from None
 

@@ -24,7 +24,7 @@ from workbench.export.plugin_common import (
     runtime_files,
     single_file,
 )
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 
 ENGINE = "vllm"
 

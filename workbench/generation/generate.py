@@ -24,18 +24,19 @@ from typing import Any
 
 import numpy as np
 
-from workbench.chat import Message, Tool, ToolCall
-from workbench.errors import WorkbenchError
-from workbench.events import Diagnostic, Event
 from workbench.generation.bitmask import STRIP_BUCKETS, full_summary, is_allowed, summarize, unpack
 from workbench.generation.detok import IncrementalText
 from workbench.generation.kv import cache_name, forward_with_cache
 from workbench.generation.loaded import LoadedModel
+from workbench.generation.matcher import ConstrainedMatcher
 from workbench.generation.sampling import SamplingConfig, sample_token, top_k
 from workbench.generation.step import Candidate, Step
-from workbench.grammar import GrammarPlan, build_grammar
-from workbench.grammar.matcher import ConstrainedMatcher
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Message, Tool, ToolCall
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.events import Diagnostic, Event
+from workbench.runtime.formats import family
+from workbench.runtime.grammar import GrammarPlan, build_grammar
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 
 MAX_RESAMPLES = 16
@@ -164,7 +165,7 @@ class Generator:
         self.sampling = sampling or SamplingConfig()
         self.max_new_tokens = max_new_tokens
         self.top_candidates = top_candidates
-        self.reasoning = reasoning and (spec.reasoning.mode != "none" or spec.tools.format == "harmony")
+        self.reasoning = reasoning and (spec.reasoning.mode != "none" or _reasons_in_format(spec))
         self.prompt = render_prompt(
             loaded, messages, self.tools, template, reasoning=reasoning, template_kwargs=template_kwargs
         )
@@ -235,7 +236,7 @@ class Generator:
 
     def _make_parser(self) -> Any:
         try:
-            from workbench.parsing import ParseOptions, StreamParser
+            from workbench.runtime.parsing import ParseOptions, StreamParser
         except ImportError:
             return None
         options = ParseOptions(
@@ -629,11 +630,11 @@ class Generator:
         if not self.finished or self.cut_inside_grammar:
             return self._partial_result()
         try:
-            from workbench.parsing import ParseOptions, parse
+            from workbench.runtime.parsing import ParseOptions, parse
         except ImportError:
             return GenerationResult(
                 Message(role="assistant", content=self.text),
-                [Diagnostic("parser_unavailable", "workbench.parsing is not available")],
+                [Diagnostic("parser_unavailable", "workbench.runtime.parsing is not available")],
             )
         options = ParseOptions(
             enable_thinking=self.reasoning,
@@ -643,7 +644,7 @@ class Generator:
         return parse(self.spec, self.text, self.tools, options)
 
     def _partial_result(self) -> Any:
-        from workbench.parsing import ParseResult
+        from workbench.runtime.parsing import ParseResult
 
         message = self.current_message()
         diagnostics = list(self._parser.diagnostics) if self._parser is not None else []
@@ -678,3 +679,10 @@ def max_prompt_tokens(loaded: Any) -> int:
     if isinstance(stated, int) and stated > 0:
         return stated
     return DEFAULT_MAX_PROMPT_TOKENS
+
+
+def _reasons_in_format(spec: FormatSpec) -> bool:
+    """The format defines a reasoning region of its own (Harmony's analysis channel), whatever the spec's
+    reasoning fields say."""
+    fam = family(spec.tools.format)
+    return fam is not None and fam.implicit_reasoning is not None

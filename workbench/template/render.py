@@ -30,7 +30,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from workbench.chat import Message, Tool
+from workbench.runtime.chat import Message, Tool
 from workbench.template import worker
 from workbench.template.errors import (
     CompileTimeout,

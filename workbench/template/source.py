@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from workbench.errors import WorkbenchError
-from workbench.spec import FormatSpec
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.spec import FormatSpec
 from workbench.template.errors import TemplateError
 from workbench.template.gguf_meta import GGUFFormatError, read_metadata
 from workbench.template.limits import MAX_SOURCE_BYTES, check_source_size

@@ -25,9 +25,9 @@ from textual.screen import Screen
 from textual.widget import AwaitMount
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from workbench.chat import Message
 from workbench.generation.step import Step
-from workbench.parsing import StreamParser
+from workbench.runtime.chat import Message
+from workbench.runtime.parsing import StreamParser
 from workbench.session import new_parser
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg

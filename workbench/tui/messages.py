@@ -17,8 +17,8 @@ from textual.message import Message
 
 from workbench.analysis import Analysis
 from workbench.generation.loaded import LoadedModel
+from workbench.runtime.spec import FormatSpec
 from workbench.session import Session
-from workbench.spec import FormatSpec
 from workbench.tui.errors import Severity
 from workbench.tui.steps import Driver
 from workbench.validate import ValidationReport

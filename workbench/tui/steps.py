@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workbench.chat import Message
-from workbench.errors import WorkbenchError
 from workbench.generation.step import Step
-from workbench.parsing import StreamParser
+from workbench.runtime.chat import Message
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.parsing import StreamParser
 
 if TYPE_CHECKING:  # the engine pulls in the grammar stack; a replay-only TUI never needs it
     from workbench.generation.generate import Generator

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from workbench.analysis import Analysis
-from workbench.chat import Message, Tool, load_messages, load_tools
 from workbench.generation.loaded import LoadedModel
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Message, Tool, load_messages, load_tools
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui.steps import Driver, StepLog
 from workbench.validate import ValidationReport

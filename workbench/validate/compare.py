@@ -7,8 +7,8 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.validate.cases import ROUND_TRIP_TOOLS
 from workbench.validate.report import ERROR, FAIL, PASS
 
@@ -66,7 +66,7 @@ def parse_output(
     spec: FormatSpec, text: str, tools: Sequence[Tool], thinking_opened: bool, cuts: Sequence[int] | None
 ) -> dict[str, Any]:
     """Parse ``text`` with the spec's stream parser, fed in one piece (``cuts=None``) or cut at ``cuts``."""
-    from workbench.parsing import ParseOptions, StreamParser
+    from workbench.runtime.parsing import ParseOptions, StreamParser
 
     parser = StreamParser(
         spec, list(tools), options=ParseOptions(enable_thinking=True, thinking_opened=thinking_opened)

@@ -12,7 +12,7 @@ from typing import Any
 
 from workbench.analysis.diff import common_prefix_len, diff_split
 from workbench.analysis.renders import Fallback, RenderLadder
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.template.render import TemplateError
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import ROUND_TRIP_TOOLS, USER_TURN, Case, build_cases

@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output
@@ -32,7 +32,7 @@ def validate(
     built-in parser reads whatever ``parse`` is.
     """
     if spec is None:
-        from workbench.analysis import analyze
+        from workbench.formats import analyze
 
         spec = analyze(source, time_limit=time_limit).spec
     results: list[CaseResult] = []

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.chat import Message
+from workbench.runtime.chat import Message
 from workbench.session import ModelRecord, Session, load_session, save_session, session_from_generation
 from workbench.tui import messages as msg
 from workbench.tui.errors import Refused

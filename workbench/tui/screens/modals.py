@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from workbench.generation.step import Step
-from workbench.spec import FormatSpec, SpecError
+from workbench.runtime.spec import FormatSpec, SpecError
 
 
 def _get_path(spec: FormatSpec, path: str) -> object:
