@@ -71,7 +71,7 @@ $(ENGINES_STAMP): constraints-engines.txt
 	$(ENGINES_PIP) uninstall -y torchvision torchaudio torchcodec
 	$(ENGINES_PIP) install -c constraints-engines.txt --no-deps sglang==0.5.23
 	$(ENGINES_PIP) install -c constraints-engines.txt partial_json_parser orjson msgspec pybase64
-	$(ENGINES_PY) workbench/data/engine_harness.py --check
+	$(ENGINES_PY) -m workbench.engines.harness.response --check  # from here: the harness is in the package
 	touch $(ENGINES_STAMP)
 
 engines: $(ENGINES_STAMP)

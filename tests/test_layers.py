@@ -26,6 +26,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
 #: below everything but the runtime, which must not name ``workbench`` at all (a plug-in vendors it).
 LAYERS: tuple[str, ...] = (
     "runtime",
+    "paths",
     "inputs",
     "spec_io",
     "template",
@@ -36,6 +37,8 @@ LAYERS: tuple[str, ...] = (
     "validate",
     "selfcheck",
     "session",
+    "proofs",
+    "engines",
     "conformance",
     "export",
     "workflow",

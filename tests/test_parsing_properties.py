@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import PROJECT_TEMPLATES, REPO, shared_templates
+from workbench.engines.policies import parse_options
 from workbench.runtime.chat import Message, Tool
 from workbench.runtime.parsing import ParseOptions, StreamParser, parse
 from workbench.runtime.parsing.samples import SampleCall, sample_output
@@ -80,8 +81,8 @@ def options_for(spec: FormatSpec) -> list[ParseOptions]:
         ParseOptions(),
         ParseOptions(extract_reasoning=False),
         ParseOptions(enable_thinking=False, exclusive_tool_calls=True),
-        ParseOptions.for_engine("vllm"),
-        ParseOptions.for_engine("sglang"),
+        parse_options("vllm"),
+        parse_options("sglang"),
     ]
 
 

@@ -112,9 +112,9 @@ def parse_options(
 
     ``keep_reasoning`` is llama.cpp's ``reasoning_format: none`` (reasoning stays in the content).
     """
-    from workbench.runtime.parsing import ParseOptions
+    from workbench.engines.policies import parse_options as for_engine
 
-    return ParseOptions.for_engine(
+    return for_engine(
         engine,
         streaming=streaming,
         enable_thinking=enable_thinking,

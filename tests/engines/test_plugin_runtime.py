@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from tests.conftest import PROJECT_TEMPLATES
 from workbench.cli import app
-from workbench.export.plugin_common import PluginNames
+from workbench.engines.plugin_proof import build_plugin, exact_differences, write_files
+from workbench.engines.plugins import PluginNames
 from workbench.export.plugin_core import ContentStream, ReasoningSplit, Runtime, merge
-from workbench.export.plugin_proof import build_plugin, exact_differences, write_files
 from workbench.export.spec_target import spec_with_provenance
 from workbench.formats import analyze
 from workbench.runtime.spec import FormatSpec

@@ -6,11 +6,11 @@ from the stage that prompt leaves it in (rendered with the template, or recorded
 ``prompt.switches``).  ``--prompt FILE`` gives the rendered prompt itself (a ``continue_final_message``
 render of a partial answer or partial reasoning): the output is read from the stage it leaves.
 
-``--engine`` picks the parsing policies (``ParseOptions.for_engine``): ``workbench`` (the default) is the
-workbench's own rules; ``llama.cpp``, ``sglang`` and ``vllm`` reproduce where those engines read the same
-output differently (tool names outside the request, a call that never closes, the text after the calls,
-whitespace before a call, untyped tagged values).  With ``--stream`` the engine's streaming code path is
-used, without it its one-shot path, as the engines themselves differ there.
+``--engine`` picks the parsing policies (``workbench.engines.policies.parse_options``): ``workbench`` (the
+default) is the workbench's own rules; ``llama.cpp``, ``sglang`` and ``vllm`` reproduce where those engines
+read the same output differently (tool names outside the request, a call that never closes, the text after the
+calls, whitespace before a call, untyped tagged values).  With ``--stream`` the engine's streaming code path
+is used, without it its one-shot path, as the engines themselves differ there.
 
 Output contract (README):
 - default: the input with every character coloured by what the parser made of it (reasoning, content,
@@ -44,15 +44,15 @@ from workbench.commands._common import (
     print_json,
     strict_json,
 )
+from workbench.engines import parse_profiles
 from workbench.inputs import read_input_text
 from workbench.runtime.chat import Tool, load_tools
 from workbench.runtime.events import Event
-from workbench.runtime.parsing.options import ENGINES
 from workbench.workflow import parse_options, resolve, spec_warning
 
 _PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]")
 #: The ``--engine`` choices, straight from the parser's profile list so the two cannot drift apart.
-Engine = Enum("Engine", {name.replace(".", "_"): name for name in ENGINES}, type=str)  # type: ignore[misc]
+Engine = Enum("Engine", {name.replace(".", "_"): name for name in parse_profiles()}, type=str)  # type: ignore[misc]
 
 
 def register(app: typer.Typer) -> None:
@@ -83,7 +83,7 @@ def parse_command(
         typer.Option(
             "--engine",
             help="Parsing policies: the workbench's own, or those of llama.cpp, SGLang or vLLM "
-            "(ParseOptions.for_engine).",
+            "(workbench.engines).",
         ),
     ] = Engine("workbench"),
     stream: Annotated[

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any, Protocol
 
+from workbench.engines.policies import parse_options
 from workbench.runtime.chat import Message
 from workbench.runtime.events import Diagnostic, Event
 from workbench.runtime.parsing import ParseOptions, StreamParser, parse
@@ -56,7 +57,7 @@ class ParsingBackend:
         known = {f.name for f in fields(ParseOptions)}
         unsupported = [repr(k) for k in values if k not in known]
         kept = {k: v for k, v in values.items() if k in known}
-        return ParseOptions.for_engine(profile, streaming=streaming, **kept), unsupported
+        return parse_options(profile, streaming=streaming, **kept), unsupported
 
     def stream(self, spec: FormatSpec, tools: Sequence[Any] | None, options: Any) -> Stream:
         return StreamParser(spec, tools, options=options)

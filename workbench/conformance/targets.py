@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.conformance.cases import LLAMACPP, Case
 from workbench.conformance.plan import Plan
+from workbench.engines.vllm import ENGINE as VLLM
+from workbench.paths import shared_dir
 from workbench.runtime.errors import WorkbenchError
 from workbench.runtime.spec import FormatSpec, SpecError
 from workbench.spec_io import load_spec
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
     from workbench.template.source import TemplateSource
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_TEMPLATES = REPO.parent / "shared" / "templates"
 DEFAULT_SPECS = REPO / "specs"
 
 TEMPLATE = "template"
@@ -219,7 +220,7 @@ FAMILY_RULES: tuple[FamilyRule, ...] = (
             "vLLM's Qwen3 reasoning parser is tested with Qwen3-Thinking-2507 / Qwen3.5 tokenizers, whose "
             "templates open <think> in the prompt; the corpus has no such Qwen3 template",
         ),
-        engine="vllm",
+        engine=VLLM.name,
     ),
     FamilyRule(
         "qwen3",
@@ -254,7 +255,7 @@ class SpecProvider:
         specs_dir: str | Path | None = None,
         analyze: AnalyzeFn | None = None,
     ) -> None:
-        self.templates_dir = Path(templates_dir) if templates_dir is not None else DEFAULT_TEMPLATES
+        self.templates_dir = Path(templates_dir) if templates_dir is not None else shared_dir() / "templates"
         self.specs_dir = Path(specs_dir) if specs_dir is not None else DEFAULT_SPECS
         self._analyze = analyze
         self._cache: dict[Target, FormatSpec | TargetError] = {}

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
 from workbench.export.lark_ast import (
     EPS,
     Alt,
@@ -41,6 +40,7 @@ from workbench.export.lark_ast import (
     seq,
     strip_prefix,
 )
+from workbench.proofs import CaseProof, ExportError, Proof, Unsupported, first_line
 from workbench.runtime.chat import Tool
 from workbench.runtime.grammar.assembler import assemble
 from workbench.runtime.grammar.elements import GrammarError

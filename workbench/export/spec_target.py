@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.export.common import ExportError
+from workbench.proofs import ExportError
 from workbench.runtime.spec import FormatSpec, Provenance, tool_format_names
 from workbench.validate import ValidationReport
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
-from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path, shared_dir
+from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path
+from workbench.paths import shared_dir
+from workbench.proofs import CaseProof, ExportError, Proof, Unsupported, first_line
 from workbench.runtime.chat import Tool
 from workbench.runtime.grammar.assembler import assemble
 from workbench.runtime.grammar.elements import GrammarError

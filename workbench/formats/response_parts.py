@@ -17,7 +17,7 @@ from workbench.runtime.spec import FormatSpec
 
 class ResponseGap(WorkbenchError):
     """A response template cannot express this spec (the message names the feature); the export turns it
-    into :class:`workbench.export.common.Unsupported`."""
+    into :class:`workbench.proofs.Unsupported`."""
 
 
 def lit(marker: str) -> str:

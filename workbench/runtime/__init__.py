@@ -10,7 +10,7 @@
 
 It is the bottom layer: it imports only itself, the standard library and the packages in
 :data:`DEPENDENCIES` (see ``docs/ARCHITECTURE.md`` and ``tests/test_layers.py``).  A vLLM or SGLang plug-in
-vendors this folder whole under a private package name (:mod:`workbench.export.plugin_runtime`), so nothing
+vendors this folder whole under a private package name (:mod:`workbench.engines.vendor`), so nothing
 here may name the ``workbench`` package outside ``workbench.runtime``.
 
 Third-party packages the runtime imports (import name -> the distribution that provides it):

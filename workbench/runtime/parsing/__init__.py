@@ -5,8 +5,8 @@ input character, coloured by kind); ``parse`` is the same machine fed once.  ``D
 parser's growing message into OpenAI ``chat.completion.chunk`` deltas.
 
 Where serving engines disagree about what an output means, :class:`ParseOptions` names the choice as a
-policy, and ``ParseOptions.for_engine("vllm" | "sglang" | "llama.cpp" | "workbench", streaming=...)``
-selects the policies one engine follows (see :mod:`workbench.runtime.parsing.options`).
+policy; :func:`workbench.engines.policies.parse_options` selects the policies one serving engine follows
+(see :mod:`workbench.runtime.parsing.options`).
 """
 
 from workbench.runtime.parsing.deltas import DeltaTracker

@@ -1,16 +1,16 @@
-"""Parse options, the engine compatibility profiles, and the parse result (docs/INTERFACES.md).
+"""Parse options (request switches and policies) and the parse result (docs/INTERFACES.md).
 
 Where serving engines genuinely disagree about what an output means (a call that never closes, the text
 after a call block, whitespace before a call, an untyped tagged value), the disagreement is a named *policy*
 here rather than a special case in a parser.  The workbench's own defaults follow issue 3 (truncated streams
-keep what was already sent, with a diagnostic; values are typed by the tool's JSON schema only), and
-:meth:`ParseOptions.for_engine` selects the policies that reproduce one engine's documented behaviour, so a
-conformance run can hold each engine's vectors to that engine's rules.
+keep what was already sent, with a diagnostic; values are typed by the tool's JSON schema only); which
+policies one engine follows is that engine's fact (``workbench/engines/<name>/``), and
+:func:`workbench.engines.policies.parse_options` selects them, so a conformance run can hold each engine's
+vectors to that engine's rules.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,10 +26,6 @@ POLICY_VALUES: dict[str, tuple[str, ...]] = {
     "space_before_calls": ("keep", "strip", "strip_json"),
     "value_newlines": ("strip", "markers"),
 }
-
-#: The engines :meth:`ParseOptions.for_engine` knows.  ``workbench`` is the default policy set.
-ENGINES = ("workbench", "llama.cpp", "sglang", "vllm")
-
 
 @dataclass(frozen=True)
 class ParseOptions:
@@ -104,40 +100,6 @@ class ParseOptions:
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"ParseOptions.{name} must be one of {', '.join(allowed)}; got {value!r}")
-
-    @classmethod
-    def for_engine(cls, engine: str, *, streaming: bool = False, **overrides: Any) -> ParseOptions:
-        """Options that reproduce one engine's parsing policies; ``overrides`` set the request switches.
-
-        ``engine`` is ``"workbench"`` (the defaults), ``"llama.cpp"``, ``"sglang"`` or ``"vllm"``.
-        ``streaming`` selects the engine's streaming code path where it differs from its one-shot path
-        (both vLLM and SGLang only apply their one-shot clean-ups to a complete output):
-
-        - ``vllm``: tool names unchecked; untyped tagged values stay strings, with only the newlines the
-          markers carry removed; one-shot: an unclosed call is content and the text after the calls is
-          dropped.
-        - ``sglang``: tool names checked; untyped tagged values decoded as JSON when they parse; one-shot:
-          the whitespace before a call is stripped and an unclosed call is content.
-        - ``llama.cpp`` and ``workbench``: the defaults (llama.cpp's generated parser keeps a truncated
-          call, keeps all text, and types values by the schema).
-        """
-        key = engine.strip().lower()
-        if key not in ENGINES:
-            raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
-        policies: dict[str, Any] = {}
-        if key == "vllm":
-            policies = {"check_tool_names": False, "untyped_values": "string", "value_newlines": "markers"}
-            if not streaming:
-                policies |= {"unclosed_calls": "content", "text_after_calls": "drop"}
-        elif key == "sglang":
-            policies = {"check_tool_names": True, "untyped_values": "json"}
-            if not streaming:
-                policies |= {"space_before_calls": "strip_json", "unclosed_calls": "content"}
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise TypeError(f"ParseOptions has no option(s) {', '.join(unknown)}")
-        return cls(**(policies | overrides))
 
 
 @dataclass(frozen=True)

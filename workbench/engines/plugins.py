@@ -1,7 +1,7 @@
 """What the vLLM and SGLang plug-in exports share: names, provenance, the embedded spec, the single-file form.
 
 A plug-in export is a folder of files (``{relative path: text}``), built purely from the spec; the engines'
-harness proves it afterwards (:mod:`workbench.export.plugin_proof`).
+harness proves it afterwards (:mod:`workbench.engines.plugin_proof`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.export.plugin_runtime import runtime_sources
+from workbench.engines.vendor import runtime_sources
 from workbench.runtime.spec import FormatSpec
-
-DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @dataclass(frozen=True)
@@ -78,9 +76,10 @@ def runtime_files(package: str, spec: FormatSpec, prov: dict[str, Any]) -> dict[
     return files
 
 
-def adapter_source(name: str, runtime: str, parser_name: str) -> str:
-    """One of ``workbench/data/plugin_<engine>.py`` with its placeholders filled in."""
-    text = (DATA / name).read_text(encoding="utf-8")
+def adapter_source(path: Path, runtime: str, parser_name: str) -> str:
+    """An engine's adapter (``workbench/engines/<name>/adapter.py``, never imported here) with its
+    placeholders filled in."""
+    text = path.read_text(encoding="utf-8")
     return text.replace("__WORKBENCH_RUNTIME__", runtime).replace("__WORKBENCH_PARSER_NAME__", parser_name)
 
 

@@ -1,19 +1,20 @@
 """``--target sglang-plugin``: an SGLang tool-call detector and reasoning detector for the exported format.
 
 SGLang has no plug-in flag, so the export is a self-contained detector module (the workbench parser is
-vendored inside it, see :mod:`.plugin_runtime`) plus a launcher that registers both detectors in SGLang's
-tables and then runs ``sglang.launch_server`` with the same arguments (registering this way is not a
+vendored inside it, see :mod:`workbench.engines.vendor`) plus a launcher that registers both detectors in
+SGLang's tables and then runs ``sglang.launch_server`` with the same arguments (registering this way is not a
 supported SGLang API; the launcher is the one place that depends on it).  ``provenance.json`` records the
 template hash, workbench version and the SGLang version the export was proven with.  The adapter itself is
-``workbench/data/plugin_sglang.py``.
+``workbench/engines/sglang/adapter.py``.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from workbench.export.plugin_common import (
+from workbench.engines.plugins import (
     PluginNames,
     adapter_source,
     provenance,
@@ -23,6 +24,8 @@ from workbench.export.plugin_common import (
 from workbench.runtime.spec import FormatSpec
 
 ENGINE = "sglang"
+#: The detectors' source, copied into the export (it imports SGLang: never imported here).
+ADAPTER = Path(__file__).with_name("adapter.py")
 
 _LAUNCHER = '''#!/usr/bin/env python
 """Start SGLang with the `{parser}` detectors registered (made by workbench export).
@@ -92,7 +95,7 @@ def build_sglang_plugin(spec: FormatSpec, names: PluginNames, engine_version: st
         f"export).\n\nStart SGLang with launch_{names.slug}.py, which registers them.\n"
     )
     runtime = runtime_files(names.single_runtime, spec, prov)
-    adapter = adapter_source("plugin_sglang.py", names.single_runtime, names.parser)
+    adapter = adapter_source(ADAPTER, names.single_runtime, names.parser)
     return {
         f"{module}.py": single_file(adapter, names.single_runtime, runtime, header),
         f"launch_{names.slug}.py": _LAUNCHER.format(

@@ -1,7 +1,7 @@
 """``--target vllm-plugin``: a vLLM tool parser and reasoning parser for the exported format.
 
 Two forms of the same parsers, both self-contained (the workbench parser is vendored, see
-:mod:`.plugin_runtime`; nothing imports ``workbench`` when vLLM loads them):
+:mod:`workbench.engines.vendor`; nothing imports ``workbench`` when vLLM loads them):
 
 * ``<name>_vllm.py``: one file for ``--tool-parser-plugin`` / ``--reasoning-parser-plugin``;
 * ``package/``: a pip-installable package whose ``vllm.general_plugins`` entry point registers both parsers
@@ -9,15 +9,16 @@ Two forms of the same parsers, both self-contained (the workbench parser is vend
 
 ``serve-flags.txt`` holds the exact ``vllm serve`` flags, ``provenance.json`` the template hash, workbench
 version and the vLLM version the export was proven with.  The adapter itself is
-``workbench/data/plugin_vllm.py``.
+``workbench/engines/vllm/adapter.py``.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from workbench.export.plugin_common import (
+from workbench.engines.plugins import (
     PluginNames,
     adapter_source,
     provenance,
@@ -27,6 +28,8 @@ from workbench.export.plugin_common import (
 from workbench.runtime.spec import FormatSpec
 
 ENGINE = "vllm"
+#: The parsers' source, copied into the export (it imports vLLM: never imported here).
+ADAPTER = Path(__file__).with_name("adapter.py")
 
 
 def serve_flags(names: PluginNames, plugin_file: str = "") -> str:
@@ -114,11 +117,11 @@ def build_vllm_plugin(spec: FormatSpec, names: PluginNames, engine_version: str 
         f"file (made by workbench export).\n\nUse: vllm serve MODEL {serve_flags(names, single)}\n"
     )
     runtime = runtime_files(names.single_runtime, spec, prov)
-    adapter = adapter_source("plugin_vllm.py", names.single_runtime, names.parser)
+    adapter = adapter_source(ADAPTER, names.single_runtime, names.parser)
     files[single] = single_file(adapter, names.single_runtime, runtime, header)
     src = f"package/src/{names.package}"
     files[f"{src}/__init__.py"] = f'"""vLLM parsers `{names.parser}` (made by workbench export)."""\n'
-    files[f"{src}/vllm_parsers.py"] = adapter_source("plugin_vllm.py", package_runtime, names.parser)
+    files[f"{src}/vllm_parsers.py"] = adapter_source(ADAPTER, package_runtime, names.parser)
     for rel, text in runtime_files(package_runtime, spec, prov).items():
         files[f"{src}/_runtime/{rel}"] = text
     files["package/pyproject.toml"] = _pyproject(names, prov)

@@ -1,8 +1,9 @@
 """vLLM tool parser and reasoning parser for one exported chat format (written by ``workbench export``).
 
-Shipped inside a plug-in made by ``workbench export --target vllm-plugin``; the names in capitals below are
-filled in by the export.  It runs in vLLM's process and imports only vLLM and the plug-in's own vendored
-parser runtime (never ``workbench``).
+The source of a plug-in, not a workbench module: the export copies it, the workbench never imports it
+(it needs vLLM).  Shipped inside a plug-in made by ``workbench export --target vllm-plugin``; the names in
+capitals below are filled in by the export.  It runs in vLLM's process and imports only vLLM and the plug-in's
+own vendored parser runtime (never ``workbench``).
 
 vLLM composes the two parsers into its ``DelegatingParser``: the reasoning parser reads the output up to
 the end of reasoning and hands the raw rest to the tool parser, which reads content and calls.  Both are

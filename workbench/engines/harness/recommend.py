@@ -1,20 +1,20 @@
 """Run round-trip outputs through EVERY built-in tool-call and reasoning parser of one serving engine.
 
-Standalone, like ``engine_harness.py`` (whose stream splitter and message shape it reuses): it runs inside
-the engines' venv and must not import ``workbench``.  One subprocess per engine, because importing vLLM
-takes 15-30 s; ``workbench recommend`` compares the messages with the expected ones.
+Like :mod:`.response` (whose stream splitter and message shape it reuses) it runs inside the engines' venv:
+``python -m workbench.engines.harness.recommend``.  One subprocess per engine, because importing vLLM takes
+15-30 s; ``workbench recommend`` compares the messages with the expected ones.
 
-stdin (JSON)::
+stdin (JSON, :class:`~workbench.engines.harness.schema.RecommendRequest`)::
 
     {"engine": "vllm" | "sglang",
      "only": [NAME, ...] (optional: run only these parsers),
      "jobs": [{"key": "...", "tokenizer": "/path/to/tokenizer/folder",
                "special_tokens": [...] (the template's; added to the tokenizer when it lacks them),
-               "harmony": bool (a gpt_oss model: served through the engines' Harmony paths),
+               harmony: true for a gpt_oss model (served through the engines' Harmony paths),
                "only": [...] (optional: this job's own parsers),
                "cases": [{"id", "output", "prefix", "tools": [OpenAI tools], "content_input"}]}]}
 
-stdout (JSON)::
+stdout (JSON, :class:`~workbench.engines.harness.schema.RecommendAnswer`)::
 
     {"engine": "vllm", "version": "0.32.0", "jobs": [{"key": "...", "tokenizer_notes": [...],
      "reasoning": {NAME: {"error": "..."} | {"cases": [{"id", "one_shot": R, "streamed": R}]}},
@@ -27,7 +27,8 @@ exception: its tool parsers read the whole output, through the path each engine'
 ``gpt_oss`` model (vLLM: ``HarmonyParser`` on token ids; SGLang: the ``gpt-oss`` reasoning parser first).
 
 vLLM tool parsers run as vLLM's chat serving runs them: the ``Parser`` that ``ParserManager.get_parser``
-composes, ``parse`` one-shot and ``parse_delta`` per token delta (``engine_harness.vllm_streamed``).
+composes, ``parse`` one-shot and ``parse_delta`` per token delta
+(:func:`workbench.engines.harness.response.vllm_streamed`).
 """
 
 from __future__ import annotations
@@ -39,12 +40,10 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import engine_harness as base  # the sibling harness: Deltas, messages, versions
+from workbench.engines.harness import response as base  # Deltas, messages, versions
+from workbench.engines.harness.schema import RecommendRequest, from_json, to_json
 
 Message = dict[str, Any]
 
@@ -322,19 +321,20 @@ def load_tokenizer(path: str, special: list[str]) -> tuple[Any, list[str]]:
 def main() -> int:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     logging.disable(logging.WARNING)
-    request = json.load(sys.stdin)
-    engine = request["engine"]
+    request = from_json(RecommendRequest, json.load(sys.stdin))
+    engine = request.engine
     jobs = []
     tokenizers: dict[tuple[str, ...], tuple[Any, list[str]]] = {}
-    for job in request["jobs"]:
-        key = (job["tokenizer"], *(job.get("special_tokens") or []))
+    for job in request.jobs:
+        key = (job.tokenizer, *job.special_tokens)
         if key not in tokenizers:
             tokenizers[key] = load_tokenizer(key[0], list(key[1:]))
         tokenizer, notes = tokenizers[key]
         with contextlib.redirect_stdout(io.StringIO()):
-            only = job.get("only", request.get("only"))  # a job's own list: each template's own candidates
-            result = RUNNERS[engine](tokenizer, job["cases"], only, bool(job.get("harmony")))
-        jobs.append({"key": job["key"], "tokenizer_notes": notes, **result})
+            only = job.only if job.only is not None else request.only  # a job's own: its own candidates
+            cases = [to_json(c) for c in job.cases]
+            result = RUNNERS[engine](tokenizer, cases, only, job.harmony)
+        jobs.append({"key": job.key, "tokenizer_notes": notes, **result})
     answer = {"engine": engine, "version": base.versions().get(engine, "?"), "jobs": jobs}
     json.dump(answer, sys.stdout, ensure_ascii=False)
     return 0

@@ -1,4 +1,4 @@
-"""Prove plug-in exports in the real engines: :file:`workbench/data/plugin_harness.py` in the engines' venv.
+"""Prove plug-in exports in the real engines: :mod:`workbench.engines.harness.plugin` in the engines' venv.
 
 The harness loads each export the way the engine would (vLLM's ``--tool-parser-plugin`` loader and its
 ``vllm.general_plugins`` entry-point loader; SGLang's registries through the launcher's ``register``) and
@@ -8,19 +8,18 @@ as a real tokenizer's token deltas.  Many templates go in one subprocess (import
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.export.common import CaseProof, ExportError, Proof
-from workbench.export.engines import engines_missing_reason, engines_python
+from workbench.engines.harness import schema
+from workbench.engines.harness.launch import run_harness_module
+from workbench.engines.venv import engines_missing_reason, engines_python
+from workbench.proofs import CaseProof, ExportError, Proof
 from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport, compare_messages
 
-HARNESS = Path(__file__).resolve().parents[1] / "data" / "plugin_harness.py"
 #: What the harness calls each way of loading a plug-in, and the engine it belongs to.
 RUNNERS = {"vllm-file": "vllm", "vllm-package": "vllm", "sglang": "sglang"}
 LABELS = {"vllm-file": "vLLM --tool-parser-plugin", "vllm-package": "vLLM entry point", "sglang": "SGLang"}
@@ -41,32 +40,32 @@ class PluginJob:
     runners: tuple[str, ...] | None = None  # None: the harness's default runners of each engine
     ends: tuple[str, ...] = ()  # what ends a turn (a structural tag may stop before one)
 
-    def to_dict(self) -> dict[str, Any]:
+    def request(self) -> schema.PluginJob:
+        """The harness's view of the job (its applicable cases only; paths made absolute)."""
         tools = [t.to_openai() for t in ROUND_TRIP_TOOLS]
         cases = [
-            {
-                "id": c.id,
-                "output": c.output,
-                "prefix": c.generation_prefix,
-                "tools": tools,
-                "calls": [call.get("name", "") for call in c.parsed.get("tool_calls") or []],
-                "content": bool(str(c.parsed.get("content") or "").strip()),
-            }
+            schema.Case(
+                c.id,
+                c.output,
+                c.generation_prefix,
+                tools,
+                calls=[call.get("name", "") for call in c.parsed.get("tool_calls") or []],
+                content=bool(str(c.parsed.get("content") or "").strip()),
+            )
             for c in self.report.cases
             if c.status != UNSUPPORTED and c.parsed is not None
         ]
-        out: dict[str, Any] = {"key": self.key, "parser": self.parser, "tokenizer": str(self.tokenizer)}
-        out["cases"] = cases
+        out = schema.PluginJob(self.key, self.parser, str(self.tokenizer), cases)
         if self.runners is not None:
-            out["runners"] = list(self.runners)
+            out.runners = list(self.runners)
         if self.vllm is not None:
-            out["vllm"] = {k: str(self.folder / v) for k, v in self.vllm.items() if k != "package"}
-            out["vllm"]["package"] = self.vllm["package"]
-            out["vllm"]["ends"] = list(self.ends)
+            out.vllm = {k: str(self.folder / v) for k, v in self.vllm.items() if k != "package"}
+            out.vllm["package"] = self.vllm["package"]
+            out.vllm["ends"] = list(self.ends)
         if self.sglang is not None:
-            out["sglang"] = {k: str(self.folder / v) for k, v in self.sglang.items()}
-            out["sglang"]["reasoning"] = list(self.reasoning)
-            out["sglang"]["ends"] = list(self.ends)
+            out.sglang = {k: str(self.folder / v) for k, v in self.sglang.items()}
+            out.sglang["reasoning"] = list(self.reasoning)
+            out.sglang["ends"] = list(self.ends)
         return out
 
 
@@ -86,31 +85,22 @@ def exact_differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str
 def run_plugin_harness(
     jobs: Sequence[PluginJob], engines: Sequence[str], *, timeout: float = 1800
 ) -> dict[str, Any]:
-    """Run the harness once for all ``jobs``; its JSON answer (``{"versions", "jobs"}``)."""
+    """Run the harness once for all ``jobs``; its JSON answer (``{"versions", "jobs"}``, a
+    :class:`~workbench.engines.harness.schema.PluginAnswer`).  The harness keeps the plug-ins from importing
+    the workbench (:mod:`workbench.engines.harness.plugin`): they must load without it."""
     python = engines_python()
     if python is None:
         raise ExportError(engines_missing_reason())
-    request = {"engines": list(engines), "jobs": [j.to_dict() for j in jobs]}
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the plug-ins must load without us
-    env.setdefault("TOKENIZERS_PARALLELISM", "false")
-    env.setdefault("OMP_NUM_THREADS", "1")
-    try:
-        done = subprocess.run(
-            [str(python), str(HARNESS)],
-            input=json.dumps(request),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise ExportError(f"the plug-in harness took more than {timeout:.0f} s") from exc
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ExportError(f"the plug-in harness failed ({python}): {tail}")
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer
+    request = schema.PluginRequest(list(engines), [j.request() for j in jobs])
+    return run_harness_module(
+        "plugin",
+        request,
+        schema.PluginAnswer,
+        python=python,
+        timeout=timeout,
+        what="plug-in harness",
+        env={"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")},
+    )
 
 
 def plugin_proof(job: PluginJob, answer: dict[str, Any], runner: str, versions: dict[str, str]) -> Proof:
@@ -174,8 +164,8 @@ def job_for(
 
 
 def build_plugin(target: str, spec: Any, names: Any, engine_version: str = "") -> dict[str, str]:
-    from workbench.export.sglang_plugin import build_sglang_plugin
-    from workbench.export.vllm_plugin import build_vllm_plugin
+    from workbench.engines.sglang.plugin import build_sglang_plugin
+    from workbench.engines.vllm.plugin import build_vllm_plugin
 
     build = build_vllm_plugin if target == "vllm-plugin" else build_sglang_plugin
     return build(spec, names, engine_version)
@@ -210,8 +200,8 @@ def export_plugin(
     """
     import tempfile
 
-    from workbench.export.engines import tokenizer_for
-    from workbench.export.plugin_common import PluginNames
+    from workbench.engines.plugins import PluginNames
+    from workbench.engines.tokenizers import tokenizer_for
 
     names = PluginNames.for_template(spec.provenance.template_name or "format")
     if engines_python() is None:

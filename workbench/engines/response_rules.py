@@ -22,7 +22,9 @@ import copy
 import re
 from typing import Any
 
-from workbench.export.common import Unsupported
+from workbench.proofs import Unsupported
+from workbench.runtime.spec import FormatSpec
+from workbench.validate import CaseResult
 
 PROFILES = ("transformers", "vllm", "sglang", "portable")
 STRICTEST_FIRST = ("portable", "sglang", "vllm", "transformers")
@@ -188,3 +190,55 @@ def portability_problems(pattern: str) -> list[str]:
         )
         i += 1
     return list(dict.fromkeys(problems))
+
+
+def set_aside_reason(spec: FormatSpec, case: CaseResult) -> str:
+    """Why a case a consumer got wrong is beyond what a response_template can express ("" when it is not:
+    then the disagreement is a failure)."""
+    marker = _own_marker_in_arguments(spec, case.expected)
+    if marker:
+        return f"{_TEXTUAL_ENDS} (the argument holds {marker!r})"
+    literal = _python_literal_in_output(case.expected, case.output)
+    return f"{_PYTHON_LITERALS} ({literal})" if literal else ""
+
+
+_TEXTUAL_ENDS = (
+    "response_template finds region ends by plain text search, even inside JSON strings, so an argument "
+    "holding the format's own marker cannot be expressed"
+)
+
+
+_PYTHON_LITERALS = (
+    "the template writes nested arguments as Python literals and parse_response casts them with JSON only"
+)
+
+
+def _python_literal_in_output(expected: dict[str, Any], output: str) -> str:
+    """An object or array argument that the output holds as its Python repr (``{'a': True}``), if any."""
+    for call in expected.get("tool_calls") or []:
+        args = call.get("arguments")
+        for key, value in args.items() if isinstance(args, dict) else ():
+            if isinstance(value, (dict, list)) and value and repr(value) in output:
+                return f"{key}={repr(value)[:40]}"
+    return ""
+
+
+def _own_marker_in_arguments(spec: FormatSpec, expected: dict[str, Any]) -> str:
+    """The first of the spec's markers that an expected argument string contains ("" when none does)."""
+    markers = sorted({m.strip() for m in spec.all_markers() if len(m.strip()) >= 2}, key=len, reverse=True)
+
+    def strings(value: Any) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, dict):
+            return [s for v in value.values() for s in strings(v)]
+        if isinstance(value, list):
+            return [s for v in value for s in strings(v)]
+        return []
+
+    for call in expected.get("tool_calls") or []:
+        for text in strings(call.get("arguments")):
+            for marker in markers:
+                if marker in text:
+                    return marker
+    return ""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from workbench.export.common import ExportError
+from workbench.proofs import ExportError
 
 RUNTIME_ROOT = Path(__file__).resolve().parents[1] / "runtime"
 EXPORT_ROOT = Path(__file__).resolve().parent

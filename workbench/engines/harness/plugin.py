@@ -1,10 +1,12 @@
 """Load exported serving plug-ins into the real engines and run round-trip outputs through them.
 
-Standalone like :file:`engine_harness.py` (whose helpers it reuses): it runs in the engines' venv, which
-has vLLM and SGLang but not the workbench, and it must not import ``workbench`` (which also proves the
-plug-ins do not need it).  One subprocess per batch of templates, because importing vLLM takes 15-30 s.
+Like :mod:`.response` (whose helpers it reuses) it runs in the engines' venv, which has vLLM and SGLang but
+not the workbench: ``python -m workbench.engines.harness.plugin``.  Before any plug-in loads, every import of
+a ``workbench`` module the harness has not loaded itself is refused (:func:`refuse_workbench_imports`), so a
+plug-in that needed the workbench would fail here as it would in a real deployment.  One subprocess per
+batch of templates, because importing vLLM takes 15-30 s.
 
-stdin (JSON)::
+stdin (JSON, :class:`~workbench.engines.harness.schema.PluginRequest`)::
 
     {"engines": ["vllm", "sglang"],
      "jobs": [{"key": "...", "parser": "wb_...", "tokenizer": "/path",
@@ -14,13 +16,13 @@ stdin (JSON)::
                "runners": ["vllm-tags", ...],   # optional: only these (vllm-tags runs only when named)
                "cases": [{"id", "output", "prefix", "tools", "calls", "content"}]}]}
 
-stdout (JSON)::
+stdout (JSON, :class:`~workbench.engines.harness.schema.PluginAnswer`)::
 
     {"versions": {...}, "jobs": [{"key": "...", "engines": {"vllm-file": RESULT, "vllm-package": RESULT,
      "sglang": RESULT}}]}
 
 RESULT is ``{"accepted": bool, "reason": str, "cases": [{"id", "one_shot": MESSAGE, "streamed": MESSAGE}]}``
-as in :file:`engine_harness.py`: "accepted" means the plug-in loaded and registered with the engine's own
+as in :mod:`.response`: "accepted" means the plug-in loaded and registered with the engine's own
 registry (the single file through vLLM's ``--tool-parser-plugin`` loader, the package through vLLM's
 ``vllm.general_plugins`` entry-point loader, the SGLang module through the launcher's registration).
 
@@ -32,6 +34,7 @@ it must (:func:`_tag_checks`).
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
 import importlib.util
 import io
 import json
@@ -45,8 +48,7 @@ from typing import Any
 
 import tomllib
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from engine_harness import (
+from workbench.engines.harness.response import (
     Deltas,
     Message,
     _first_line,
@@ -59,6 +61,7 @@ from engine_harness import (
     versions,
     vllm_streamed,
 )
+from workbench.engines.harness.schema import PluginRequest, from_json, to_json
 
 # --------------------------------------------------------------------------------------------- vLLM
 
@@ -541,13 +544,28 @@ def run_job(job: dict[str, Any], engines: list[str], tokenizers: dict[str, Any])
     return out
 
 
+class _NoWorkbench(importlib.abc.MetaPathFinder):
+    """Refuses ``workbench`` modules not loaded yet: what a plug-in imports must travel inside it."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if (fullname == "workbench" or fullname.startswith("workbench.")) and fullname not in sys.modules:
+            raise ImportError(f"{fullname}: a plug-in must not need the workbench (it is not installed here)")
+
+
+def refuse_workbench_imports() -> None:
+    """From now on, importing a ``workbench`` module the harness did not load itself fails."""
+    if not any(isinstance(f, _NoWorkbench) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoWorkbench())
+
+
 def main() -> int:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     logging.disable(logging.WARNING)
-    request = json.load(sys.stdin)
-    engines = request.get("engines") or ["vllm", "sglang"]
+    request = from_json(PluginRequest, json.load(sys.stdin))
+    engines = request.engines or ["vllm", "sglang"]
+    refuse_workbench_imports()
     tokenizers: dict[str, Any] = {}
-    jobs = [run_job(job, engines, tokenizers) for job in request["jobs"]]
+    jobs = [run_job(to_json(job), engines, tokenizers) for job in request.jobs]
     json.dump({"versions": versions(), "jobs": jobs}, sys.stdout, ensure_ascii=False)
     return 0
 
