@@ -19,10 +19,10 @@ import pytest
 import xgrammar as xgr
 
 from tests.conftest import PROJECT_TEMPLATES
-from workbench.export.plugin_tags import request_tag
 from workbench.export.structural_tag import build_structural_tag
 from workbench.proofs import ExportError
 from workbench.runtime.grammar import GrammarError
+from workbench.runtime.serving.tags import request_tag
 from workbench.runtime.spec import FormatSpec
 from workbench.spec_io import load_spec
 from workbench.testing import reference_specs

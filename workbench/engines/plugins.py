@@ -14,6 +14,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.engines.vendor import runtime_sources
+from workbench.runtime import DEPENDENCIES
 from workbench.runtime.spec import FormatSpec
 
 
@@ -48,6 +49,17 @@ class PluginNames:
     def single_runtime(self) -> str:
         """The private top-level name the single-file plug-in loads its embedded runtime under."""
         return "_workbench_runtime_" + self.slug
+
+
+def runtime_requirements() -> list[str]:
+    """The distributions the vendored runtime imports (:data:`workbench.runtime.DEPENDENCIES`): every engine
+    the plug-ins serve in installs them already, and the plug-in declares them."""
+    return sorted(set(DEPENDENCIES.values()))
+
+
+def requirements_note() -> str:
+    """One line a single-file plug-in carries about what it needs beside the engine."""
+    return f"Needs (the engine installs them): {', '.join(runtime_requirements())}.\n"
 
 
 def provenance(spec: FormatSpec, engine: str, engine_version: str) -> dict[str, Any]:

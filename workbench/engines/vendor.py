@@ -8,11 +8,10 @@ format families, value encodings, the grammar pieces its structural tags are bui
 (:data:`workbench.runtime.DEPENDENCIES`).  So the export copies the folder whole, with its
 ``workbench.runtime`` imports rewritten to the plug-in's private package: the parse results are the
 workbench's by construction, the same code, not a port.  The format registry resolves families relative to
-its own package, so it needs no rewriting beyond the imports.
-
-:mod:`workbench.export.plugin_core` (the engine-neutral glue the vLLM and SGLang adapters share) and
-:mod:`workbench.export.plugin_tags` (each request's structural tag) are copied in beside it as ``core`` and
-``tags``.
+its own package, so it needs no rewriting beyond the imports.  The adapters call the runtime's serving
+side (:mod:`workbench.runtime.serving`: the two-stage split and each request's structural tag).  The copy
+is proven by ``tests/test_vendored_runtime.py``: every module imports in a fresh ``python -I`` where
+``workbench`` cannot be imported.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from pathlib import Path
 from workbench.proofs import ExportError
 
 RUNTIME_ROOT = Path(__file__).resolve().parents[1] / "runtime"
-EXPORT_ROOT = Path(__file__).resolve().parent
 
 _IMPORT_RX = re.compile(r"^(\s*(?:from|import)\s+)workbench\.runtime(?=[.\s])", re.MULTILINE)
 _LEFT_RX = re.compile(r"^\s*(?:from|import)\s+workbench[.\s]", re.MULTILINE)
@@ -45,8 +43,6 @@ def runtime_sources(package: str) -> dict[str, str]:
         path.relative_to(RUNTIME_ROOT).as_posix(): path.read_text(encoding="utf-8")
         for path in sorted(RUNTIME_ROOT.rglob("*.py"))
     }
-    files["core.py"] = (EXPORT_ROOT / "plugin_core.py").read_text(encoding="utf-8")
-    files["tags.py"] = (EXPORT_ROOT / "plugin_tags.py").read_text(encoding="utf-8")
     out = {rel: rewrite_imports(text, package) for rel, text in sorted(files.items())}
     for rel, text in out.items():
         if _LEFT_RX.search(text):

@@ -31,9 +31,9 @@ from sglang.srt.parser.reasoning_parser import StreamingParseResult as Reasoning
 RUNTIME = "__WORKBENCH_RUNTIME__"
 NAME = "__WORKBENCH_PARSER_NAME__"
 
-_core: Any = importlib.import_module(RUNTIME + ".core")
+_core: Any = importlib.import_module(RUNTIME + ".serving.core")
 _exported: Any = importlib.import_module(RUNTIME + ".exported")
-_tags: Any = importlib.import_module(RUNTIME + ".tags")
+_tags: Any = importlib.import_module(RUNTIME + ".serving.tags")
 FORMAT = _core.Runtime.from_json(_exported.SPEC_JSON)
 
 

@@ -18,6 +18,7 @@ from workbench.engines.plugins import (
     PluginNames,
     adapter_source,
     provenance,
+    requirements_note,
     runtime_files,
     single_file,
 )
@@ -93,6 +94,7 @@ def build_sglang_plugin(spec: FormatSpec, names: PluginNames, engine_version: st
     header = (
         f"SGLang detectors `{names.parser}` for {prov['template_name'] or names.slug} (made by workbench "
         f"export).\n\nStart SGLang with launch_{names.slug}.py, which registers them.\n"
+        f"{requirements_note()}"
     )
     runtime = runtime_files(names.single_runtime, spec, prov)
     adapter = adapter_source(ADAPTER, names.single_runtime, names.parser)

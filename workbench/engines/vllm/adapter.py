@@ -39,9 +39,9 @@ from vllm.tool_parsers.structural_tag_registry import register_vllm_structural_t
 RUNTIME = "__WORKBENCH_RUNTIME__"
 NAME = "__WORKBENCH_PARSER_NAME__"
 
-_core: Any = importlib.import_module(RUNTIME + ".core")
+_core: Any = importlib.import_module(RUNTIME + ".serving.core")
 _exported: Any = importlib.import_module(RUNTIME + ".exported")
-_tags: Any = importlib.import_module(RUNTIME + ".tags")
+_tags: Any = importlib.import_module(RUNTIME + ".serving.tags")
 FORMAT = _core.Runtime.from_json(_exported.SPEC_JSON)
 # The format's outputs open their own reasoning block, if they reason at all: an output that does not
 # reason never writes the end marker vLLM's reasoning gate waits for, so the tag must cover the whole

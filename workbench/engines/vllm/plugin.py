@@ -22,7 +22,9 @@ from workbench.engines.plugins import (
     PluginNames,
     adapter_source,
     provenance,
+    requirements_note,
     runtime_files,
+    runtime_requirements,
     single_file,
 )
 from workbench.runtime.spec import FormatSpec
@@ -51,6 +53,8 @@ name = "{names.distribution}"
 version = "0.1.0"
 description = "vLLM parsers for {prov["template_name"] or names.slug} (made by workbench export)"
 requires-python = ">=3.10"
+# what the vendored parser runtime imports (vLLM depends on each of them already)
+dependencies = {json.dumps(runtime_requirements())}
 
 [project.entry-points."vllm.general_plugins"]
 {names.parser} = "{names.package}.vllm_parsers:register"
@@ -115,6 +119,7 @@ def build_vllm_plugin(spec: FormatSpec, names: PluginNames, engine_version: str 
     header = (
         f"vLLM tool + reasoning parsers `{names.parser}` for {prov['template_name'] or names.slug}, as one "
         f"file (made by workbench export).\n\nUse: vllm serve MODEL {serve_flags(names, single)}\n"
+        f"{requirements_note()}"
     )
     runtime = runtime_files(names.single_runtime, spec, prov)
     adapter = adapter_source(ADAPTER, names.single_runtime, names.parser)

@@ -10,8 +10,7 @@ parser reads a whole turn in one machine, so the plug-ins split it the same way:
 * :class:`ContentStream` parses that rest as an output that does not start inside reasoning, and reports
   the OpenAI deltas (content, then each call's name and argument fragments) the message grew by.
 
-This module is copied into every plug-in (as ``<plugin>._runtime.core``) with its imports rewritten, so it
-may import only the parser runtime and the standard library.
+Part of the runtime every plug-in vendors (as ``<plugin>._runtime.serving.core``).
 """
 
 from __future__ import annotations

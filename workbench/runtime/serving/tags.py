@@ -6,14 +6,15 @@ request: the tools, the tool choice (``auto``: free text, a call once the format
 tag must also cover the reasoning (vLLM passes ``reasoning=False``: its reasoning parser keeps the grammar
 off until reasoning ends; with ``reasoning=True`` the tag lets reasoning run free first).  The tags cannot
 be written out at export time (the tools come with the request), so this module is vendored into every
-plug-in (as ``<plugin>._runtime.tags``, beside the vendored runtime) and builds the tag with the runtime's
-one assembler, :func:`workbench.runtime.grammar.assembler.assemble`: the structural-tag export writes the
-same document for the same tools and choice, and what the tag allows, the plug-in's parser reads back.
+plug-in (as ``<plugin>._runtime.serving.tags``, with the rest of the runtime) and builds the tag with the
+runtime's one assembler, :func:`workbench.runtime.grammar.assembler.assemble`: the structural-tag export
+writes the same document for the same tools and choice, and what the tag allows, the plug-in's parser reads
+back.
 
 Arguments always follow the tool's schema, ``strict`` or not: most formats spell arguments per parameter
 (``<parameter=city>``, ``<arg_key>``), so there is no schema-free spelling to relax to.
 
-Like :mod:`.plugin_core` it may import only the vendored runtime and the standard library.
+Like all of the runtime it imports only the runtime, the standard library and the declared packages.
 """
 
 from __future__ import annotations
