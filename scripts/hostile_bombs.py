@@ -52,6 +52,8 @@ def bombs() -> dict[str, tuple[str, str | bytes]]:
         out[name] = ("size guard", source)
     for name, source in test_hostile_render.MEMORY.items():
         out[name] = ("memory cap", source)
+    for name, source in test_hostile_render.OUTPUT.items():
+        out[name] = ("output cap", source)
     out["list_doubling"] = (
         "memory cap",
         "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}"

@@ -42,6 +42,17 @@ async def wait_workers(app: WorkbenchApp) -> None:
             await asyncio.sleep(0)
 
 
+async def settle(app: WorkbenchApp, pilot: object) -> None:
+    """Wait until no worker runs, including the ones a finished worker started (the app analyses once its
+    warm-up worker has loaded the heavy modules)."""
+    for _ in range(20):
+        await pilot.pause()  # type: ignore[attr-defined]
+        await wait_workers(app)
+        await pilot.pause()  # type: ignore[attr-defined]
+        if not any(w.is_running for w in app.workers):
+            return
+
+
 async def capture(
     template: str, size: tuple[int, int], out: Path, steps: int, suffix: str = ""
 ) -> list[Path]:
@@ -49,8 +60,7 @@ async def capture(
     app = WorkbenchApp(source, load_model=False, analyze=True, replay_delay=0.0)
     written: list[Path] = []
     async with app.run_test(size=size) as pilot:
-        await wait_workers(app)
-        await pilot.pause()
+        await settle(app, pilot)
         demo = demo_steps()
         app.install_replay(demo, demo_parser, label="demo replay (no model)")
         for _ in range(min(steps, len(demo))):
@@ -85,6 +95,7 @@ async def capture_live(template: str, size: tuple[int, int], out: Path, suffix: 
         await pilot.pause()
 
     async with app.run_test(size=size) as pilot:
+        app.ensure_model()  # the model loads on demand
         for _ in range(600):
             if app.workspace.model_state in ("ready", "failed") and app.workspace.spec is not None:
                 break
@@ -162,6 +173,7 @@ async def capture_conversation(
         await pilot.pause()
 
     async with app.run_test(size=size) as pilot:
+        app.ensure_model()  # the model loads on demand
         for _ in range(600):
             if app.workspace.model_state in ("ready", "failed") and app.workspace.spec is not None:
                 break
@@ -204,7 +216,7 @@ async def capture_switches(size: tuple[int, int], out: Path, suffix: str = "") -
     app = WorkbenchApp(source, load_model=False, analyze=True, replay_delay=0.0, start_mode="analysis")
     written: list[Path] = []
     async with app.run_test(size=size) as pilot:
-        await wait_workers(app)
+        await settle(app, pilot)
         await pilot.pause(0.3)
         path = out / f"analysis-switches{suffix}.svg"
         app.save_screenshot(filename=path.name, path=str(out))

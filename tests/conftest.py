@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("WORKBENCH_SHARED", REPO.parent / "shared"))
 PROJECT_TEMPLATES = REPO / "templates"
+
+# No timed assertions in tests (speed is the benchmarks' job): hypothesis' per-example deadline and its
+# too-slow health check fail on a shared, loaded machine (a spec round trip took 1.4 s under load 15).
+settings.register_profile(
+    "workbench", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("workbench")
 
 try:  # two threads ran far slower than one on this machine
     import torch
@@ -35,3 +44,26 @@ def shared_templates() -> list[Path]:
 @pytest.fixture
 def shared_dir() -> Path:
     return shared_path()
+
+
+@pytest.fixture(autouse=True)
+def _no_unexpected_tui_error(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """In the TUI tests, no handler may fail: every error ``WorkbenchApp.report_error`` reports (the one
+    handler that turns an exception into a notification instead of a traceback) fails the test, unless the
+    test is about that handler (``@pytest.mark.tui_error``)."""
+    if not request.node.module.__name__.rpartition(".")[2].startswith("test_tui"):
+        yield
+        return
+    from workbench.tui.app import WorkbenchApp
+
+    reported: list[str] = []
+    original = WorkbenchApp.report_error
+
+    def record(self: WorkbenchApp, error: BaseException, where: str) -> None:
+        reported.append(f"{where}: {type(error).__name__}: {error}")
+        original(self, error, where)
+
+    monkeypatch.setattr(WorkbenchApp, "report_error", record)
+    yield
+    if request.node.get_closest_marker("tui_error") is None:
+        assert not reported, f"unexpected errors in the TUI: {reported}"

@@ -328,3 +328,80 @@ def test_names_with_dots_and_underscores(stem: str) -> None:
         _, result = parse_events(_spec(stem), chunks, tools=[tool])
         got = [(c.name, json.loads(c.arguments)) for c in result.message.tool_calls]
         assert got == [(name, {"city": "Rome"})], (stem, result.diagnostics)
+
+
+# A template that writes numbers and booleans as JSON and null as Jinja prints it (``None``), in the same
+# element: the analysis learns two ways with the same literals (JSON for numbers, raw for null).
+NONE_IN_THE_SAME_TAG = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'assistant' -%}{{- '<|turn|>assistant\\n' -}}{{- m.content or '' -}}"
+    "{%- for call in m.tool_calls or [] -%}{%- set fn = call.function -%}"
+    "{{- '<call n=\"' ~ loop.index0 ~ '\" name=\"' ~ fn.name ~ '\">' -}}"
+    "{%- for key, v in fn.arguments | items -%}"
+    "{%- if v is string -%}{{- '<s k=\"' ~ key ~ '\">' ~ v ~ '</s>' -}}"
+    "{%- elif v is none -%}{{- '<v k=\"' ~ key ~ '\">' ~ v ~ '</v>' -}}"
+    "{%- elif v is number or v is boolean -%}{{- '<v k=\"' ~ key ~ '\">' ~ (v | tojson) ~ '</v>' -}}"
+    "{%- else -%}{{- '<j k=\"' ~ key ~ '\">' ~ (v | tojson) ~ '</j>' -}}{%- endif -%}"
+    "{%- endfor -%}{{- '</call>' -}}{%- endfor -%}{{- '<|end|>\\n' -}}"
+    "{%- else -%}{{- '<|turn|>' + m.role + '\\n' + (m.content or '') + '<|end|>\\n' -}}{%- endif -%}"
+    "{%- endfor -%}{%- if add_generation_prompt -%}{{- '<|turn|>assistant\\n' -}}{%- endif -%}"
+)
+OPTIONAL = Tool(
+    name="set_optional",
+    description="Set values.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer"},
+            "nothing": {"type": ["string", "null"]},
+            "label": {"type": "string"},
+        },
+    },
+)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"nothing": None}, {"count": 3, "nothing": None, "label": "x"}, {"nothing": None, "count": 0}],
+    ids=["alone", "between", "first"],
+)
+def test_a_null_written_as_none_is_read_as_null_not_dropped(arguments: dict[str, Any]) -> None:
+    from workbench.template.source import TemplateSource
+
+    source = TemplateSource(text=NONE_IN_THE_SAME_TAG, name="none-in-the-same-tag", origin="test")
+    spec = analyze(source).spec
+    ways = {tuple(v.types): v.value for v in spec.tools.pattern.arguments}
+    assert ways[("null",)] == "raw" and ways[("integer", "number", "boolean")] == "json"
+    call = {"id": "c1", "type": "function", "function": {"name": "set_optional", "arguments": arguments}}
+    history = render(
+        source.text,
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}],
+    )
+    output = history[history.index("<call ") : history.rindex("<|end|>")]
+    assert "None</v>" in output
+    want = {
+        "content": "",
+        "reasoning_content": "",
+        "tool_calls": [{"id": "", "name": "set_optional", "arguments": arguments}],
+    }
+    got = parse(spec, output, [OPTIONAL]).to_contract()
+    del got["diagnostics"]
+    assert got == want
+    # streamed: one character at a time and random chunkings give the same message
+    for cuts in ([*range(1, len(output))], [5, 17, 18, 40], [len(output) // 2]):
+        pieces = [output[a:b] for a, b in pairwise([0, *cuts, len(output)])]
+        _, result = parse_events(spec, pieces, [OPTIONAL])
+        streamed = result.to_contract()
+        del streamed["diagnostics"]
+        assert streamed == want, cuts
+
+
+def test_validation_reads_the_null_argument_of_a_template_that_writes_none() -> None:
+    from workbench.template.source import TemplateSource
+    from workbench.validate import PASS, validate
+
+    report = validate(TemplateSource(text=NONE_IN_THE_SAME_TAG, name="none-in-the-same-tag", origin="test"))
+    null_case = next(c for c in report.cases if c.id == "null_argument")
+    assert "None</v>" in null_case.output
+    assert null_case.status == PASS, null_case.reason
+    assert report.validated, report.summary()

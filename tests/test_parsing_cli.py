@@ -49,7 +49,35 @@ def test_json_output_is_the_message_contract(files: dict[str, Path]) -> None:
         "reasoning_content": "plan",
         "tool_calls": [{"id": "", "name": "get_weather", "arguments": {"city": "Paris"}}],
         "diagnostics": [],
+        "finish_reason": "tool_calls",
     }
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["one_shot", "streamed"])
+def test_a_call_cut_inside_its_arguments_is_not_reported_as_made(tmp_path: Path, stream: bool) -> None:
+    """``max_tokens`` cut the call: finish reason ``length``, and no call with broken arguments (one-shot: it
+    is left out with a diagnostic; streamed: the pieces already sent stay sent, as a server streams them)."""
+    out = tmp_path / "cut.txt"
+    out.write_text('<think>plan</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par')
+    code, text, _ = run("--spec", str(SPEC), str(out), "--json", *(["--stream"] if stream else []))
+    assert code == 0
+    if stream:
+        last = json.loads(text.splitlines()[-1])
+        assert last["choices"][0]["finish_reason"] == "length"
+        assert "E-STREAM-TRUNCATED" in [d["code"] for d in last["diagnostics"]]
+    else:
+        got = json.loads(text)
+        assert (got["tool_calls"], got["reasoning_content"], got["finish_reason"]) == ([], "plan", "length")
+        assert any("left out" in d["message"] for d in got["diagnostics"])
+
+
+def test_a_whole_call_without_its_closing_marker_is_still_made(tmp_path: Path) -> None:
+    out = tmp_path / "cut.txt"
+    out.write_text('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}')
+    code, text, _ = run("--spec", str(SPEC), str(out), "--json")
+    got = json.loads(text)
+    assert code == 0 and got["finish_reason"] == "tool_calls"
+    assert got["tool_calls"] == [{"id": "", "name": "get_weather", "arguments": {"city": "Paris"}}]
 
 
 def test_stdin_input_and_thinking_switch() -> None:

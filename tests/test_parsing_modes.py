@@ -64,9 +64,12 @@ def test_forced_open_output_starts_inside_reasoning() -> None:
     assert msg(s, "plan</think>answer") == ("plan", "answer", [])
 
 
-def test_forced_open_accepts_a_repeated_start_tag() -> None:
+def test_forced_open_reads_the_opening_written_again_once() -> None:
+    """The prompt opened the block; a model writing the opening again right away is read as that marker
+    (vLLM's reasoning parsers drop it too), once: a second one is reasoning text (issue 19)."""
     s = spec("forced_open")
-    assert msg(s, "<think><think>plan</think>answer") == ("plan", "answer", [])
+    assert msg(s, "<think>plan</think>answer") == ("plan", "answer", [])
+    assert msg(s, "<think><think>plan</think>answer") == ("<think>plan", "answer", [])
 
 
 def test_forced_open_without_end_is_all_reasoning() -> None:
@@ -172,3 +175,41 @@ def test_a_longer_marker_that_shares_a_prefix_with_an_end_marker_wins_when_strea
     _events, result = parse_events(s, [text[i : i + chunk] for i in range(0, len(text), chunk)])
     assert result.message.content == "Hi"
     assert [(c.name, c.arguments) for c in result.message.tool_calls] == [("f", '{"a": 1}')]
+
+
+# ------------------------------------------------------------------------------------------ repeated starts
+@pytest.mark.parametrize(
+    ("output", "reasoning"),
+    [
+        ("<think><think>X</think>Y", "<think>X"),
+        ("<think>" * 5 + "X</think>Y", "<think>" * 4 + "X"),
+        ("<think>\n<think>\nX\n</think>Y", "\n<think>\nX\n"),
+        ("<think>a<think>b</think>Y", "a<think>b"),
+    ],
+)
+def test_a_start_marker_inside_reasoning_is_reasoning_text(output: str, reasoning: str) -> None:
+    """One start marker opens one block; later ones up to the end marker are reasoning text, verbatim,
+    one-shot and streamed one character at a time (issue 19: they used to vanish)."""
+    s = spec()
+    assert msg(s, output) == (reasoning, "Y", [])
+    _events, streamed = parse_events(s, list(output))
+    assert (streamed.message.reasoning_content, streamed.message.content) == (reasoning, "Y")
+    assert all(d.code != "E-STREAM-TRUNCATED" for d in streamed.diagnostics)
+
+
+def test_the_grammar_reads_repeated_start_markers_as_the_parser_does() -> None:
+    """The structural tag's reasoning block (a request that covers the reasoning) is free text from the
+    opening marker to the end marker, so it accepts the repeated starts the parser keeps as reasoning text;
+    the parser's reasoning is exactly that span."""
+    import json
+
+    from tests.test_grammar import QWEN_CALL, WEATHER, accepts
+    from workbench.runtime.serving.tags import request_tag
+    from workbench.testing.reference_specs import QWEN3_LIKE
+
+    output = "<think><think><think>X</think>\n\n" + QWEN_CALL
+    tag = json.dumps(request_tag(QWEN3_LIKE, [WEATHER.to_openai()], "required", reasoning=True))
+    assert accepts(tag, output)
+    reasoning, _content, calls = msg(QWEN3_LIKE, output)
+    assert reasoning == output[len("<think>") : output.index("</think>")] == "<think><think>X"
+    assert [name for name, _ in calls] == ["get_weather"]

@@ -8,6 +8,7 @@ import dataclasses
 import io
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable, Input, Static
-from textual.worker import WorkerFailed
+from textual.worker import WorkerCancelled, WorkerFailed
 
 from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
@@ -66,14 +67,19 @@ async def wait_workers(app: WorkbenchApp) -> None:
         try:
             await app.workers.wait_for_complete()
             return
-        except WorkerFailed:
+        except (WorkerFailed, WorkerCancelled):  # a replaced worker (exclusive) is cancelled: go on
             await asyncio.sleep(0)
 
 
 async def settle(app: WorkbenchApp, pilot: Any) -> None:
-    await pilot.pause()
-    await wait_workers(app)
-    await pilot.pause()
+    """Wait until the app is idle: no worker running, including workers that finished work started (the
+    app starts its analysis once a warm-up worker has loaded the heavy modules)."""
+    for _ in range(20):
+        await pilot.pause()
+        await wait_workers(app)
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers):
+            return
 
 
 def text_of(widget: Static) -> str:
@@ -369,6 +375,8 @@ async def test_validation_report_reaches_the_export_screen(monkeypatch: pytest.M
     class Report:
         notes = ("one note",)
         cases = ()
+        validated = True  # what the verdict on the top line reads (workbench.tui.verdict)
+        applicable = tuple(SimpleNamespace(status="pass") for _ in range(5))
 
         def summary(self) -> str:
             return "validated: 5/5 applicable cases pass"

@@ -36,6 +36,7 @@ async def live_app(pilot: Any, app: RecordingApp, mode: str = "generate") -> Non
     tests are about, and it would double their time), then show ``mode``."""
     app.workspace.spec = demo_spec()
     app.changed("spec")
+    app.ensure_model()  # the model loads on demand (when Generate or the Inspector opens)
     for _ in range(400):
         if app.workspace.model_state == "ready":
             break

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -75,6 +76,60 @@ def read_input_text(ref: str | os.PathLike[str], what: str, *, max_bytes: int = 
     return decode_utf8(read_input_bytes(ref, what, max_bytes=max_bytes), name)
 
 
+# A lone surrogate (U+D800-U+DFFF) is not text: it cannot be written as UTF-8, so no file, terminal or
+# tokenizer takes it.  Strictly decoded UTF-8 never holds one; JSON can (``"\\ud800"``), and so can a
+# command-line argument or a file name (bytes that are not UTF-8 arrive as U+DC80-U+DCFF).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# The escape that writes one in JSON text: when the raw text has none, the decoded document has none either.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def unencodable_at(text: str) -> int | None:
+    """Where ``text`` holds its first lone surrogate, or None when it is plain text."""
+    found = _SURROGATE.search(text)
+    return found.start() if found else None
+
+
+def replace_unencodable(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD: for names that are only shown (a file name
+    holding bytes that are not UTF-8), where refusing would stop work over a label."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def find_unencodable(value: Any, where: str = "") -> str | None:
+    """The path (``messages[0].content``) of the first string in a decoded JSON value holding a lone
+    surrogate, or None.  Iterative: the value may be nested as deep as the JSON reader allowed."""
+    todo: list[tuple[Any, str]] = [(value, where)]
+    while todo:
+        item, path = todo.pop()
+        if isinstance(item, str):
+            if unencodable_at(item) is not None:
+                return path or "(the document)"
+        elif isinstance(item, dict):
+            for key, sub in reversed(list(item.items())):
+                if unencodable_at(key) is not None:
+                    return f"{path}.{key!a}" if path else f"{key!a}"
+                todo.append((sub, f"{path}.{key}" if path else str(key)))
+        elif isinstance(item, list):
+            todo.extend((sub, f"{path}[{i}]") for i, sub in reversed(list(enumerate(item))))
+    return None
+
+
+def check_encodable(value: Any, name: str, raw: str | None = None) -> Any:
+    """``value`` unchanged, or :class:`InputError` when a string in it holds a lone surrogate: the one policy
+    for text that cannot be encoded is to refuse it where it comes in, with one line naming where (it would
+    otherwise fail later, when a prompt is tokenized or a file written).  ``raw``: the JSON text ``value``
+    was decoded from, to skip the walk when the text has no surrogate escape at all."""
+    if raw is not None and not _SURROGATE_ESCAPE.search(raw):
+        return value
+    path = find_unencodable(value)
+    if path is not None:
+        raise InputError(
+            f"{name}: {path} holds a lone surrogate (such as \\ud800), which is not text that can be encoded"
+        )
+    return value
+
+
 def loads_failure(exc: BaseException) -> str:
     """Words for a ``json.loads`` failure other than a syntax error (deep nesting, a huge integer)."""
     if isinstance(exc, RecursionError):
@@ -98,7 +153,7 @@ def read_json_document(path: str | os.PathLike[str], what: str) -> Any:
     if not text.strip():
         raise InputError(f"{what} file {p} is empty")
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         # A string left open runs to the end of the text: the error points at its start, but the file was cut.
         ends_early = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
@@ -107,13 +162,14 @@ def read_json_document(path: str | os.PathLike[str], what: str) -> Any:
         raise InputError(f"{what} file {p} is {state}: not valid JSON ({where})") from None
     except (RecursionError, ValueError) as exc:
         raise InputError(f"{what} file {p} cannot be read: {loads_failure(exc)}") from None
+    return check_encodable(value, f"{what} file {p}", text)
 
 
 def loads_bounded(text: str, name: str) -> Any:
     """``json.loads`` whose failures are one line: invalid JSON (where), nesting past the recursion limit,
     integers past Python's 4,300-digit conversion limit."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
@@ -122,3 +178,4 @@ def loads_bounded(text: str, name: str) -> Any:
         raise InputError(f"{name} is nested too deeply to read (past Python's recursion limit)") from None
     except ValueError as exc:  # int conversion limit
         raise InputError(f"{name} holds a value that cannot be read: {exc}") from None
+    return check_encodable(value, name, text)

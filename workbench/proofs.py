@@ -6,6 +6,7 @@ Kept apart from the targets so that each target module depends only on this one,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from workbench.runtime.errors import WorkbenchError
@@ -63,3 +64,52 @@ class Unsupported(ExportError):
 def first_line(exc: BaseException) -> str:
     """The first line of a consumer's exception: transformers and xgrammar errors can run to many lines."""
     return str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+
+
+def inline_text(text: str) -> str:
+    """``text`` made safe to place inside one line of a generated file: a comment, a docstring, a Markdown
+    line.  Names in exports come from spec files and file names, which people share: a template named
+    ``x``, three double quotes, a newline and ``import os`` must not end the docstring or the comment it
+    is written into.
+
+    Backslashes, double quotes and every character that is not printable (line breaks of every kind,
+    control characters, lone surrogates) become escapes, so the result ends no line, no string and no
+    docstring, and encodes as UTF-8.
+    """
+    out: list[str] = []
+    for ch in text:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(ascii(ch)[1:-1])  # "\\n", "\\x00", "\\u2028", "\\ud800"
+    return "".join(out)
+
+
+def open_tokenizer(path: str | Path) -> tuple[Any, str]:
+    """A Hugging Face fast tokenizer from ``path`` (a folder with ``tokenizer.json``, or the file itself) and
+    the name it is reported under (its folder's name).
+
+    The file is the user's (``--tokenizer``) and may be anything: not JSON, a JSON of the wrong shape, a
+    vocabulary with no tokens.  Whatever transformers or the tokenizers library raise on it becomes one
+    :class:`ExportError` line.
+    """
+    from transformers import PreTrainedTokenizerFast
+
+    given = Path(path)
+    folder = given if given.is_dir() else given.parent
+    file = given / "tokenizer.json" if given.is_dir() else given
+    if not file.is_file():
+        raise ExportError(f"tokenizer not found: {file}")
+    try:
+        if (folder / "tokenizer_config.json").is_file() and file.name == "tokenizer.json":
+            tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
+        else:
+            tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(file))
+        if not tokenizer.get_vocab():
+            raise ValueError("the vocabulary is empty")
+    except Exception as exc:  # the tokenizers library raises its own Exception subclasses
+        why = first_line(exc) or type(exc).__name__
+        raise ExportError(f"cannot read the tokenizer {file}: {why}") from None
+    return tokenizer, folder.name

@@ -9,7 +9,12 @@ three verdicts:
 - ``works``: every case of the feature parses back to the message that was rendered;
 - ``not_rendered``: the template does not render it (no case applies), with the template's reason;
 - ``cannot_express``: the template renders it but the spec does not read it back, with the first case that
-  fails and its first difference.  This is the verdict a person onboarding a new format must never miss.
+  fails and its first difference.  This is the verdict a person onboarding a new format must never miss;
+- ``untested``: the template renders it (or the spec reads it) but no case of it could run (e.g. every
+  tool-call case was skipped because the template raises on the tool definitions), with why: not working,
+  not known to work (``feature`` is ``content``, ``reasoning``, ``tool_calls`` or ``continuation``);
+- ``unstable`` (feature ``renders``): the template renders different text each time, so nothing can be
+  checked against it.
 
 ``analyze`` prints the verdicts (``--json`` carries them under ``"verdicts"``); ``parse`` and ``generate``
 warn on stderr when the spec they use cannot express a feature its template renders.
@@ -25,7 +30,7 @@ if TYPE_CHECKING:
     from workbench.template.source import TemplateSource
     from workbench.validate import ValidationReport
 
-VerdictStatus = Literal["works", "not_rendered", "cannot_express"]
+VerdictStatus = Literal["works", "not_rendered", "cannot_express", "untested", "unstable"]
 _FROM_REPORT: dict[str, VerdictStatus] = {
     "pass": "works",
     "unsupported": "not_rendered",
@@ -78,6 +83,10 @@ def verdicts_from_report(report: ValidationReport) -> tuple[Verdict, ...]:
                 difference,
             )
         )
+    # (read leniently: the TUI's tests hand in report-shaped objects without these)
+    out.extend(Verdict(u.feature, "untested", u.reason) for u in getattr(report, "untested", ()))
+    if unstable := getattr(report, "unstable", ""):
+        out.append(Verdict("renders", "unstable", unstable))
     return tuple(out)
 
 
@@ -95,7 +104,7 @@ def recorded_verdicts(spec: FormatSpec) -> tuple[Verdict, ...]:
     data = spec.provenance.validation
     if not isinstance(data, dict) or "cases" not in data:
         return ()
-    return verdicts_from_report(ValidationReport.from_dict(data))
+    return verdicts_from_report(ValidationReport.from_dict(data, "provenance.validation"))
 
 
 def cannot_express(verdicts: tuple[Verdict, ...]) -> list[str]:
@@ -103,14 +112,28 @@ def cannot_express(verdicts: tuple[Verdict, ...]) -> list[str]:
     return [v.feature for v in verdicts if v.status == "cannot_express"]
 
 
+def untested(verdicts: tuple[Verdict, ...]) -> list[str]:
+    """The features the template renders that no case tested."""
+    return [v.feature for v in verdicts if v.status == "untested"]
+
+
 def warning_line(verdicts: tuple[Verdict, ...]) -> str:
-    """One line for stderr when the spec fails a feature its template renders ("" when none fails)."""
+    """One line for stderr when the spec fails a feature its template renders, leaves one untested, or the
+    template renders differently each time ("" when none of these)."""
+    parts: list[str] = []
     failed = cannot_express(verdicts)
-    if not failed:
+    if failed:
+        first = next(v for v in verdicts if v.status == "cannot_express")
+        parts.append(
+            f"the spec cannot express {', '.join(failed)}, which the template renders "
+            f"(first: {first.case or first.feature}: {first.difference or first.reason})"
+        )
+    for v in verdicts:
+        if v.status == "untested":
+            label = v.feature.replace("_", " ")
+            parts.append(f"{label} untested ({v.reason})" if v.reason else f"{label} untested")
+        elif v.status == "unstable":
+            parts.append(f"the template renders differently each time ({v.reason})")
+    if not parts:
         return ""
-    first = next(v for v in verdicts if v.status == "cannot_express")
-    return (
-        f"the spec cannot express {', '.join(failed)}, which the template renders "
-        f"(first: {first.case or first.feature}: {first.difference or first.reason}); "
-        "see `workbench validate`"
-    )
+    return "; ".join(parts) + "; see `workbench validate`"

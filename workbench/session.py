@@ -365,9 +365,20 @@ def session_from_dict(data: Any) -> Session:
             note=_expect(data.get("note", ""), str, "note"),
             workbench_version=_expect(data.get("workbench_version", ""), str, "workbench_version"),
             version=version,
-            template_kwargs=_expect(data.get("template_kwargs", {}), dict, "template_kwargs"),
+            template_kwargs=_template_kwargs(data.get("template_kwargs", {})),
         )
     except (SpecError, ChatDataError) as exc:
+        raise SessionError(str(exc)) from None
+
+
+def _template_kwargs(value: Any) -> dict[str, Any]:
+    """The recorded template variables; a render argument among them (``time_limit``, ``messages``, ...) is
+    refused: a shared session file must not set the limits of the command that replays it."""
+    from workbench.template.render import TemplateError, check_template_kwargs
+
+    try:
+        return check_template_kwargs(_expect(value, dict, "template_kwargs"), "template_kwargs")
+    except TemplateError as exc:
         raise SessionError(str(exc)) from None
 
 

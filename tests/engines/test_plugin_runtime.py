@@ -115,6 +115,35 @@ def test_a_stream_cut_inside_reasoning_keeps_the_reasoning() -> None:
     assert (text + more, rest) == ("still thinking about", "")
 
 
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_an_output_cut_anywhere_never_gives_a_call_with_broken_arguments(
+    name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``max_tokens`` may cut an output at any character: the one-shot tool stage returns only calls whose
+    arguments are a whole JSON object (a cut call is left out, with a warning in the log), and every call
+    of the uncut output comes back once the output is complete."""
+    spec, cases = validated(name)
+    runtime = Runtime(spec)
+    checked = 0
+    for case in cases:
+        if not case.parsed or not case.parsed.get("tool_calls"):
+            continue
+        _reasoning, rest = runtime.split(
+            case.output, opened=runtime.opened_for(prompt=case.generation_prefix)
+        )
+        for cut in range(len(rest) + 1):
+            caplog.clear()
+            _content, calls = runtime.parse_rest(rest[:cut], TOOLS)
+            for call in calls:
+                assert isinstance(json.loads(call["arguments"]), dict), (case.id, cut, call)
+            if any("left out of the answer" in r.getMessage() for r in caplog.records):
+                checked += 1
+        _content, calls = runtime.parse_rest(rest, TOOLS)
+        assert len(calls) == len(case.parsed["tool_calls"]), case.id
+    if any(c.parsed and c.parsed.get("tool_calls") for c in cases):
+        assert checked, f"{name}: no cut fell inside a call's arguments"
+
+
 _VENDORED_CHECK = r"""
 import json, sys
 sys.modules["workbench"] = None  # importing workbench now raises ImportError

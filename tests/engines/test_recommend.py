@@ -169,11 +169,10 @@ def test_special_tokens_are_the_templates_own_spellings() -> None:
 
 
 def test_an_engine_issue_is_named_only_for_the_failure_it_explains() -> None:
-    assert (
-        engine_issue("vllm", "qwen3_coder", "tag_with_tagged", "scalar_arguments: one_shot: ...") is not None
-    )
+    # (null has its own case, null_argument, since the plain scalar case carries typed values only)
+    assert engine_issue("vllm", "qwen3_coder", "tag_with_tagged", "null_argument: one_shot: ...") is not None
     assert engine_issue("vllm", "qwen3_coder", "tag_with_tagged", "one_call: one_shot: ...") is None
-    assert engine_issue("sglang", "qwen3_coder", "tag_with_tagged", "scalar_arguments: one_shot: ...") is None
+    assert engine_issue("sglang", "qwen3_coder", "tag_with_tagged", "null_argument: one_shot: ...") is None
     # gpt-oss's detector run on DeepSeek's output fails because it is not its format, not for the bug
     assert engine_issue("sglang", "gpt-oss", "harmony", "one_call: one_shot: ...") is not None
     assert engine_issue("sglang", "gpt-oss", "tag_with_json", "one_call: one_shot: ...") is None
@@ -183,7 +182,7 @@ def test_a_known_engine_miss_is_listed_with_its_reason_even_beyond_the_near_miss
     """The judge lists a documented parser's engine-side miss however many closer misses there are."""
     from workbench.commands.recommend import Prepared
 
-    case = _case("scalar_arguments", {"content": "", "reasoning_content": "", "tool_calls": [_call(None)]})
+    case = _case("null_argument", {"content": "", "reasoning_content": "", "tool_calls": [_call(None)]})
     item = Prepared("t", _spec(), (case,), Path("tokenizer"), "validated")
     wrong = {"content": "", "reasoning_content": "", "tool_calls": [_call("None")]}
     parsers = {n: {"cases": [{"id": case.id, "one_shot": wrong, "streamed": wrong}]} for n in "abcd"}
@@ -197,7 +196,7 @@ def test_a_known_engine_miss_is_listed_with_its_reason_even_beyond_the_near_miss
 
 
 def _call(value: Any) -> dict[str, Any]:
-    return {"id": "", "name": "set_values", "arguments": {"nothing": value}}
+    return {"id": "", "name": "set_optional", "arguments": {"nothing": value}}
 
 
 def _spec() -> Any:

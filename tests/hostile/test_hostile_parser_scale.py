@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from workbench.runtime.parsing import DeltaTracker, StreamParser, parse, parse_events
 from workbench.testing.reference_specs import QWEN3_LIKE
 
@@ -56,3 +59,22 @@ def test_restore_after_thousands_of_chunks() -> None:
     assert parser.snapshot() == snap  # the chunk count survives the rewind
     parser.feed(TEXT[cut:])
     assert parser.finish().message == parse(QWEN3_LIKE, TEXT).message
+
+
+@given(st.text(alphabet=st.sampled_from(list("<a /|>\n\té_1")), max_size=400))
+def test_parse_stream_pieces_add_up_and_are_at_most_a_quarter_of_the_characters(text: str) -> None:
+    """``parse --stream`` feeds pieces of at least four characters: 1 MB of ``<a<a...`` (or of ``<``) is at
+    most 262,145 feeds, not a million (issue 22, item 8: it streamed past 60 s)."""
+    from workbench.commands.parse import MIN_PIECE, stream_pieces
+
+    pieces = stream_pieces(text)
+    assert "".join(pieces) == text
+    assert all(len(p) >= MIN_PIECE for p in pieces[:-1])
+    assert len(pieces) <= len(text) // MIN_PIECE + 1
+
+
+def test_parse_stream_of_a_megabyte_of_angle_brackets_is_a_few_pieces() -> None:
+    from workbench.commands.parse import stream_pieces
+
+    assert stream_pieces("<" * (1 << 20)) == ["<" * (1 << 20)]
+    assert len(stream_pieces("<a" * (1 << 19))) == 1 << 18

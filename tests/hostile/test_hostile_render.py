@@ -18,6 +18,7 @@ from workbench.template.limits import DEFAULT_MEMORY_LIMIT
 from workbench.template.render import (
     RenderLimitExceeded,
     RenderMemoryLimit,
+    RenderOutputTooLarge,
     RenderTimeout,
     TemplateError,
     render,
@@ -95,7 +96,6 @@ def test_size_guards_refuse_one_step_bombs(name: str) -> None:
 
 # Pass every size guard but need more memory than the worker may have: RenderMemoryLimit.
 MEMORY = {
-    "output_loop": "{% set s = 'x' * 9000000 %}{% for i in range(900) %}{{ s }}{% endfor %}",
     "join_nine_billion_characters": "{% set s = 'x' * 9000000 %}{{ ([s] * 1000)|join|length }}",
     "nested_lists": "{% set ns = namespace(l=[]) %}{% for i in range(1000) %}"
     "{% set ns.l = ns.l + [[0] * 1000000] %}{% endfor %}{{ ns.l|length }}",
@@ -109,6 +109,22 @@ def test_memory_cap_stops_what_the_guards_let_through(name: str) -> None:
     assert result.kind == "limit"
     assert elapsed < 2.0 + SLACK
     assert render("{{ messages[0].content }}", MESSAGES) == "Hi"  # a fresh worker took over
+
+
+# Output built piece by piece past the per-render output cap (64 Mi characters): refused in the worker as soon
+# as it passes the cap, before the text exists (this bomb used to end at the memory cap, 8 GB into it).
+OUTPUT = {
+    "output_loop": "{% set s = 'x' * 9000000 %}{% for i in range(900) %}{{ s }}{% endfor %}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUT))
+def test_output_cap_stops_a_render_before_its_text_exists(name: str) -> None:
+    result, elapsed = _outcome(OUTPUT[name], time_limit=2.0)
+    assert isinstance(result, RenderOutputTooLarge), result
+    assert result.kind == "limit" and "67,108,864 characters" in str(result)
+    assert elapsed < 2.0 + SLACK
+    assert render("{{ messages[0].content }}", MESSAGES) == "Hi"
 
 
 def test_list_doubling_stops_at_a_limit() -> None:

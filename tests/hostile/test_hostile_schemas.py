@@ -188,3 +188,75 @@ def test_the_enum_limit_counts_every_tool_of_the_request() -> None:
 def test_a_small_enum_still_builds() -> None:
     plan = build_grammar(QWEN3_LIKE, [_tool(_string_param(enum=["xval", "yval"]))], tool_choice="required")
     assert plan.kind == "structural_tag" and "xval" in plan.text and "yval" in plan.text
+
+
+# --- shape and size, checked where a tool is read (issue 22, items 8 and 10) ------------------------------
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        node = {"type": "object", "properties": {"x": node}}
+    return node
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"type": "object", "properties": ["city"]}, "parameters.properties: expected an object of schemas"),
+        ({"type": "object", "properties": {"a": 5}}, "parameters.properties.a: expected a schema"),
+        ({"anyOf": {"type": "string"}}, "parameters.anyOf: expected a list of schemas"),
+        ({"type": "object", "required": "a"}, "parameters.required: expected a list of property names"),
+        ({"type": "array", "items": "string"}, "parameters.items: expected a schema"),
+        ({"type": 5}, "parameters.type: expected a type name"),
+        ({"enum": "abc"}, "parameters.enum: expected a list of values"),
+        (_string_param(const="x" * 1_000_000), "a value of 1,000,000 characters"),
+        (_string_param(enum=["ok", "y" * 20_000]), "enum[1]: a value of 20,000 characters"),
+        (_deep(40), "nests more than 64 levels deep"),
+        ({"enum": list(range(110_000))}, "more than 100,000 values"),
+    ],
+    ids=[
+        "properties-list",
+        "property-not-schema",
+        "anyOf-object",
+        "required-string",
+        "items-string",
+        "type-number",
+        "enum-string",
+        "const-1MB",
+        "enum-value-20k",
+        "depth",
+        "values",
+    ],
+)
+def test_a_tool_schema_of_the_wrong_shape_or_size_is_refused_where_it_is_read(
+    params: dict[str, Any], words: str, tmp_path: Path
+) -> None:
+    from workbench.runtime.chat import ChatDataError, load_tools
+
+    tools = [{"type": "function", "function": {"name": "f", "parameters": params}}]
+    with pytest.raises(ChatDataError, match=words.replace("[", r"\[").replace("]", r"\]")):
+        load_tools(tools)
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(tools), encoding="utf-8")
+    output = tmp_path / "out.txt"
+    output.write_text(_qwen_call({"city": "Paris"}), encoding="utf-8")
+    args = ["parse", "--template", "chatml-think-tools", "--tools", str(path), str(output), "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "E-INTERNAL" not in done.stderr, done.stderr
+
+
+def test_sloppy_values_the_parser_does_not_read_are_not_refused() -> None:
+    """A real test suite writes ``"type": "float"``; a draft-3 schema ``"required": true`` on a property."""
+    from workbench.runtime.chat import load_tools
+
+    params = {"type": "object", "properties": {"x": {"type": "float", "required": True}}, "required": ["x"]}
+    assert load_tools([{"type": "function", "function": {"name": "f", "parameters": params}}])[0].name == "f"

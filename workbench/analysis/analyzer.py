@@ -25,7 +25,14 @@ from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
 from workbench.runtime.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
-from workbench.template.render import DEFAULT_TIME_LIMIT, RenderTimeout, TemplateError, compile_template
+from workbench.template.budget import budget_for
+from workbench.template.render import (
+    DEFAULT_TIME_LIMIT,
+    RenderTimeout,
+    TemplateError,
+    compile_template,
+    fixed_clock,
+)
 from workbench.template.source import TemplateSource
 
 
@@ -81,6 +88,7 @@ _PHASES: tuple[tuple[str, Callable[[Findings], None]], ...] = (
     ("tools", tools.analyze_tools),
     ("arguments", arguments.analyze_arguments),
     ("switch stages", switches.read_start_stages),
+    ("thinking switch", switches.adopt_thinking_switch),
 )
 
 
@@ -101,11 +109,15 @@ def analyze(
     """
     started = time.perf_counter()
     src = _as_source(source)
-    renderer = ProbeRenderer(src, time_limit=time_limit)
-    _check_renderable(renderer)
-    f = Findings(renderer=renderer, dedicated=tuple(dedicated))
-    with element_markers(element_syntax(renderer.get("content") or "")):
-        spec = _run_phases(f, src, renderer)
+    # Every probe renders at one instant: a template that prints the time must differ only where the
+    # probes vary something, and give the same spec on every run.
+    with fixed_clock(), budget_for(time_limit, "the analysis") as budget:
+        renderer = ProbeRenderer(src, time_limit=time_limit)
+        _check_renderable(renderer)
+        f = Findings(renderer=renderer, dedicated=tuple(dedicated))
+        with element_markers(element_syntax(renderer.get("content") or "")):
+            spec = _run_phases(f, src, renderer)
+        budget.raise_if_exhausted()  # never a spec read from renders the budget refused
     return Analysis(
         spec=spec,
         probes=[f.probes[p.id] for p in PROBES],

@@ -289,6 +289,9 @@ def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list
     if f'"{VALUE_A}"' in one_args:
         parts = _arg_parts(one_args, ARG_A, f'"{VALUE_A}"')
         how = "json"
+    elif f"'{VALUE_A}'" in one_args and _escapes_like_python(r, empty_call):
+        parts = _arg_parts(one_args, ARG_A, f"'{VALUE_A}'")
+        how = "python"
     else:
         parts = _arg_parts(one_args, ARG_A, VALUE_A)
         how = "raw"
@@ -301,22 +304,58 @@ def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list
             continue
         d = diff_split(empty_call, region)
         found = None
-        for spelling in [*_json_spellings(value), str(value)]:
+        for spelling, how in [*((j, "json") for j in _json_spellings(value)), (repr(value), "python")]:
             found = _arg_parts(d.right, ARG_A, spelling)
             if found is not None:
-                how = "json" if spelling != str(value) or type_name in ("integer", "number") else "raw"
+                if how == "python" and type_name in ("integer", "number"):
+                    how = "json"  # 7 and 2.5 are the same in both
                 break
         if found is not None:
             ways.append((type_name, tuple(found), how))
+    return _merged_variants(ways)
+
+
+def _merged_variants(ways: Sequence[tuple[str, tuple[str, ...], str]]) -> list[ArgVariant]:
+    """One variant per way of writing, types merged where the literals and the reading agree.  Where the
+    literals agree, a Python-literal reading also takes the JSON-written types (numbers are spelled
+    alike, and the Python reader reads JSON): a parser picks a variant by its literals alone."""
     merged: list[ArgVariant] = []
     for type_name, parts_t, how in ways:
         for n, v in enumerate(merged):
-            if v.parts == parts_t and v.value == how:
-                merged[n] = replace(v, types=(*v.types, type_name))
+            if v.parts == parts_t and (v.value == how or {v.value, how} == {"python", "json"}):
+                value = "python" if "python" in (v.value, how) else v.value
+                merged[n] = replace(v, types=(*v.types, type_name), value=value)
                 break
         else:
             merged.append(ArgVariant(types=(type_name,), parts=parts_t, value=how))  # type: ignore[arg-type]
     return merged
+
+
+#: A string a Python literal must escape (a quote and a backslash); a template that writes it raw does not.
+_PY_ESCAPE_PROBE = "it's a\\b"
+
+
+def _escapes_like_python(r: _Renders, empty_call: str | None) -> bool:
+    """True when the template writes a string argument as a Python literal: a value holding a quote and a
+    backslash reads back from its render with ``ast.literal_eval`` (Python-literal detection, the one
+    heuristic besides JSON; a template that puts quotes around a raw value fails it)."""
+    from workbench.runtime.values import NotJsonError, PythonExtent, python_literal
+
+    region = r.region(_call(FUNC_A, {ARG_A: _PY_ESCAPE_PROBE}, ID_A))
+    if region is None or empty_call is None:
+        return False
+    right = diff_split(empty_call, region).right
+    at = right.find(ARG_A)
+    if at < 0:
+        return False
+    for start in range(at + len(ARG_A), len(right)):
+        if right[start] in "'\"":
+            end, done = PythonExtent().advance(right, start, True)
+            try:
+                return done and python_literal(right[start:end]) == _PY_ESCAPE_PROBE
+            except NotJsonError:
+                return False
+    return False
 
 
 def learn_pattern(render: Render, end_markers: Sequence[str]) -> tuple[ToolsSpec | None, list[str]]:

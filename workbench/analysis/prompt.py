@@ -171,12 +171,13 @@ def _plain_terminator(after_last: str, between: str, user_tail: str | None) -> l
     return [candidate]
 
 
-def analyze_prompt_facts(f: Findings) -> None:
+def analyze_prompt_facts(f: Findings, *, switched: tuple[str, str] | None = None) -> None:
     """Role header, what the generation prompt adds beyond it, and whether it opens reasoning (mutates ``f``).
 
     Runs after the reasoning phase, because a header must never swallow a reasoning start marker: StepFun's
     assistant turns *all* begin with ``<think>``, yet that ``<think>`` is what the prompt opens, not part of
-    the role.
+    the role.  ``switched``: the (on, off) generation prompts of the template's own thinking switch, for a
+    template that ignores ``enable_thinking`` (``switches.adopt_thinking_switch``).
     """
     header = f.raw_header
     start = f.reasoning.get("start", "").strip()
@@ -184,8 +185,7 @@ def analyze_prompt_facts(f: Findings) -> None:
         header = header[: header.find(start)]
     f.role_header = header
     gen_default = f.gen.get("default") or ""
-    gen_on = f.gen.get("on")
-    gen_off = f.gen.get("off")
+    gen_on, gen_off = switched if switched is not None else (f.gen.get("on"), f.gen.get("off"))
     on = gen_on if gen_on is not None else gen_default
     off = gen_off if gen_off is not None else gen_default
     suffix_on = on[len(header) :] if on.startswith(header) else on

@@ -15,7 +15,7 @@ the markers are known (:func:`read_start_stages`) each value's prompt also says 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from workbench.analysis.prompt import tail_after_user
 from workbench.analysis.state import Findings
 from workbench.runtime.spec import ContentSpec, FormatSpec, ReasoningSpec, StartStage
 from workbench.template.source import TemplateSource
-from workbench.template.variables import SwitchCandidate, find_switches
+from workbench.template.variables import NOT_SWITCHES, SwitchCandidate, find_switches, undeclared_variables
 
 #: Switches with their own probes and spec fields.
 _PROBED_ELSEWHERE = frozenset({"enable_thinking"})
@@ -174,6 +174,36 @@ def read_start_stages(f: Findings) -> None:
                 effect["start"] = spec.output_start_stage(generation_prompt=prompt)
 
 
+def adopt_thinking_switch(f: Findings) -> None:
+    """The prompt facts of a template that ignores ``enable_thinking`` but has a switch of its own that turns
+    reasoning on and off (``thinking``, ``reasoning_effort``): measured on that switch's two values, and the
+    reasoning mode decided again with them (mutates ``f``).
+
+    Runs last, once each value's start stage is known: a value whose prompt closes reasoning turns it off
+    even when the history renders reasoning the same way for both values.
+    """
+    from workbench.analysis import prompt, reasoning
+
+    if f.prompt.get("supports_thinking_toggle"):
+        return  # enable_thinking is the template's switch
+    found = pick_thinking_switch(f.prompt.get("switches") or {})
+    if (
+        found is None
+        or found.on_prompt is None
+        or found.off_prompt is None
+        or found.on_prompt == found.off_prompt
+    ):
+        return
+    prompt.analyze_prompt_facts(f, switched=(found.on_prompt, found.off_prompt))
+    if f.reasoning.get("end"):
+        reasoning.decide_mode(f)
+    f.note(
+        "P1",
+        f"enable_thinking changes nothing; the thinking switch is {found.name!r} "
+        f"(on: {found.on!r}, off: {found.off!r}): the prompt facts are measured on it",
+    )
+
+
 def start_stage_for(
     spec: FormatSpec,
     source: TemplateSource | None,
@@ -217,3 +247,135 @@ def start_stage_for(
 def _same_value(a: Any, b: Any) -> bool:
     """Switch values compare as JSON values (``true`` is not ``1``)."""
     return type(a) is type(b) and a == b
+
+
+# ------------------------------------------------------------------------------------- the thinking switch
+@dataclass(frozen=True)
+class ThinkingSwitch:
+    """The template variable that turns reasoning on and off, and its two values.
+
+    ``enable_thinking`` (``on=True``, ``off=False``) for most templates; for a template that ignores it and
+    reads its own switch (``thinking``, ``reasoning_effort``, ...) that switch, with the value that renders
+    reasoning as the template does by default (``on``) and the first value that turns it off (``off``).
+    ``on_prompt`` / ``off_prompt`` are the generation prompts the two values give (None: not recorded).
+    This is what the TUI's thinking toggle, ``--enable-thinking/--no-enable-thinking`` and the generator's
+    ``reasoning=False`` set (:meth:`kwargs`).
+    """
+
+    name: str
+    on: Any
+    off: Any
+    on_prompt: str | None = None
+    off_prompt: str | None = None
+
+    def kwargs(self, enabled: bool) -> dict[str, Any]:
+        """The template kwargs that turn reasoning on (``enabled``) or off: ``{"thinking": False}``."""
+        return {self.name: self.on if enabled else self.off}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "on": self.on, "off": self.off}
+
+
+ENABLE_THINKING = ThinkingSwitch("enable_thinking", True, False)
+
+
+def pick_thinking_switch(switches: Mapping[str, Any]) -> ThinkingSwitch | None:
+    """The first recorded switch (``prompt.switches``) with a value that renders reasoning and one that
+    turns it off (renders none, or its prompt leaves the output past reasoning); None when there is none.
+    Pure: reads the recorded effects only."""
+    for name, info in switches.items():
+        effects = [e for e in info.get("effects", ()) if isinstance(e, Mapping)]
+        on = [e for e in effects if not _turns_reasoning_off(e) and e.get("renders_reasoning") is not False]
+        off = [e for e in effects if _turns_reasoning_off(e)]
+        if not on or not off:
+            continue
+        default = next((e for e in on if not e.get("changes")), on[0])
+        return ThinkingSwitch(
+            name,
+            default["value"],
+            off[0]["value"],
+            default.get("generation_prompt"),
+            off[0].get("generation_prompt"),
+        )
+    return None
+
+
+def _turns_reasoning_off(effect: Mapping[str, Any]) -> bool:
+    return effect.get("renders_reasoning") is False or effect.get("start") in ("content", "answer")
+
+
+def thinking_switch(spec: FormatSpec) -> ThinkingSwitch | None:
+    """The switch that turns this spec's reasoning on and off (the API the TUI's toggle uses), or None.
+
+    A recorded switch that toggles reasoning wins when the spec's prompt facts are its (the analysis takes
+    them from it when ``enable_thinking`` changes nothing); else ``enable_thinking`` when the spec says the
+    template has a thinking toggle; else None (nothing to toggle).  Pure.
+    """
+    found = pick_thinking_switch(spec.prompt.switches)
+    p = spec.prompt
+    if found is not None and (not p.supports_thinking_toggle or _facts_are(found, spec)):
+        return found
+    return ENABLE_THINKING if p.supports_thinking_toggle else found
+
+
+def _facts_are(switch: ThinkingSwitch, spec: FormatSpec) -> bool:
+    """Were the spec's thinking facts measured on ``switch`` (its two prompts end with the two suffixes)?"""
+    p = spec.prompt
+    on, off = switch.on_prompt, switch.off_prompt
+    return (
+        on is not None
+        and off is not None
+        and on != off
+        and on.endswith(p.suffix_when_thinking)
+        and off.endswith(p.suffix_when_not_thinking)
+    )
+
+
+def with_thinking_switch(
+    spec: FormatSpec, enabled: bool, template_kwargs: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """``template_kwargs`` plus the spec's own thinking switch set to ``enabled`` (a template that ignores
+    ``enable_thinking``, whose callers pass ``enable_thinking`` anyway); nothing is added when that value is
+    what the template does by default, or when the caller set the switch itself.  Pure."""
+    out = dict(template_kwargs or {})
+    switch = thinking_switch(spec)
+    if switch is None or switch.name == ENABLE_THINKING.name or switch.name in out:
+        return out
+    value = switch.on if enabled else switch.off
+    info = spec.prompt.switches.get(switch.name) or {}
+    default = any(
+        type(e.get("value")) is type(value) and e.get("value") == value and not e.get("changes")
+        for e in info.get("effects", ())
+    )
+    if not default:
+        out[switch.name] = value
+    return out
+
+
+# ------------------------------------------------------------------------------------------ --kw keys
+def template_reads(source: TemplateSource) -> tuple[str, ...]:
+    """The variables ``source`` reads that a caller may pass (its switches, ``enable_thinking``...): every
+    undeclared variable but what the rendering machinery passes itself, sorted.  Pure (parses, renders
+    nothing)."""
+    names: set[str] = set()
+    for text in {source.for_tools(False).text, source.for_tools(True).text}:
+        names |= undeclared_variables(text)
+    return tuple(sorted(names - NOT_SWITCHES))
+
+
+def unread_kwargs(source: TemplateSource, keys: Iterable[str]) -> list[str]:
+    """The keys among ``keys`` the template never reads (pure)."""
+    read = set(template_reads(source))
+    return [k for k in keys if k not in read]
+
+
+def kwargs_warning(source: TemplateSource, keys: Iterable[str]) -> str:
+    """One line when a ``--kw`` key is never read by the template: passing it changes nothing, which is
+    never what the person meant ("" when every key is read).  Names the keys it does read."""
+    unread = unread_kwargs(source, keys)
+    if not unread:
+        return ""
+    reads = template_reads(source)
+    said = ", ".join(reads) if reads else "no variable a caller passes"
+    which = ", ".join(repr(k) for k in unread)
+    return f"the template never reads {which}, so it changes nothing; the template reads: {said}"

@@ -52,7 +52,13 @@ def time_limit_value(value: float) -> float:
 
 #: The ``--time-limit`` option every rendering command takes, checked by :func:`time_limit_value`.
 TimeLimitOption = Annotated[
-    float, typer.Option("--time-limit", help="Seconds allowed per render.", callback=time_limit_value)
+    float,
+    typer.Option(
+        "--time-limit",
+        help="Seconds allowed per render; the renders of one analysis, validation or prompt together get "
+        "10x this.",
+        callback=time_limit_value,
+    ),
 ]
 
 
@@ -91,6 +97,15 @@ def guard_command(command: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
+def render_budget(time_limit: float, what: str) -> Any:
+    """One :class:`~workbench.template.budget.RenderBudget` for the renders of one unit of a command's work
+    (a template analysed and self-checked, validated, exported; a prompt rendered): one deadline and one
+    output cap, from the command's own ``--time-limit``.  Use as ``with render_budget(...):``."""
+    from workbench.template.budget import RenderBudget
+
+    return RenderBudget(time_limit, what=what)
+
+
 def load_json_file(path: str | Path, what: str) -> Any:
     """Read a JSON file (``-`` = stdin); errors name the file and what it should have held."""
     name = f"{what} on stdin" if str(path) == "-" else f"{what} file {path}"
@@ -109,3 +124,14 @@ def strict_json(data: Any, *, indent: int | None = 2) -> str:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(strict_json(data) + "\n")
+
+
+def warn_unread_kwargs(source: Any, kwargs: dict[str, Any]) -> None:
+    """One stderr line when a ``--kw`` key is a variable the template never reads (it would be silently
+    ignored), naming the variables it does read; nothing without a template or without ``--kw``."""
+    if source is None or not kwargs:
+        return
+    from workbench.analysis.switches import kwargs_warning
+
+    if warning := kwargs_warning(source, kwargs):
+        print(f"warning: {warning}", file=sys.stderr)

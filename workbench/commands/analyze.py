@@ -7,7 +7,9 @@ Output contract:
 - ``--json``: ``{"spec": FormatSpec, "probes": [...], "warnings": [...]}`` (plus ``template``, ``notes`` and
   ``verdicts``) for one template, a JSON list of those for several. ``verdicts`` is the self-check
   (:mod:`workbench.selfcheck`): per feature ``works`` / ``not_rendered`` / ``cannot_express`` with the first
-  failing case and its difference; a ``cannot_express`` verdict is also a warning. ``--no-check`` skips it.
+  failing case and its difference, ``untested`` (the template renders it, no case could run) with why, and
+  ``unstable`` when the template renders differently each time; a ``cannot_express``, ``untested`` or
+  ``unstable`` verdict is also a warning. ``--no-check`` skips it.
   A template that cannot be analysed is an entry ``{"template": ..., "error": ...}`` in the list.
 
 TEMPLATE is anything ``load_template`` accepts (file, model folder, tokenizer_config.json, .gguf, alias of a
@@ -28,7 +30,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workbench.commands._common import INPUT_ERRORS, TimeLimitOption, console, fail, print_json
+from workbench.commands._common import (
+    INPUT_ERRORS,
+    TimeLimitOption,
+    console,
+    fail,
+    print_json,
+    render_budget,
+)
 from workbench.selfcheck import Verdict
 
 PREFIX_CHARS = 160
@@ -78,8 +87,10 @@ def analyze_command(
     results: list[dict[str, Any]] = []
     errors: list[str] = []
     for ref in refs:
+        budget = render_budget(time_limit, f"analysing {ref}")  # the analysis and its self-check, together
         try:
-            analysis = analyze(load_template(ref), time_limit=time_limit)
+            with budget:
+                analysis = analyze(load_template(ref), time_limit=time_limit)
         except INPUT_ERRORS as exc:
             if len(refs) == 1:
                 fail(f"{ref}: {exc}")
@@ -89,7 +100,8 @@ def analyze_command(
         verdicts: tuple[Verdict, ...] = ()
         if check:
             try:
-                verdicts = check_spec(analysis.source, analysis.spec, time_limit=time_limit)
+                with budget:
+                    verdicts = check_spec(analysis.source, analysis.spec, time_limit=time_limit)
             except INPUT_ERRORS as exc:  # the self-check renders more messages than the probes did
                 analysis.warnings.append(f"self-check could not run: {_one_line(str(exc))}")
         if warning := warning_line(verdicts):
@@ -208,11 +220,19 @@ def _print_markers(spec: Any) -> None:
     console.print(table)
 
 
-_VERDICT_STYLES = {"works": "green", "not_rendered": "dim", "cannot_express": "bold red"}
+_VERDICT_STYLES = {
+    "works": "green",
+    "not_rendered": "dim",
+    "cannot_express": "bold red",
+    "untested": "bold yellow",
+    "unstable": "bold red",
+}
 _VERDICT_WORDS = {
     "works": "works",
     "not_rendered": "the template does not render it",
     "cannot_express": "THE SPEC CANNOT EXPRESS IT",
+    "untested": "UNTESTED",
+    "unstable": "THE TEMPLATE RENDERS DIFFERENTLY EACH TIME",
 }
 
 
@@ -223,7 +243,7 @@ def _print_verdicts(verdicts: tuple[Verdict, ...]) -> None:
     table.add_column("why / first difference", overflow="fold")
     for v in verdicts:
         style = _VERDICT_STYLES[v.status]
-        detail = v.reason if v.status == "not_rendered" else f"{v.case}: {v.difference}" if v.case else ""
+        detail = v.reason if v.status != "cannot_express" else f"{v.case}: {v.difference}" if v.case else ""
         table.add_row(v.feature, f"[{style}]{_VERDICT_WORDS[v.status]}[/]", escape(detail))
     console.print(table)
 

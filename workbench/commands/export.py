@@ -30,6 +30,7 @@ from workbench.commands._common import (
     input_errors,
     load_json_file,
     print_json,
+    render_budget,
     strict_json,
 )
 from workbench.workflow import load_inputs
@@ -82,7 +83,7 @@ def export_command(
     ] = None,
 ) -> None:
     """Export a validated spec to a target its consumer loads, proven by that consumer."""
-    from workbench.export import TARGETS, export, write_export
+    from workbench.export import TARGETS, check_destination, export, write_export
     from workbench.runtime.chat import load_tools
     from workbench.session import load_session
 
@@ -93,6 +94,8 @@ def export_command(
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
     with input_errors():
+        check_destination(target, output)  # before the validation and the engine proof, not after
+    with input_errors(), render_budget(time_limit, "the export"):  # analysis and validation together
         source, loaded_spec = load_inputs(template, spec)
         tool_list = load_tools(load_json_file(tools, "tools")) if tools is not None else None
         recorded = [(path.stem, load_session(path)) for path in sessions or ()]

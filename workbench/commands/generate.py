@@ -33,8 +33,17 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from workbench.commands._common import SPAN_STYLES, console, input_errors, load_json_file, strict_json
+from workbench.commands._common import (
+    SPAN_STYLES,
+    console,
+    input_errors,
+    load_json_file,
+    render_budget,
+    strict_json,
+    warn_unread_kwargs,
+)
 from workbench.runtime.chat import load_messages, load_tools
+from workbench.template.limits import DEFAULT_TIME_LIMIT
 from workbench.workflow import record_session, resolve, save_generation_session, spec_warning
 
 
@@ -106,11 +115,13 @@ def generate_command(
     from workbench.runtime.grammar import build_grammar
 
     template_kwargs = parse_kw(kw)
-    with input_errors():
+    # The analysis, its self-check and the prompt's render share one deadline and one output cap.
+    with input_errors(), render_budget(DEFAULT_TIME_LIMIT, "preparing the prompt"):
         messages = load_messages(load_json_file(messages_path, "messages"))
         tools = load_tools(load_json_file(tools_path, "tools")) if tools_path else []
         resolved = resolve(template, spec_path)
         spec = resolved.spec
+        warn_unread_kwargs(resolved.source, template_kwargs)
         if warning := spec_warning(resolved):
             print(f"warning: {warning}", file=sys.stderr)
         # The grammar only needs the spec and the tools: check it before a model takes seconds to load.
@@ -151,7 +162,7 @@ def generate_command(
             )
             # The variables the prompt was rendered with (``render_prompt``): replay shows and re-uses them.
             session = dataclasses.replace(
-                session, template_kwargs={"enable_thinking": enable_thinking, **template_kwargs}
+                session, template_kwargs={"enable_thinking": enable_thinking, **gen.template_kwargs}
             )
             saved = save_generation_session(save_session, session)
             print(f"saved session {saved}", file=sys.stderr)

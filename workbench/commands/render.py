@@ -20,9 +20,17 @@ from typing import Annotated, Any
 
 import typer
 
-from workbench.commands._common import TimeLimitOption, fail, input_errors, load_json_file, print_json
+from workbench.commands._common import (
+    TimeLimitOption,
+    fail,
+    input_errors,
+    load_json_file,
+    print_json,
+    warn_unread_kwargs,
+)
+from workbench.inputs import find_unencodable
 from workbench.runtime.chat import load_messages, load_tools
-from workbench.template.render import DEFAULT_TIME_LIMIT, TemplateError, render
+from workbench.template.render import DEFAULT_TIME_LIMIT, RENDER_ARGUMENTS, TemplateError, render
 from workbench.template.source import load_template
 
 
@@ -32,17 +40,7 @@ def register(app: typer.Typer) -> None:
 
 #: Names ``render`` passes itself: a ``--kw`` of the same name would collide with them (``messages`` and
 #: ``tools`` come from their files, the others from their own options).
-RESERVED_KW = frozenset(
-    {
-        "messages",
-        "tools",
-        "documents",
-        "add_generation_prompt",
-        "continue_final_message",
-        "time_limit",
-        "source",
-    }
-)
+RESERVED_KW = RENDER_ARGUMENTS
 
 
 def parse_kw(items: list[str] | None) -> dict[str, Any]:
@@ -68,6 +66,10 @@ def parse_kw(items: list[str] | None) -> dict[str, Any]:
             out[key] = json.loads(raw)
         except (ValueError, RecursionError):  # not JSON (or JSON too deep / a huge integer): a string
             out[key] = raw
+        if find_unencodable(out[key]) is not None:  # bytes that are not UTF-8 in the argument
+            raise typer.BadParameter(
+                f"the value of {key!r} is not text that can be encoded", param_hint="--kw"
+            )
     return out
 
 
@@ -110,6 +112,7 @@ def render_command(
     with input_errors():
         raw_messages, raw_tools = _load_inputs(messages_path, tools_path)
         source = load_template(template, template_name=template_name).for_tools(raw_tools is not None)
+        warn_unread_kwargs(source, kwargs)
         context = {**source.render_kwargs(), **kwargs}
         try:
             text = render(

@@ -4,10 +4,17 @@
 
 Output contract:
 - default: one line per case (status, id, reason), one line per continuation case (status, id, the stage
-  the prompt leaves the output in), one line per feature, and the verdict;
-- ``--json``: the validation report (``validated``, ``summary``, ``source``, ``template_name``,
-  ``template_sha256``, ``notes``, ``features``, ``cases``, ``continuation``), as stored in an exported
-  spec's ``provenance.validation``.
+  the prompt leaves the output in), one line per feature, one ``untested`` line per feature the template
+  renders that no case tested (``untested    tool calls  the template raises on ...``), an ``unstable``
+  line when the template renders differently each time, and the verdict (``ValidationReport.summary``);
+- ``--json``: the validation report (``validated``, ``summary``, ``verdict`` (``status``, ``validated``,
+  ``headline``, ``passed``, ``applicable``, ``failed``, ``untested``, ``unstable``), ``untested``,
+  ``unstable``, ``source``, ``template_name``, ``template_sha256``, ``notes``, ``features``, ``cases``,
+  ``continuation``), as stored in an exported spec's ``provenance.validation``.
+
+Every case is parsed one-shot, one character at a time and at three seeded random chunkings, and rendered
+twice.  A report is validated only when every case that ran passed and no feature the template renders
+went untested (e.g. every tool-call case skipped because the template raises on the tool definitions).
 
 Continuation (feature ``continuation``): a partial answer, partial reasoning, and a partial answer after
 reasoning are rendered with ``continue_final_message``; what the template renders after that prompt is the
@@ -30,13 +37,28 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from workbench.commands._common import TimeLimitOption, console, fail, input_errors, print_json
+from workbench.commands._common import (
+    TimeLimitOption,
+    console,
+    fail,
+    input_errors,
+    print_json,
+    render_budget,
+    warn_unread_kwargs,
+)
 from workbench.workflow import load_inputs
 
 if TYPE_CHECKING:
     from workbench.validate import ValidationReport
 
-STATUS_STYLE = {"pass": "green", "fail": "bold red", "error": "bold red", "unsupported": "yellow"}
+STATUS_STYLE = {
+    "pass": "green",
+    "fail": "bold red",
+    "error": "bold red",
+    "unsupported": "yellow",
+    "untested": "bold yellow",
+    "unstable": "bold red",
+}
 
 
 def register(app: typer.Typer) -> None:
@@ -67,10 +89,11 @@ def validate_command(
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
     template_kwargs = parse_kw(kw)
-    with input_errors():
+    with input_errors(), render_budget(time_limit, "validation"):  # the analysis, if any, and the cases
         source, loaded_spec = load_inputs(template, spec)
         if template_kwargs and source is None:
             fail("--kw needs a TEMPLATE to render the cases with")
+        warn_unread_kwargs(source, template_kwargs)
         _, report = resolve_inputs(
             source, loaded_spec, time_limit=time_limit, template_kwargs=template_kwargs
         )
@@ -103,5 +126,14 @@ def _print_report(report: ValidationReport) -> None:
         style = STATUS_STYLE.get(info["status"], "")
         reason = f"  [dim]{escape(info['reason'])}[/]" if info["reason"] else ""
         console.print(f"  [{style}]{info['status']:<11}[/] {feature}{reason}")
+    for untested in report.untested:
+        style = STATUS_STYLE["untested"]
+        console.print(f"  [{style}]{'untested':<11}[/] {untested.label}  [dim]{escape(untested.reason)}[/]")
+    if report.unstable:
+        style = STATUS_STYLE["unstable"]
+        console.print(
+            f"  [{style}]{'unstable':<11}[/] the template renders differently each time  "
+            f"[dim]{escape(report.unstable)}[/]"
+        )
     verdict = "green" if report.validated else "bold red"
     console.print(f"[{verdict}]{escape(report.summary())}[/]")

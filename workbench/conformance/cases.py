@@ -12,7 +12,6 @@ with one broken file must say which one instead of dying with a ``KeyError``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,12 +99,14 @@ def cases_from_data(data: Any, path: str | Path) -> list[Case]:
 
 
 def _read_json(path: Path) -> Any:
+    """A case file: bounded like every input (regular file, size cap, strict UTF-8, nesting, huge
+    integers, lone surrogates), each failure one :class:`CaseFileError` line."""
+    from workbench.inputs import InputError, read_json_document
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CaseFileError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CaseFileError(f"{path}: cannot read ({exc})") from None
+        return read_json_document(path, "conformance case")
+    except InputError as exc:
+        raise CaseFileError(str(exc)) from None
 
 
 def _shape(data: Any) -> str | None:

@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.conformance.observed import Observed, ObservedCall
+from workbench.streaming.observed import Observed, ObservedCall, show
 
 C_ISSPACE = " \t\n\v\f\r"
 _MISSING = object()
@@ -65,12 +65,6 @@ PEER_CALL_KEYS = frozenset(
         "id",
     }
 )
-
-
-def show(value: Any, limit: int = 160) -> str:
-    """A short printable form of a value for difference messages."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ----------------------------------------------------------------------------------------------- JSON values

@@ -134,6 +134,8 @@ def _peer_plan(case: Case) -> Plan:
     if mode not in ("oneshot", "streaming"):
         raise CaseFileError(f"{case.case_id}: unknown mode {mode!r}")
     kwargs = opts.get("chat_template_kwargs") or {}
+    if not isinstance(kwargs, dict):
+        raise CaseFileError(f"{case.case_id}: chat_template_kwargs must be an object, not {kwargs!r:.40}")
     enable = True
     for key in ("enable_thinking", "thinking"):
         if isinstance(kwargs.get(key), bool):

@@ -27,7 +27,6 @@ check asks of its reasoning parser, without a dedicated API.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -36,15 +35,14 @@ from typing import Any
 from workbench.conformance.backend import Backend, ParsingBackend
 from workbench.conformance.cases import LLAMACPP, Case, CaseFileError
 from workbench.conformance.checks import check_llamacpp, check_peer
-from workbench.conformance.invariants import continuity_violations, event_violations, nameless_calls
-from workbench.conformance.observed import Observed, observed_from_message
 from workbench.conformance.plan import FINAL, Plan, plan_for
 from workbench.conformance.targets import SpecProvider, Target, TargetError, target_for
 from workbench.runtime.chat import ChatDataError, Tool
 from workbench.runtime.events import Diagnostic
+from workbench.streaming.chunks import DEFAULT_SEED, chunk_runs
+from workbench.streaming.invariants import continuity_violations, event_violations, nameless_calls
+from workbench.streaming.observed import Observed, observed_from_message
 
-DEFAULT_SEED = 20260315
-RANDOM_CHUNK_LIMITS = (3, 11, 47)
 PROBE = "Z"
 INTERNAL = "E-INTERNAL"  # the parser's diagnostic for an exception it caught instead of raising
 
@@ -135,17 +133,7 @@ def chunkings(case: Case, *, seed: int = DEFAULT_SEED) -> list[tuple[str, tuple[
 
     The random chunkings depend only on the seed and the case id, so a failure reproduces exactly.
     """
-    text = case.input
-    runs: list[tuple[str, tuple[str, ...] | None]] = [("oneshot", None), ("per_char", tuple(text))]
-    rng = random.Random(f"{seed}:{case.case_id}")
-    for n, limit in enumerate(RANDOM_CHUNK_LIMITS, start=1):
-        pieces: list[str] = []
-        i = 0
-        while i < len(text):
-            step = rng.randint(1, limit)
-            pieces.append(text[i : i + step])
-            i += step
-        runs.append((f"random-{n}", tuple(pieces)))
+    runs = chunk_runs(case.input, case.case_id, seed=seed)
     if case.chunks is not None:
         runs.append(("chunks", case.chunks))
     return runs

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from workbench.engines.harness import schema
@@ -172,9 +172,16 @@ def build_plugin(target: str, spec: Any, names: Any, engine_version: str = "") -
 
 
 def write_files(folder: Path, files: dict[str, str]) -> None:
-    """Write an export's files under ``folder`` (each atomically; folders made as needed)."""
+    """Write an export's files under ``folder`` (each atomically; folders made as needed).
+
+    Every path must stay inside ``folder``: relative, no ``..`` part (the names are slugs, this is the last
+    guard should one ever come from a file)."""
     from workbench.session import write_atomic
 
+    for rel in files:
+        parts = PurePosixPath(rel).parts
+        if not parts or PurePosixPath(rel).is_absolute() or ".." in parts or "\\" in rel or "\x00" in rel:
+            raise ExportError(f"refusing to write {rel!r}: an export's files stay inside its folder")
     for rel, text in files.items():
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)

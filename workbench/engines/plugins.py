@@ -6,7 +6,7 @@ harness proves it afterwards (:mod:`workbench.engines.plugin_proof`).
 
 from __future__ import annotations
 
-import json
+import pprint
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +17,10 @@ from workbench.engines.vendor import runtime_sources
 from workbench.runtime import DEPENDENCIES
 from workbench.runtime.spec import FormatSpec
 
+#: Every name an export registers or installs under (files, folders, package, entry point, parser flag)
+#: is built from a slug of this shape, so no name from a spec file or a file name reaches them as written.
+SLUG = re.compile(r"[a-z][a-z0-9_]{0,59}")
+
 
 @dataclass(frozen=True)
 class PluginNames:
@@ -24,12 +28,16 @@ class PluginNames:
 
     slug: str  # lower-case, [a-z0-9_]: "qwen_qwen3_0_6b"
 
+    def __post_init__(self) -> None:
+        if not SLUG.fullmatch(self.slug):
+            raise ValueError(f"plug-in slug {self.slug!r} is not of the form {SLUG.pattern}")
+
     @classmethod
     def for_template(cls, name: str) -> PluginNames:
-        slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "format"
+        slug = re.sub(r"[^a-z0-9]+", "_", name.lower(), flags=re.ASCII).strip("_") or "format"
         if slug[0].isdigit():
             slug = "t_" + slug
-        return cls(slug[:60])
+        return cls(slug[:60].rstrip("_"))
 
     @property
     def parser(self) -> str:
@@ -63,7 +71,8 @@ def requirements_note() -> str:
 
 
 def provenance(spec: FormatSpec, engine: str, engine_version: str) -> dict[str, Any]:
-    """Where an export comes from and what it was proven with (``engine_version`` "" until proven)."""
+    """Where an export comes from, what it was proven with (``engine_version`` "" until proven) and the
+    validation verdict of the spec (``validation``: what was untested when exported with ``--force``)."""
     prov = spec.provenance
     return {
         "template_name": prov.template_name,
@@ -71,14 +80,29 @@ def provenance(spec: FormatSpec, engine: str, engine_version: str) -> dict[str, 
         "workbench_version": __version__,
         "engine": engine,
         "proven_with": engine_version or "not proven (engines venv absent: run `make engines`)",
+        "validation": validation_record(spec),
     }
 
 
+def validation_record(spec: FormatSpec) -> dict[str, Any]:
+    """The verdict of the validation report the spec carries (``ValidationVerdict.to_dict()``); a spec
+    that carries none was never validated."""
+    from workbench.validate import report_from_spec
+
+    report = report_from_spec(spec)
+    if report is None:
+        return {"status": "nothing_tested", "validated": False, "headline": "NOT validated: no report"}
+    return report.verdict.to_dict()
+
+
 def exported_module(spec: FormatSpec, prov: dict[str, Any]) -> str:
-    """The runtime's ``exported`` module: the spec JSON and the provenance, as Python literals."""
+    """The runtime's ``exported`` module: the spec JSON and the provenance, as Python literals (``repr``:
+    every name in them is a string value, never source text)."""
+    provenance_literal = pprint.pformat(dict(sorted(prov.items())), width=108, sort_dicts=True)
     return (
         '"""The exported chat format (a workbench FormatSpec) and where it came from."""\n\n'
-        f"SPEC_JSON = {spec.to_json()!r}\n\nPROVENANCE = {json.dumps(prov, indent=4, sort_keys=True)}\n"
+        # a Python literal (JSON's true/false/null are not Python)
+        f"SPEC_JSON = {spec.to_json()!r}\n\nPROVENANCE = {provenance_literal}\n"
     )
 
 

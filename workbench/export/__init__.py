@@ -26,7 +26,14 @@ This package re-exports the public names so callers keep importing from ``workbe
 
 from __future__ import annotations
 
-from workbench.export.pipeline import TARGETS, ExportResult, export, resolve_inputs, write_export
+from workbench.export.pipeline import (
+    TARGETS,
+    ExportResult,
+    check_destination,
+    export,
+    resolve_inputs,
+    write_export,
+)
 from workbench.export.response_template import (
     build_response_template,
     normalize_hf_message,
@@ -65,6 +72,7 @@ __all__ = [
     "build_structural_tag",
     "build_tests_file",
     "check_accepted",
+    "check_destination",
     "check_spec_schema",
     "export",
     "load_grammar_tokenizer",

@@ -18,6 +18,7 @@ structural tag holds), parsed and written as Lark rules.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,15 @@ from workbench.export.lark_ast import (
     seq,
     strip_prefix,
 )
-from workbench.proofs import CaseProof, ExportError, Proof, Unsupported, first_line
+from workbench.proofs import (
+    CaseProof,
+    ExportError,
+    Proof,
+    Unsupported,
+    first_line,
+    inline_text,
+    open_tokenizer,
+)
 from workbench.runtime.chat import Tool
 from workbench.runtime.grammar.assembler import assemble
 from workbench.runtime.grammar.elements import GrammarError
@@ -255,7 +264,7 @@ class LarkWriter:
 
     # ------------------------------------------------------------------------------------- writing
     def write(self, start: Node, header: Sequence[str] = ()) -> str:
-        lines = [f"// {h}" for h in header]
+        lines = [f"// {inline_text(h)}" for h in header]  # a name with a newline must not add a rule
         extra = f"<[{','.join(str(i) for i in self.text_tokens)}]>" if self.text_tokens else ""
         lines.append(f"start: {emit(start, extra)}")
         lines.extend(self.lexemes.values())
@@ -307,6 +316,12 @@ def _token_set(ids: Sequence[int]) -> str:
     return f"<[{','.join(parts)}]>"
 
 
+#: A special token llguidance reads by name: ``<`` name ``>`` with no ``>``, quote, space or control character
+#: inside (any other name, such as one a tokenizer file crafted to hold a newline and a rule, is written by
+#: its id).
+_PLAIN_TOKEN = re.compile(r"<[^>\s\"\\\x00-\x1f\x7f-\x9f\u2028\u2029]+>")
+
+
 def _lazy_line(name: str, trigger: str) -> str:
     return f"{name}[lazy]: {ANY_TEXT} {_string(trigger)}"
 
@@ -346,7 +361,7 @@ def emit(node: Node, text_tokens: str = "") -> str:
     if isinstance(node, Text):
         return _string(node.value)
     if isinstance(node, Tok):  # by name when llguidance can read it as one, else by id
-        plain = node.name.startswith("<") and node.name.endswith(">") and ">" not in node.name[1:-1]
+        plain = _PLAIN_TOKEN.fullmatch(node.name) is not None
         return node.name if plain else f"<[{node.id}]>"
     if isinstance(node, Raw):
         return node.text
@@ -444,7 +459,6 @@ def load_lark_tokenizer(path: str | Path | None = None) -> LarkTokenizer:
     """The tokenizer the grammar is written for and proven with: ``path`` (folder or tokenizer.json), else
     the real Qwen3 tokenizer from ../shared when present, else the project's byte-level BPE."""
     import llguidance.hf
-    from transformers import PreTrainedTokenizerFast
 
     from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path
 
@@ -454,15 +468,7 @@ def load_lark_tokenizer(path: str | Path | None = None) -> LarkTokenizer:
     if key in _LOADED:
         return _LOADED[key]
     if path is not None:
-        folder = Path(path) if Path(path).is_dir() else Path(path).parent
-        file = folder / "tokenizer.json" if Path(path).is_dir() else Path(path)
-        if not file.is_file():
-            raise ExportError(f"tokenizer not found: {file}")
-        if (folder / "tokenizer_config.json").is_file():
-            tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
-        else:
-            tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(file))
-        name = folder.name
+        tokenizer, name = open_tokenizer(path)
     else:
         tokenizer = build_fallback_tokenizer()
         name = "built-byte-level-bpe"
@@ -565,6 +571,7 @@ def export_lark(
         f"workbench {__version__}; llguidance {llguidance.__version__}; tokenizer {tok.name}",
         f"template {exported.provenance.template_name or '-'}",
         f"template sha256 {exported.provenance.template_sha256 or '-'}",
+        f"validation: {report.verdict.headline}",
     )
     text = build_lark(spec, tools, **lark_options(tok), header=header)
     compile_lark(text, tok)

@@ -205,6 +205,23 @@ def _session_mismatch(spec: FormatSpec, session: Session) -> str:
     return result.mismatches[0] if result.mismatches else ""
 
 
+def check_destination(target: str, path: str | Path) -> None:
+    """Refuse, before any validation or engine proof runs, a destination :func:`write_export` could not
+    write: a folder target to ``-`` or over a file, a file target over a folder, or a parent folder that
+    does not exist.  Reads the disk only; raises :class:`ExportError` with the reason."""
+    if str(path) == "-":
+        if target in FOLDER_TARGETS:
+            raise ExportError(f"the {target} target writes a folder: pass -o DIR")
+        return
+    where = Path(path).expanduser()
+    if target in FOLDER_TARGETS and where.exists() and not where.is_dir():
+        raise ExportError(f"the {target} target writes a folder: {where} is a file")
+    if target not in FOLDER_TARGETS and where.is_dir():
+        raise ExportError(f"cannot write {where}: it is a folder (the {target} target writes one file)")
+    if not where.parent.is_dir():
+        raise ExportError(f"cannot write {where}: folder {where.parent} does not exist")
+
+
 def write_export(result: ExportResult, path: str | Path) -> Path:
     """Write an export atomically; ``-`` writes to stdout.  A folder target is written under ``path`` (a
     folder, made if absent; each file atomically)."""

@@ -81,5 +81,6 @@ def prove_profile(
         "workbench_version": exported.provenance.workbench_version or __version__,
         "proven_with": proven_with,
         "proof": proof.summary(),
+        "validation": report.verdict.to_dict(),
     }
     return template, proof, provenance, notes

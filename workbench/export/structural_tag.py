@@ -14,7 +14,7 @@ from typing import Any
 
 from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path
 from workbench.paths import shared_dir
-from workbench.proofs import CaseProof, ExportError, Proof, Unsupported, first_line
+from workbench.proofs import CaseProof, ExportError, Proof, Unsupported, first_line, open_tokenizer
 from workbench.runtime.chat import Tool
 from workbench.runtime.grammar.assembler import assemble
 from workbench.runtime.grammar.elements import GrammarError
@@ -77,7 +77,6 @@ def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool =
     Cached: building xgrammar's view of a 150k vocabulary takes seconds.
     """
     import xgrammar as xgr
-    from transformers import PreTrainedTokenizerFast
 
     if path is None and use_shared:
         path = qwen3_tokenizer_path()
@@ -85,15 +84,7 @@ def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool =
     if key in _TOKENIZERS:
         return _TOKENIZERS[key]
     if path is not None:
-        folder = Path(path) if Path(path).is_dir() else Path(path).parent
-        file = Path(path) / "tokenizer.json" if Path(path).is_dir() else Path(path)
-        if not file.is_file():
-            raise ExportError(f"tokenizer not found: {file}")
-        if (folder / "tokenizer_config.json").is_file() and file.name == "tokenizer.json":
-            tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
-        else:
-            tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(file))
-        name = folder.name
+        tokenizer, name = open_tokenizer(path)
     else:
         tokenizer = build_fallback_tokenizer()
         name = "built-byte-level-bpe"

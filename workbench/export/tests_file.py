@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
+from workbench.proofs import inline_text
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
 from workbench.session import Session
@@ -69,10 +70,15 @@ def build_tests_file(
 
     name = report.template_name or spec.provenance.template_name
     data = (
-        literal("SPEC_DATA", spec_data)
+        # the spec's verdict when exported (with --force: what was untested or failing)
+        literal("VALIDATION", report.verdict.to_dict())
+        + literal("SPEC_DATA", spec_data)
         + literal("TOOLS_DATA", [t.to_openai() for t in tools])
         + literal("CASES", cases)
         + literal("SESSIONS", recorded)
     )
     text = TESTS_TEMPLATE.read_text(encoding="utf-8")
-    return text.replace("@NAME@", repr(name)).replace("@VERSION@", __version__).replace("# @DATA@\n", data)
+    # The name goes into the module docstring escaped (a name holding three double quotes and a newline
+    # must not end the docstring); the data goes in as Python literals (pprint writes repr).
+    shown = f"'{inline_text(name)}'"
+    return text.replace("@NAME@", shown).replace("@VERSION@", __version__).replace("# @DATA@\n", data)

@@ -94,8 +94,9 @@ def render_prompt(
 ) -> str:
     """The prompt text: the given template (or the tokenizer's own) with the generation prompt added;
     ``template_kwargs`` are template switches (``reasoning_effort``, ...) passed to the render."""
-    from workbench.template.render import render
+    from workbench.template.render import check_template_kwargs, render
 
+    switches = check_template_kwargs(template_kwargs or {})  # never a render argument (``time_limit``)
     if isinstance(template, TemplateSource):
         src = template.for_tools(bool(tools))
         text, kwargs = src.text, src.render_kwargs()
@@ -113,7 +114,7 @@ def render_prompt(
         list(messages),
         tools=list(tools) or None,
         add_generation_prompt=True,
-        **{**kwargs, "enable_thinking": reasoning, **(template_kwargs or {})},
+        **{**kwargs, "enable_thinking": reasoning, **switches},
     )
 
 
@@ -166,9 +167,15 @@ class Generator:
         self.max_new_tokens = max_new_tokens
         self.top_candidates = top_candidates
         self.reasoning = reasoning and (spec.reasoning.mode != "none" or _reasons_in_format(spec))
+        # reasoning off on a template whose thinking switch is its own (``thinking``) sets that switch too
+        from workbench.analysis.switches import with_thinking_switch
+
+        template_kwargs = with_thinking_switch(spec, reasoning, template_kwargs)
+        self.template_kwargs: dict[str, Any] = dict(template_kwargs)  # what the prompt was rendered with
         self.prompt = render_prompt(
             loaded, messages, self.tools, template, reasoning=reasoning, template_kwargs=template_kwargs
         )
+        _check_prompt_length(loaded, self.prompt)
         if template_kwargs and spec.output_start_stage(generation_prompt=self.prompt) in (
             "content",
             "answer",
@@ -670,6 +677,19 @@ class Generator:
             )
         )
         return ParseResult(dataclasses.replace(message, tool_calls=tuple(complete)), diagnostics)
+
+
+def _check_prompt_length(loaded: Any, prompt: str) -> None:
+    """Refuse a prompt that cannot fit the context before tokenizing it: a token adds at most
+    ``max_token_bytes`` bytes (so at most that many characters), and tokenizing a text of hundreds of MB
+    takes minutes and gigabytes (a 120 MB prompt ended in SIGABRT)."""
+    limit = max_prompt_tokens(loaded)
+    longest = loaded.max_token_bytes()
+    if len(prompt) > limit * longest:
+        raise GenerationError(
+            f"the rendered prompt has {len(prompt):,} characters, more than this model's limit of {limit:,} "
+            f"tokens can hold (one token is at most {longest} bytes here): refused before tokenizing"
+        )
 
 
 def max_prompt_tokens(loaded: Any) -> int:

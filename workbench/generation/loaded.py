@@ -66,6 +66,13 @@ class LoadedModel:
             self._xgr["bytes"] = vocab
         return self._xgr["bytes"]
 
+    def max_token_bytes(self) -> int:
+        """The most bytes one token adds to the text: a prompt of more characters than the context length
+        times this has more tokens than the context holds, known before tokenizing it."""
+        if "longest" not in self._xgr:
+            self._xgr["longest"] = max((len(b) for b in self.token_bytes()), default=1) or 1
+        return int(self._xgr["longest"])
+
     def compiler(self) -> Any:
         import xgrammar as xgr
 

@@ -181,7 +181,120 @@ class Tool:
         description = fn.get("description", "")
         if not isinstance(description, str):
             raise ChatDataError(f"{where}.function.description: expected a string")
+        if len(fn["name"]) > MAX_LITERAL_CHARS:
+            size = len(fn["name"])
+            raise ChatDataError(f"{where}.function.name: {size:,} characters (at most {MAX_LITERAL_CHARS:,})")
+        check_tool_schema(params, f"{where}.function.parameters")
         return cls(name=fn["name"], description=description, parameters=params)
+
+
+# --- tool schemas: untrusted input, checked for shape and size before anything reads them ----------------
+#: Nesting of a tool's schema (JSON objects and lists inside each other); real schemas stay under 20.
+MAX_SCHEMA_DEPTH = 64
+#: JSON values in one tool's schema (a real one has tens to hundreds).
+MAX_SCHEMA_VALUES = 100_000
+#: Characters of one ``const`` or ``enum`` value (as JSON): each becomes a literal of the grammar.
+MAX_LITERAL_CHARS = 10_000
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_ONE = (
+    "additionalProperties",
+    "additionalItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+)
+
+
+def check_tool_schema(schema: Any, where: str = "parameters") -> None:
+    """Refuse, with one :class:`ChatDataError` naming the path, a tool schema whose structural keywords
+    have the wrong shape (``properties`` a list, ``anyOf`` an object, ``required`` a string, ...), or which
+    is nested deeper than :data:`MAX_SCHEMA_DEPTH`, holds more than :data:`MAX_SCHEMA_VALUES` values, or an
+    ``enum``/``const`` value longer than :data:`MAX_LITERAL_CHARS`.
+
+    Only the keywords the parser and the grammar read are checked: a sloppy value elsewhere (``"type":
+    "float"`` in a real test suite) is not refused.  Iterative: a hostile schema cannot exhaust the stack.
+    """
+    stack: list[tuple[Any, str, int, bool]] = [(schema, where, 1, True)]  # value, path, depth, is a schema
+    values = 0
+    while stack:
+        node, path, depth, is_schema = stack.pop()
+        values += 1
+        if values > MAX_SCHEMA_VALUES:
+            raise ChatDataError(f"{where}: the schema holds more than {MAX_SCHEMA_VALUES:,} values")
+        if depth > MAX_SCHEMA_DEPTH:
+            raise ChatDataError(f"{path}: the schema nests more than {MAX_SCHEMA_DEPTH} levels deep")
+        if is_schema and not isinstance(node, (dict, bool)):
+            raise ChatDataError(f"{path}: expected a schema (an object), not {_kind(node)}")
+        if isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1, False) for i, v in enumerate(node))
+            continue
+        if not isinstance(node, dict):
+            continue
+        if not is_schema:
+            stack.extend((v, f"{path}.{k}", depth + 1, False) for k, v in node.items())
+            continue
+        for key, value in node.items():
+            at = f"{path}.{key}"
+            if key in _SCHEMA_MAPS:
+                if not isinstance(value, dict):
+                    raise ChatDataError(f"{at}: expected an object of schemas, not {_kind(value)}")
+                stack.extend((v, f"{at}.{k}", depth + 2, True) for k, v in value.items())
+            elif key in _SCHEMA_LISTS:
+                if not isinstance(value, list):
+                    raise ChatDataError(f"{at}: expected a list of schemas, not {_kind(value)}")
+                stack.extend((v, f"{at}[{i}]", depth + 2, True) for i, v in enumerate(value))
+            elif key in _SCHEMA_ONE or (key == "items" and not isinstance(value, list)):
+                stack.append((value, at, depth + 1, True))
+            elif key == "items":  # the older tuple form: a list of schemas
+                stack.extend((v, f"{at}[{i}]", depth + 2, True) for i, v in enumerate(value))
+            elif key == "required" and not isinstance(value, bool):  # draft 3 wrote true on the property
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise ChatDataError(f"{at}: expected a list of property names")
+            elif key == "type":
+                if not (isinstance(value, str) or (isinstance(value, list) and _all_str(value))):
+                    raise ChatDataError(f"{at}: expected a type name or a list of them, not {_kind(value)}")
+            elif key in ("enum", "const"):
+                if key == "enum" and not isinstance(value, list):
+                    raise ChatDataError(f"{at}: expected a list of values, not {_kind(value)}")
+                for i, literal in enumerate(value if key == "enum" else [value]):
+                    _check_literal(literal, f"{at}[{i}]" if key == "enum" else at)
+                stack.append((value, at, depth + 1, False))
+            else:
+                stack.append((value, at, depth + 1, False))
+
+
+def _check_literal(value: Any, where: str) -> None:
+    if isinstance(value, str):
+        size = len(value)
+    elif isinstance(value, (dict, list)):
+        try:
+            size = len(json.dumps(value))
+        except (TypeError, ValueError, RecursionError):
+            raise ChatDataError(f"{where}: not a JSON value that can be written") from None
+    else:
+        return
+    if size > MAX_LITERAL_CHARS:
+        raise ChatDataError(
+            f"{where}: a value of {size:,} characters (at most {MAX_LITERAL_CHARS:,}: it becomes a literal "
+            "of the output grammar)"
+        )
+
+
+def _all_str(items: list[Any]) -> bool:
+    return all(isinstance(item, str) for item in items)
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "true or false"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def load_messages(data: Any) -> list[Message]:

@@ -32,7 +32,7 @@ ContentMode = Literal["plain", "always_wrapped", "wrapped_with_reasoning"]
 ToolFormatName = str
 IdPosition = Literal["none", "pre_func_name", "between_func_and_args", "post_args"]
 ArgsKind = Literal["json", "object", "tagged"]
-ValueWriting = Literal["raw", "json", "encoded"]
+ValueWriting = Literal["raw", "json", "encoded", "python"]
 StringEscape = Literal["json", "none"]
 
 # The runtime tuples come from the Literal types, so a value the type checker accepts is exactly a value
@@ -161,7 +161,8 @@ class ArgVariant:
     """How one argument is written when its value has one of ``types`` (a tagged argument).
 
     ``parts`` are literal text and the slots ``$key`` and ``$value``; ``value`` says how the value is
-    written: ``raw`` (a string as is), ``json``, or ``encoded`` (the pattern's :class:`ValueEncoding`).
+    written: ``raw`` (a string as is), ``json``, ``encoded`` (the pattern's :class:`ValueEncoding`) or
+    ``python`` (a Python literal: ``'single quoted'``, ``True``, ``None``, ``{'k': [1, 2]}``).
     Templates that mark a value's type in the argument's tag (``text="yes"`` vs ``text="no"``) have one
     variant per marking.
     """
@@ -521,12 +522,25 @@ class FormatSpec:
     def with_edit(self, **changes: Any) -> FormatSpec:
         """Return a copy with changes applied to nested parts, flagged as edited by a person.
 
-        Keys are dotted paths: ``spec.with_edit(**{"tools.call_start": "<tool_call>"})``.
+        Keys are dotted paths: ``spec.with_edit(**{"tools.call_start": "<tool_call>"})``; a number selects an
+        item of a list (``tools.pattern.arguments.0.parts``).  A value may be given in its JSON form (a
+        dict for a part, a list for a tuple): it is checked exactly as :meth:`from_dict` checks a file.
         """
         spec = self
         for path, value in changes.items():
             spec = _replace_path(spec, path.split("."), value)
         return replace(spec, provenance=replace(spec.provenance, edited=True))
+
+    def value_at(self, path: str) -> Any:
+        """The value at a dotted path (as :meth:`with_edit` takes it; numbers index lists).  Pure.
+
+        Raises:
+            SpecError: the path names no field or item.
+        """
+        obj: Any = self
+        for head in path.split("."):
+            obj = _step_into(obj, head)
+        return obj
 
     # ----------------------------------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
@@ -550,6 +564,7 @@ class FormatSpec:
             raise SpecError(
                 f"spec: version {version!r} is newer than this workbench understands ({SPEC_VERSION})"
             )
+        check_spec_sizes(data)
         return _from_dict(cls, data, "spec")
 
     @classmethod
@@ -562,6 +577,51 @@ class FormatSpec:
         return cls.from_dict(data)
 
 
+# --- size limits: a spec is a shared file; every builder and parser is linear in it, not in what it holds ---
+#: Characters of a marker, pattern literal, field name or value delimiter (the longest in the real templates
+#: here: 43).  Parsers hold back partial markers and grammars spell each one out: a 1 MB marker used to end a
+#: parse in MemoryError and keep grammar builders busy for minutes.
+MAX_SPEC_TEXT = 256
+#: Characters of a prompt fact (a generation prompt, a switch's effect: the longest here is 203).
+MAX_PROMPT_TEXT = 4096
+#: Items of one list (end markers, preserved tokens, a pattern's parts or argument variants, ...).
+MAX_SPEC_ITEMS = 256
+#: Values in the whole spec outside its provenance (a real one has about a hundred).
+MAX_SPEC_VALUES = 20_000
+
+
+def check_spec_sizes(data: dict[str, Any]) -> None:
+    """Refuse, with one :class:`SpecError` naming the path, a spec (as decoded JSON) holding a string, a
+    list or a number of values past the limits above.  The provenance is free-form (its validation report
+    may be large) except its names, which exports write out; iterative, so depth cannot exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = []
+    for key, value in data.items():
+        if key == "provenance" and isinstance(value, dict):
+            for name in ("template_name", "template_sha256", "workbench_version"):
+                stack.append((value.get(name, ""), f"spec.provenance.{name}", MAX_PROMPT_TEXT))
+        else:
+            stack.append((value, f"spec.{key}", MAX_PROMPT_TEXT if key == "prompt" else MAX_SPEC_TEXT))
+    values = 0
+    while stack:
+        node, path, longest = stack.pop()
+        values += 1
+        if values > MAX_SPEC_VALUES:
+            raise SpecError(f"spec: more than {MAX_SPEC_VALUES:,} values (a real spec holds about a hundred)")
+        if isinstance(node, str) and len(node) > longest:
+            raise SpecError(
+                f"{path}: {len(node):,} characters; a spec string here holds at most {longest:,} (real "
+                "markers are under 50)"
+            )
+        if isinstance(node, (list, dict)) and len(node) > MAX_SPEC_ITEMS:
+            raise SpecError(
+                f"{path}: {len(node):,} items; a spec list or object holds at most {MAX_SPEC_ITEMS}"
+            )
+        if isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]", longest) for i, v in enumerate(node))
+        elif isinstance(node, dict):
+            stack.extend((v, f"{path}.{k}", longest) for k, v in node.items())
+
+
 def _marker_field_defs() -> tuple[tuple[str, Field[Any]], ...]:
     """(dotted path, field) of every single-marker field, from the metadata of the spec's parts."""
     return tuple(
@@ -570,6 +630,12 @@ def _marker_field_defs() -> tuple[tuple[str, Field[Any]], ...]:
         for f in fields(cls)
         if _is_marker(f)
     )
+
+
+def to_plain(value: Any) -> Any:
+    """Any spec value (a part, a call pattern, a tuple of variants, a marker) in its JSON form: what the spec
+    file holds for it, and what :meth:`FormatSpec.with_edit` accepts back.  Pure."""
+    return _to_dict(value)
 
 
 def _to_dict(obj: Any) -> Any:
@@ -627,11 +693,32 @@ def _from_dict(cls: Any, data: Any, where: str) -> Any:
     return cls(**kwargs)
 
 
-def _replace_path(obj: Any, path: list[str], value: Any) -> Any:
-    head, rest = path[0], path[1:]
+def _step_into(obj: Any, head: str) -> Any:
+    """One step of a dotted path: a dataclass field, or (a number) an item of a tuple."""
+    if isinstance(obj, tuple):
+        if not head.isdigit() or int(head) >= len(obj):
+            raise SpecError(f"spec: no item {head!r} (the list has {len(obj)})")
+        return obj[int(head)]
     if not hasattr(obj, "__dataclass_fields__") or head not in obj.__dataclass_fields__:
         raise SpecError(f"spec: no field {head!r}")
+    return getattr(obj, head)
+
+
+def _replace_path(obj: Any, path: list[str], value: Any) -> Any:
+    head, rest = path[0], path[1:]
+    current = _step_into(obj, head)
+    if isinstance(obj, tuple):
+        i = int(head)
+        if rest:
+            item = _replace_path(current, rest, value)
+        elif hasattr(current, "__dataclass_fields__"):
+            item = _from_dict(type(current), _to_dict(value), head)
+        elif isinstance(value, str):
+            item = value
+        else:
+            raise SpecError(f"spec: item {head}: expected a string")
+        return (*obj[:i], item, *obj[i + 1 :])
     if rest:
-        return replace(obj, **{head: _replace_path(getattr(obj, head), rest, value)})
+        return replace(obj, **{head: _replace_path(current, rest, value)})
     probe = _from_dict(type(obj), {head: _to_dict(value)}, head)
     return replace(obj, **{head: getattr(probe, head)})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -77,14 +78,8 @@ def _json_or_python(text: str) -> tuple[bool, Any]:
         return True, to_jsonable(json.loads(s))
     except (ValueError, RecursionError):
         pass
-    if s in _PY_WORDS:
-        return True, _PY_WORDS[s]
     try:
-        value = ast.literal_eval(s)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False, None
-    try:
-        return True, to_jsonable(value)
+        return True, python_literal(s)
     except NotJsonError:
         return False, None
 
@@ -172,11 +167,25 @@ def to_jsonable(value: Any) -> Any:
     raise NotJsonError(f"{type(value).__name__} is not a JSON value")
 
 
+#: Bounds of a Python literal read back (:func:`python_literal`): longer or deeper text is refused before
+#: ``ast`` sees it (a model's value is never that big; a hostile one must not cost the parser).
+MAX_LITERAL_CHARS = 1_000_000
+MAX_LITERAL_DEPTH = 64
+
+
 def python_literal(text: str) -> Any:
-    """The JSON value of a Python (or JSON) literal written by the model; raises :class:`NotJsonError`."""
+    """The JSON value of a Python (or JSON) literal written by the model; raises :class:`NotJsonError`.
+
+    Python spellings (``True``, ``None``, ``'single quoted'`` with its escapes, ``['a', 'b']``,
+    ``{'k': 1}``, tuples) are read with :func:`ast.literal_eval`, never ``eval``; JSON spellings
+    (``true``, ``null``, ``{"k": 1}``) with :mod:`json`.  Text over :data:`MAX_LITERAL_CHARS` or nested
+    deeper than :data:`MAX_LITERAL_DEPTH` is refused.
+    """
     s = text.strip()
     if s in _PY_WORDS:
         return _PY_WORDS[s]
+    if len(s) > MAX_LITERAL_CHARS or literal_depth(s) > MAX_LITERAL_DEPTH:
+        raise NotJsonError(f"literal too large or too deep: {s[:40]!r}")
     try:
         value = ast.literal_eval(s)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -185,6 +194,88 @@ def python_literal(text: str) -> Any:
         except (ValueError, RecursionError):
             raise NotJsonError(f"not a literal: {s[:40]!r}") from None
     return to_jsonable(value)
+
+
+def literal_depth(text: str) -> int:
+    """The deepest bracket nesting of a Python or JSON literal, brackets inside strings not counted."""
+    depth = deepest = 0
+    quote = ""
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[({":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "])}":
+            depth -= 1
+    return deepest
+
+
+_PY_SCALAR_RX = re.compile(r"[\w.+\-]+")
+
+
+class PythonExtent:
+    """Finds where one Python (or JSON) literal ends, fed the text incrementally (each character once).
+
+    ``advance(buf, i, final) -> (j, done)``: resumes at ``i``; ``done`` when the literal ended at ``j``: a
+    top-level string closed, a top-level container closed, or a scalar (``True``, ``-3.25``, ``None``)
+    ended.  Quotes (either kind, with backslash escapes) are skipped whole, so brackets, commas and markup
+    inside strings do not count.  The literal is self-delimiting: what follows it (a separator, a closing
+    parenthesis, a closing tag) is never looked at, so no terminator can be mistaken inside a value.
+    """
+
+    __slots__ = ("depth", "escaped", "quote", "started")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.quote = ""
+        self.escaped = False
+        self.started = False
+
+    def advance(self, buf: str, i: int, final: bool) -> tuple[int, bool]:
+        n = len(buf)
+        while i < n:
+            ch = buf[i]
+            if self.quote:
+                if self.escaped:
+                    self.escaped = False
+                elif ch == "\\":
+                    self.escaped = True
+                elif ch == self.quote:
+                    self.quote = ""
+                    if self.depth == 0:
+                        return i + 1, True
+                i += 1
+                continue
+            if not self.started and ch in " \t\r\n":
+                i += 1
+                continue
+            self.started = True
+            if ch in "'\"":
+                self.quote = ch
+            elif ch in "[({":
+                self.depth += 1
+            elif ch in "])}":
+                self.depth -= 1
+                if self.depth <= 0:
+                    return i + 1, True
+            elif self.depth == 0:
+                m = _PY_SCALAR_RX.match(buf, i)
+                if m is None:
+                    return i, True  # no literal starts here: nothing to consume
+                if m.end() < n or final:
+                    return m.end(), True
+                return i, False  # the scalar may go on in the next chunk
+            i += 1
+        return i, final and not self.started
 
 
 def dumps(value: Any) -> str:

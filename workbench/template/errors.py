@@ -58,6 +58,10 @@ class RenderLimitExceeded(TemplateError):
     """An operation was refused before it ran because its result would be too large (a size guard)."""
 
 
+class RenderOutputTooLarge(RenderLimitExceeded):
+    """The render's output passed the cap it ran under; the worker refused to send it back."""
+
+
 class TemplateTooLarge(TemplateError):
     """The template source is larger than ``MAX_SOURCE_BYTES``; it is refused before compiling."""
 
@@ -78,6 +82,7 @@ _BY_NAME: dict[str, type[TemplateError]] = {
         CompileTimeout,
         RenderMemoryLimit,
         RenderLimitExceeded,
+        RenderOutputTooLarge,
         TemplateTooLarge,
         RenderCancelled,
         TimeLimitError,

@@ -21,6 +21,9 @@ DEFAULT_COMPILE_LIMIT = DEFAULT_TIME_LIMIT
 # Largest template source, in UTF-8 bytes: the biggest real chat templates are ~30 KB, and compiling
 # Jinja costs ~50 us per byte, so 1 MiB is refused before it can cost seconds of compile time.
 MAX_SOURCE_BYTES = 1 << 20
+# Most characters one render may return (a whole command's renders together: ``budget.MAX_TOTAL_OUTPUT``).
+# Real prompts are far smaller (a 1M-token context is ~4M characters); the worker refuses to send more.
+MAX_RENDER_OUTPUT = 64 << 20
 # Address-space cap (RLIMIT_AS) of the render worker process, in bytes.  The worker idles at ~60 MB.
 DEFAULT_MEMORY_LIMIT = int(os.environ.get("WORKBENCH_RENDER_MEMORY_MB", "1024")) << 20
 # How long after its deadline the parent waits for the worker before killing it.

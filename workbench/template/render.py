@@ -25,18 +25,24 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from workbench.inputs import unencodable_at
 from workbench.runtime.chat import Message, Tool
 from workbench.template import worker
+from workbench.template.budget import BudgetExhausted, RenderBudget, current_budget
 from workbench.template.errors import (
     CompileTimeout,
     RenderCancelled,
     RenderLimitExceeded,
     RenderMemoryLimit,
+    RenderOutputTooLarge,
     RenderTimeout,
     TemplateError,
     TemplateTooLarge,
@@ -47,6 +53,7 @@ from workbench.template.limits import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_TIME_LIMIT,
     MAX_INT_BITS,
+    MAX_RENDER_OUTPUT,
     MAX_REPEAT_ITEMS,
     MAX_SOURCE_BYTES,
     check_source_size,
@@ -61,30 +68,39 @@ from workbench.template.sandbox import (
 )
 
 __all__ = [
+    "ANALYSIS_INSTANT",
     "DEFAULT_COMPILE_LIMIT",
     "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_TIME_LIMIT",
     "MAX_INT_BITS",
+    "MAX_RENDER_OUTPUT",
     "MAX_REPEAT_ITEMS",
     "MAX_SOURCE_BYTES",
     "REASONING_FIELDS",
+    "RENDER_ARGUMENTS",
     "SMALL_LOOP",
+    "BudgetExhausted",
     "CompileTimeout",
     "CompiledTemplate",
+    "RenderBudget",
     "RenderCancelled",
     "RenderLimitExceeded",
     "RenderMemoryLimit",
+    "RenderOutputTooLarge",
     "RenderTimeout",
     "TemplateError",
     "TemplateTooLarge",
     "TimeLimitError",
     "cancel_renders",
+    "check_template_kwargs",
     "check_time_limit",
     "compile_template",
+    "fixed_clock",
     "normalize_messages",
     "normalize_tools",
     "render",
     "render_many",
+    "stop_render_workers",
     "use_worker",
 ]
 
@@ -98,8 +114,39 @@ _use_worker = (
 )
 
 
+#: The instant the analysis and validation render at (:func:`fixed_clock`): a constant, so that the same
+#: template gives the same renders, the same spec and byte-identical ``analyze --json`` on every run.
+ANALYSIS_INSTANT = _REAL_DATETIME(2026, 1, 15, 9, 30, 0)
+
+_clock: ContextVar[datetime | None] = ContextVar("workbench_render_clock", default=None)
+
+
+@contextmanager
+def fixed_clock(now: datetime | None = None) -> Iterator[datetime]:
+    """Every render made inside the block sees one instant (``strftime_now``, the sandbox's one clock).
+
+    Differential rendering compares renders made at different moments; a template that prints the time
+    (``strftime_now('%H:%M:%S')``) would otherwise differ where the probes did not vary anything, and a
+    second run would read other digits.  The analysis, its self-check and validation render inside
+    ``fixed_clock()``, which holds :data:`ANALYSIS_INSTANT`.  Nested blocks keep the outer instant unless
+    given one of their own, so validation inside an analysis reads the analysis' clock.  The setting is a
+    context variable: renders in other threads are not affected.
+    """
+    outer = _clock.get()
+    instant = now if now is not None else outer if outer is not None else ANALYSIS_INSTANT
+    token = _clock.set(instant)
+    try:
+        yield instant
+    finally:
+        _clock.reset(token)
+
+
 def _frozen_now() -> datetime | None:
-    """The replaced clock's time as a plain ``datetime`` (it crosses to the worker), or None."""
+    """The fixed clock's instant, else the replaced clock's time as a plain ``datetime`` (it crosses to the
+    worker), else None (the real clock, read inside the render)."""
+    fixed = _clock.get()
+    if fixed is not None:
+        return fixed
     if datetime is _REAL_DATETIME:
         return None
     now = datetime.now()
@@ -122,6 +169,13 @@ def cancel_renders() -> int:
     Returns the number of renders cancelled.
     """
     return worker.get_pool().cancel() if _use_worker else 0
+
+
+def stop_render_workers() -> None:
+    """Kill every render worker process, idle or busy (the process is leaving without running its atexit
+    handlers, e.g. the TUI after ``ctrl+q``).  The pool starts new workers if it is used again."""
+    if worker.pool_started():
+        worker.get_pool().shutdown()
 
 
 def compile_template(source: str, *, time_limit: float | None = None) -> CompiledTemplate:
@@ -203,6 +257,53 @@ def normalize_tools(tools: Iterable[Tool | Mapping[str, Any]] | None) -> list[di
     return [_plain(t.to_openai() if isinstance(t, Tool) else t) for t in tools]
 
 
+#: The names :func:`render` takes itself (and transformers' ``apply_chat_template`` beside them): a template
+#: variable of one of these names would either collide with the argument (``TypeError: got multiple
+#: values``) or, worse, set it (``time_limit`` from a shared session file would raise the sandbox's limit).
+#: Template variables from files and ``--kw`` are checked against it (:func:`check_template_kwargs`).
+RENDER_ARGUMENTS = frozenset(
+    {
+        "source",
+        "messages",
+        "conversation",
+        "tools",
+        "documents",
+        "add_generation_prompt",
+        "continue_final_message",
+        "time_limit",
+        "chat_template",
+        "tokenize",
+        "return_dict",
+        "return_tensors",
+        "return_assistant_tokens_mask",
+        "padding",
+        "truncation",
+        "max_length",
+    }
+)
+
+
+def check_template_kwargs(kwargs: Any, where: str = "template kwargs") -> dict[str, Any]:
+    """``kwargs`` as template variables, or one :class:`TemplateError` (kind ``usage``) naming the problem.
+
+    Render limits are the running command's own settings: a file (a session, a conformance case) may set
+    template variables, never ``time_limit`` or another render argument (:data:`RENDER_ARGUMENTS`).
+    """
+    if not isinstance(kwargs, Mapping):
+        raise TemplateError(
+            f"{where} must be an object of name: value, not {type(kwargs).__name__}", kind="usage"
+        )
+    for key in kwargs:
+        if not isinstance(key, str) or not key.isidentifier():
+            raise TemplateError(f"{where}: {key!r} is not a variable name", kind="usage")
+        if key in RENDER_ARGUMENTS:
+            raise TemplateError(
+                f"{where}: {key!r} is a render argument set by the command itself, not a template variable",
+                kind="usage",
+            )
+    return dict(kwargs)
+
+
 def render(
     source: str,
     messages: Sequence[Message | Mapping[str, Any]],
@@ -226,8 +327,10 @@ def render(
         TemplateError: syntax error, ``raise_exception``, undefined call, a usage error transformers also
             refuses (empty conversation, continue + generation prompt), or any other failure; the message
             names the template line when it can be found.  Limits raise subclasses: :class:`RenderTimeout`
-            (and :class:`CompileTimeout`), :class:`RenderMemoryLimit`, :class:`RenderLimitExceeded`,
-            :class:`TemplateTooLarge`, :class:`TimeLimitError`, :class:`RenderCancelled`.
+            (and :class:`CompileTimeout`), :class:`RenderMemoryLimit`, :class:`RenderLimitExceeded`
+            (:class:`RenderOutputTooLarge` past :data:`MAX_RENDER_OUTPUT` characters),
+            :class:`TemplateTooLarge`, :class:`TimeLimitError`, :class:`RenderCancelled`, and
+            :class:`BudgetExhausted` when the active :class:`RenderBudget` is spent.
     """
     limit = check_time_limit(time_limit)
     check_source_size(source)
@@ -239,10 +342,13 @@ def render(
         compile_template(source, time_limit=limit)  # a syntax error is reported before a usage error
         raise
     now = _frozen_now()
-    if _use_worker:
-        text = worker.get_pool().render(source, context, limit, now)
-    else:
-        text = render_in_process(compile_in_process(source), context, limit, now)
+    with _Accounted(limit) as run:
+        if _use_worker:
+            text = worker.get_pool().render(source, context, run.limit, now, run.max_output)
+        else:
+            text = render_in_process(compile_in_process(source), context, run.limit, now, run.max_output)
+        run.returned(len(text))
+    _check_encodable(text)
     if continued is not None:
         text = _cut_at_tag(text, continued)
     return text
@@ -284,11 +390,17 @@ def render_many(
         compile_template(source, time_limit=limit)
         return [r for r in results if r is not None]
     now = _frozen_now()
-    if _use_worker:
-        outcomes = worker.get_pool().render_batch(source, contexts, limit, now)
-    else:
-        compiled = compile_in_process(source)
-        outcomes = [_inline(compiled, context, limit, now) for context in contexts]
+    with _Accounted(limit) as run:
+        total = run.limit_total(limit * len(contexts))
+        if _use_worker:
+            outcomes = worker.get_pool().render_batch(
+                source, contexts, run.limit, now, run.max_output, total
+            )
+        else:
+            compiled = compile_in_process(source)
+            outcomes = [_inline(compiled, context, run.limit, now, run.max_output) for context in contexts]
+        outcomes = [_encodable_or_error(run.settle(outcome)) for outcome in outcomes]
+        run.returned(sum(len(o) for o in outcomes if isinstance(o, str)))
     for (index, continued), outcome in zip(slots, outcomes, strict=True):
         if isinstance(outcome, str) and continued is not None:
             try:
@@ -299,13 +411,92 @@ def render_many(
     return [r for r in results if r is not None]
 
 
+def _check_encodable(text: str) -> None:
+    """A render holding a lone surrogate (a template can write ``"\\ud800"``) is refused: the one policy
+    for text that cannot be encoded, which no tokenizer, terminal or file could take."""
+    at = unencodable_at(text)
+    if at is not None:
+        raise TemplateError(
+            f"the template's output holds a lone surrogate ({ascii(text[at])[1:-1]}) at character {at}: "
+            "not text that can be encoded",
+            kind="render",
+        )
+
+
+def _encodable_or_error(outcome: str | TemplateError) -> str | TemplateError:
+    if isinstance(outcome, str):
+        try:
+            _check_encodable(outcome)
+        except TemplateError as exc:
+            return exc
+    return outcome
+
+
 def _inline(
-    compiled: CompiledTemplate, context: dict[str, Any], limit: float, now: datetime | None
+    compiled: CompiledTemplate,
+    context: dict[str, Any],
+    limit: float,
+    now: datetime | None,
+    max_output: int | None = None,
 ) -> str | TemplateError:
     try:
-        return render_in_process(compiled, context, limit, now)
+        return render_in_process(compiled, context, limit, now, max_output)
     except TemplateError as exc:
         return exc
+
+
+class _Accounted:
+    """One render (or batch) under the active :class:`RenderBudget`, if any: the limits it runs under, and
+    its time (worker start-ups excluded) and output charged to the budget.  A timeout or an oversized output
+    that only the budget's rest caused becomes the budget's :class:`BudgetExhausted`."""
+
+    def __init__(self, limit: float) -> None:
+        self.own_limit = limit
+        self.budget = current_budget()
+        self.limit = limit if self.budget is None else self.budget.limit_for(limit)
+        cap = MAX_RENDER_OUTPUT
+        self.max_output = cap if self.budget is None else self.budget.output_for(cap)
+        self.characters = 0
+
+    def limit_total(self, wanted: float) -> float | None:
+        """The whole batch's time under a budget (``wanted``, or the budget's rest when that is less); None
+        without one (each call, retries included, has its own limit)."""
+        return None if self.budget is None else self.budget.limit_for(wanted)
+
+    def returned(self, characters: int) -> None:
+        self.characters += characters
+
+    def settle(self, outcome: str | TemplateError) -> str | TemplateError:
+        """A batch slot: a limit the budget caused becomes the budget's error."""
+        if isinstance(outcome, TemplateError):
+            converted = self._budget_error(outcome)
+            return converted if converted is not None else outcome
+        return outcome
+
+    def _budget_error(self, exc: TemplateError) -> BudgetExhausted | None:
+        budget = self.budget
+        if budget is None or isinstance(exc, BudgetExhausted):
+            return None
+        if isinstance(exc, RenderOutputTooLarge) and budget.bound_by_output(MAX_RENDER_OUTPUT):
+            return budget.spend_output()
+        if isinstance(exc, RenderTimeout) and self.limit < self.own_limit:
+            return budget.spend_time()
+        return None
+
+    def __enter__(self) -> _Accounted:
+        self._started = time.monotonic()
+        self._boot = worker.get_pool().startup_seconds() if _use_worker else 0.0
+        return self
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        if self.budget is None:
+            return
+        boot = (worker.get_pool().startup_seconds() if _use_worker else 0.0) - self._boot
+        self.budget.charge(time.monotonic() - self._started - boot, self.characters)
+        if isinstance(exc, TemplateError):
+            converted = self._budget_error(exc)
+            if converted is not None:
+                raise converted from None
 
 
 def _prepare(

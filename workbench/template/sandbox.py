@@ -24,7 +24,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -40,6 +40,7 @@ from workbench.template import limits
 from workbench.template.errors import (
     RenderLimitExceeded,
     RenderMemoryLimit,
+    RenderOutputTooLarge,
     RenderTimeout,
     TemplateError,
 )
@@ -583,15 +584,46 @@ def compile_in_process(source: str) -> CompiledTemplate:
     return CompiledTemplate(source=source, env=env, _template=template)
 
 
+def _capped(compiled: CompiledTemplate, context: dict[str, Any], max_output: int) -> str:
+    parts: list[str] = []
+    size = 0
+    pieces = cast(Generator[str, None, None], compiled.template.generate(**context))
+    try:
+        for piece in pieces:
+            size += len(piece)
+            if size > max_output:
+                raise RenderOutputTooLarge(
+                    f"render output passed {max(max_output, 0):,} characters, the most allowed here",
+                    kind="limit",
+                )
+            parts.append(piece)
+    finally:
+        pieces.close()  # stop the template where it is (its loops, its deadline checks)
+    return "".join(parts)
+
+
 def render_in_process(
-    compiled: CompiledTemplate, context: dict[str, Any], time_limit: float, now: datetime | None = None
+    compiled: CompiledTemplate,
+    context: dict[str, Any],
+    time_limit: float,
+    now: datetime | None = None,
+    max_output: int | None = None,
 ) -> str:
-    """Render with the deadline set for this thread; every failure becomes a :class:`TemplateError`."""
+    """Render with the deadline set for this thread; every failure becomes a :class:`TemplateError`.
+
+    ``max_output``: the most characters the render may produce; the output is built piece by piece
+    (jinja's ``generate``, the same text ``render`` joins) and the render stops as soon as it passes the cap
+    (:class:`RenderOutputTooLarge`), before the oversized text exists.
+    """
     outer_at, outer_now = getattr(_state, "at", None), getattr(_state, "now", None)
     _state.at = time.monotonic() + time_limit
     _state.now = now
     try:
-        return compiled.template.render(**context)
+        if max_output is None:
+            return compiled.template.render(**context)
+        return _capped(compiled, context, max_output)
+    except RenderOutputTooLarge:
+        raise
     except TemplateError as exc:
         raise exc.with_line(_template_line_of(exc)) from None
     except _TemplateRaised as exc:

@@ -15,7 +15,6 @@ render, so :meth:`TemplateSource.render_kwargs` passes exactly the tokens the co
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import socket
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from workbench.inputs import InputError, loads_bounded, replace_unencodable, unencodable_at
 from workbench.runtime.errors import WorkbenchError
 from workbench.runtime.spec import FormatSpec
 from workbench.template.errors import TemplateError
@@ -86,9 +86,18 @@ class TemplateSource:
     special_tokens: dict[str, str] | None = None
     pinned: bool = False
 
+    def __post_init__(self) -> None:
+        # A file name with bytes that are not UTF-8 arrives with lone surrogates; the name and origin are
+        # labels (shown, written into exports), so they are made printable rather than refused.
+        for label in ("name", "origin"):
+            value = getattr(self, label)
+            if unencodable_at(value) is not None:
+                object.__setattr__(self, label, replace_unencodable(value))
+
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        # Files are read as strict UTF-8; an in-memory text with a lone surrogate still hashes (never raises).
+        return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def render_kwargs(self) -> dict[str, Any]:
         """The special tokens transformers passes to every render (only those the config sets)."""
@@ -208,10 +217,12 @@ def _config_tokens(data: dict[str, Any]) -> dict[str, str]:
 
 
 def _read_config(path: Path) -> dict[str, Any]:
+    """A tokenizer_config.json: any JSON failure (syntax, nesting past the recursion limit, a 100,000-digit
+    integer, a string holding a lone surrogate) is one :class:`SourceError` line."""
     try:
-        data = json.loads(_read_text(path, MAX_CONFIG_BYTES))
-    except json.JSONDecodeError as exc:
-        raise SourceError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        data = loads_bounded(_read_text(path, MAX_CONFIG_BYTES), str(path))
+    except InputError as exc:
+        raise SourceError(str(exc)) from None
     if not isinstance(data, dict):
         raise SourceError(f"{path}: expected a JSON object (a tokenizer_config.json)")
     return data

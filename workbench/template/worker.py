@@ -23,6 +23,7 @@ import collections
 import contextlib
 import itertools
 import json
+import math
 import os
 import pickle
 import select
@@ -198,6 +199,8 @@ class RenderPool:
         self._busy: set[_Worker] = set()
         self._ids = itertools.count(1)
         self.started = 0  # workers started so far (for tests and benchmarks)
+        # Seconds spent waiting for new workers' imports, per thread: a render budget does not count them.
+        self._startup = threading.local()
 
     # ---------------------------------------------------------------------------------------- public
     def compile(self, source: str, time_limit: float) -> None:
@@ -205,8 +208,16 @@ class RenderPool:
         with self._worker() as worker:
             self._compile_on(worker, source, time_limit)
 
-    def render(self, source: str, context: dict[str, Any], time_limit: float, now: datetime | None) -> str:
-        """Compile (once per worker) and render ``source`` with ``context``; the deadline covers both."""
+    def render(
+        self,
+        source: str,
+        context: dict[str, Any],
+        time_limit: float,
+        now: datetime | None,
+        max_output: int | None = None,
+    ) -> str:
+        """Compile (once per worker) and render ``source`` with ``context``; the deadline covers both.
+        ``max_output``: the most characters the worker may send back (it stops the render past it)."""
         with self._worker() as worker:
             started = time.monotonic()
             if source not in worker.known:
@@ -216,7 +227,7 @@ class RenderPool:
                 raise RenderTimeout("render timed out while compiling the template", kind="timeout")
             sid = worker.known[source]
             worker.known.move_to_end(source)
-            args = {"time_limit": left, "context": context, "now": now}
+            args = {"time_limit": left, "context": context, "now": now, "max_output": max_output}
             status, payload = self._call(worker, ("render", sid, None, args), left, time_limit)
             if status == b"U":  # the worker forgot the source: send it again
                 args["time_limit"] = max(time_limit - (time.monotonic() - started), 0.001)
@@ -224,21 +235,30 @@ class RenderPool:
             return self._result(worker, status, payload)
 
     def render_batch(
-        self, source: str, contexts: list[dict[str, Any]], time_limit: float, now: datetime | None
+        self,
+        source: str,
+        contexts: list[dict[str, Any]],
+        time_limit: float,
+        now: datetime | None,
+        max_output: int | None = None,
+        total: float | None = None,
     ) -> list[str | TemplateError]:
         """Render several contexts of one template in one round trip, each under ``time_limit``.
 
         A compile failure raises; a render failure is returned in its slot.  When a call kills the worker
         (a C-level bomb, the memory cap), the batch is redone one call at a time so every other call still
-        gets its own result.
+        gets its own result.  ``max_output`` caps each call's output; ``total`` (seconds, None: no bound but
+        each call's) bounds the whole batch, the one-at-a-time retries included (calls past it get
+        :class:`RenderTimeout`).
         """
+        deadline = time.monotonic() + total if total is not None else math.inf
         with self._worker() as worker:
             if source not in worker.known:
                 self._compile_on(worker, source, time_limit)
             sid = worker.known[source]
             worker.known.move_to_end(source)
-            args = {"time_limit": time_limit, "calls": contexts, "now": now}
-            wait = time_limit * len(contexts)
+            args = {"time_limit": time_limit, "calls": contexts, "now": now, "max_output": max_output}
+            wait = max(min(time_limit * len(contexts), deadline - time.monotonic()), 0.001)  # inf - now
             try:
                 status, payload = self._call(worker, ("batch", sid, source, args), wait, wait)
             except (RenderTimeout, RenderMemoryLimit):
@@ -246,7 +266,7 @@ class RenderPool:
         if status != b"B":
             if status:
                 self._result(worker, status, payload)  # raises the worker's error
-            return [self._one(source, context, time_limit, now) for context in contexts]
+            return [self._one(source, context, time_limit, now, max_output, deadline) for context in contexts]
         try:
             items = json.loads(payload)
         except ValueError:
@@ -255,10 +275,21 @@ class RenderPool:
         return [str(item["text"]) if "text" in item else from_wire(item["error"]) for item in items]
 
     def _one(
-        self, source: str, context: dict[str, Any], time_limit: float, now: datetime | None
+        self,
+        source: str,
+        context: dict[str, Any],
+        time_limit: float,
+        now: datetime | None,
+        max_output: int | None,
+        deadline: float,
     ) -> str | TemplateError:
+        left = min(time_limit, deadline - time.monotonic())
+        if left <= 0:
+            return RenderTimeout(
+                f"render timed out after {time_limit:g} s (the batch ran out of time)", kind="timeout"
+            )
         try:
-            return self.render(source, context, time_limit, now)
+            return self.render(source, context, left, now, max_output)
         except TemplateError as exc:
             return exc
 
@@ -279,6 +310,10 @@ class RenderPool:
         for worker in workers:
             worker.cancelled = True
             worker.kill()
+
+    def startup_seconds(self) -> float:
+        """Seconds this thread has waited for workers to start (their imports): not template time."""
+        return float(getattr(self._startup, "seconds", 0.0))
 
     # ------------------------------------------------------------------------------------- internals
     def _compile_on(self, worker: _Worker, source: str, time_limit: float) -> None:
@@ -345,6 +380,12 @@ class RenderPool:
         worker = self._acquire()
         try:
             try:
+                if not worker.ready:
+                    began = time.monotonic()
+                    try:
+                        worker.wait_ready()
+                    finally:
+                        self._startup.seconds = self.startup_seconds() + time.monotonic() - began
                 worker.wait_ready()
             except (_WorkerDied, TimeoutError, RenderMemoryLimit):
                 worker.kill()
@@ -389,6 +430,11 @@ class RenderPool:
 
 _pool: RenderPool | None = None
 _pool_lock = threading.Lock()
+
+
+def pool_started() -> bool:
+    """Whether the process-wide pool exists (no state change: never starts one)."""
+    return _pool is not None
 
 
 def get_pool() -> RenderPool:

@@ -84,7 +84,9 @@ def _batch(sandbox: Any, compiled: Any, args: dict[str, Any]) -> bytes:
     out: list[dict[str, Any]] = []
     for context in args["calls"]:
         try:
-            text = sandbox.render_in_process(compiled, context, float(args["time_limit"]), args.get("now"))
+            text = sandbox.render_in_process(
+                compiled, context, float(args["time_limit"]), args.get("now"), args.get("max_output")
+            )
             out.append({"text": text})
         except TemplateError as exc:
             out.append({"error": exc.to_wire()})
@@ -129,7 +131,9 @@ def _serve(requests: int, replies: int) -> None:
             left = time_limit - (time.monotonic() - started)
             if left <= 0:
                 raise RenderTimeout("render timed out while compiling the template", kind="timeout")
-            text_out = sandbox.render_in_process(compiled, args["context"], left, args.get("now"))
+            text_out = sandbox.render_in_process(
+                compiled, args["context"], left, args.get("now"), args.get("max_output")
+            )
             _reply(replies, b"T", text_out.encode("utf-8", "surrogatepass"))
         except BaseException as exc:  # every failure goes back to the caller as an error reply
             _reply(replies, b"E", _error(exc))

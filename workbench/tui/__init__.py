@@ -1,6 +1,6 @@
 """The workbench terminal UI: a thin Textual shell over the core stages (see docs/tui.md).
 
-Nothing in this package decides how a template is analysed, parsed or decoded: screens show what the core
+Nothing in this package decides how a template is analyzed, parsed or decoded: screens show what the core
 packages compute and send the user's actions back to them.
 """
 

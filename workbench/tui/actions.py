@@ -42,7 +42,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("switch_mode('export')", "Show Export", "Spec JSON, validation report, export targets", "5 / F5"),
     Action(
         "analyze",
-        "Analyse template",
+        "Analyze template",
         "Re-run the differential analysis on the current template text",
         "ctrl+r (a on Analysis)",
     ),
@@ -101,6 +101,12 @@ ACTIONS: tuple[Action, ...] = (
         "Test a string against the grammar",
         "Feed a string from the current position: accepted, or rejected at char N (nothing moves)",
         "t (Inspector)",
+    ),
+    Action(
+        "load_spec",
+        "Load spec",
+        "Use a spec file (export --target spec, or analyze --json output) for Generate, Inspector, Export",
+        "ctrl+o",
     ),
     Action("validate", "Validate spec", "Round-trip validation of the current spec", "v (Analysis, Export)"),
     Action(

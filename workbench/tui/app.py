@@ -11,10 +11,11 @@ reaches :meth:`WorkbenchApp.on_worker_state_changed`, which reports it by worker
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
 from textual.app import App, SystemCommand
@@ -28,43 +29,90 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from workbench.generation.step import Step
 from workbench.runtime.chat import Message
 from workbench.runtime.parsing import StreamParser
+from workbench.runtime.spec import FormatSpec
 from workbench.session import new_parser
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.actions import ACTIONS
-from workbench.tui.controllers import analysis as analysis_flow
-from workbench.tui.controllers import export as export_flow
-from workbench.tui.controllers import generate as generate_flow
 from workbench.tui.controllers import model as model_flow
 from workbench.tui.controllers import sessions as session_flow
+from workbench.tui.controllers import spec_file as spec_flow
 from workbench.tui.controllers.engine import Control, EngineController
 from workbench.tui.errors import Refused, one_line
 from workbench.tui.failures import failure_message
+from workbench.tui.guard import Guarded
 from workbench.tui.keys import acts_while_typing, is_text_field
-from workbench.tui.screens.analysis import AnalysisScreen
+from workbench.tui.paths import recovery_dir, sessions_dir
+from workbench.tui.recovery import edits_digest, unsaved_edits, write_recovery
 from workbench.tui.screens.base import WorkbenchScreen
-from workbench.tui.screens.cases import CasesScreen
-from workbench.tui.screens.export import ExportScreen
-from workbench.tui.screens.generate import GenerateScreen
 from workbench.tui.screens.help import HelpScreen
-from workbench.tui.screens.inspector import InspectorScreen
 from workbench.tui.screens.modals import AskScreen, ConfirmScreen, ForceTokenScreen
 from workbench.tui.screens.template import TemplateScreen
 from workbench.tui.steps import Driver, ReplayDriver
 from workbench.tui.workspace import ModelState, Workspace
 
+if TYPE_CHECKING:
+    from workbench.generation.step import Step
+    from workbench.runtime.parsing import StreamParser
 
-class WorkbenchApp(App[None]):
+#: The screens imported on first use: mode -> (module, class).
+LAZY_SCREENS: dict[str, tuple[str, str]] = {
+    "analysis": ("workbench.tui.screens.analysis", "AnalysisScreen"),
+    "generate": ("workbench.tui.screens.generate", "GenerateScreen"),
+    "inspector": ("workbench.tui.screens.inspector", "InspectorScreen"),
+    "export": ("workbench.tui.screens.export", "ExportScreen"),
+}
+
+
+def lazy_screen(mode: str) -> type[WorkbenchScreen]:
+    """The screen class of ``mode``, imported now if it was not yet."""
+    module, name = LAZY_SCREENS[mode]
+    cls: type[WorkbenchScreen] = getattr(importlib.import_module(module), name)
+    return cls
+
+
+def analysis_flow() -> Any:
+    """The analysis workflow (``workbench.tui.controllers.analysis``), imported on first use: it pulls in
+    the analysis and validation packages, which load in the warm-up worker after the first paint."""
+    return importlib.import_module("workbench.tui.controllers.analysis")
+
+
+def generate_flow() -> Any:
+    """The generation workflow (``workbench.tui.controllers.generate``), imported on first use."""
+    return importlib.import_module("workbench.tui.controllers.generate")
+
+
+def export_flow() -> Any:
+    """The export workflow (``workbench.tui.controllers.export``), imported on first use: it pulls in every
+    export target."""
+    return importlib.import_module("workbench.tui.controllers.export")
+
+
+def warm_imports() -> msg.Warmed:
+    """Import what the first analysis needs and the screens not shown yet (worker thread, after the first
+    paint): the UI thread then never waits on an import, and the first switch only builds widgets."""
+    analysis_flow()
+    generate_flow()
+    importlib.import_module("workbench.tui.screens.cases")
+    for module, _ in LAZY_SCREENS.values():
+        importlib.import_module(module)
+    export_flow()
+    return msg.Warmed()
+
+
+class WorkbenchApp(Guarded, App[None]):
     """Template Workbench in the terminal (see docs/tui.md)."""
 
     TITLE = "Template Workbench"
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))
+    # The first screen is imported with the app; the others when first shown (their modules pull in the
+    # analysis, export and decode views), warmed in a worker thread once the first screen is drawn.
     MODES: ClassVar[dict[str, Any]] = {
         "template": TemplateScreen,
-        "analysis": AnalysisScreen,
-        "generate": GenerateScreen,
-        "inspector": InspectorScreen,
-        "export": ExportScreen,
+        "analysis": lambda: lazy_screen("analysis")(),
+        "generate": lambda: lazy_screen("generate")(),
+        "inspector": lambda: lazy_screen("inspector")(),
+        "export": lambda: lazy_screen("export")(),
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "switch_mode('template')", "Template", show=False),
@@ -78,8 +126,9 @@ class WorkbenchApp(App[None]):
         Binding("f4", "switch_mode('inspector')", "Inspector", show=False, priority=True),
         Binding("f5", "switch_mode('export')", "Export", show=False, priority=True),
         Binding("question_mark", "help", "Help"),
-        Binding("ctrl+r", "analyze", "Analyse", show=False, priority=True),
+        Binding("ctrl+r", "analyze", "Analyze", show=False, priority=True),
         Binding("ctrl+s", "save", "Save (template on Template, else session)", show=False, priority=True),
+        Binding("ctrl+o", "load_spec", "Load spec", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -96,9 +145,13 @@ class WorkbenchApp(App[None]):
         analyze: bool = True,
         start_mode: str = "template",
         replay_delay: float = 0.03,
+        session_dir: str | Path | None = None,
+        spec: FormatSpec | None = None,
+        spec_path: str = "",
     ) -> None:
         super().__init__()
         self.workspace = Workspace(source=source)
+        self._start_spec = (spec, spec_path) if spec is not None else None
         self._model_ref = model
         self._session_path = session
         self._want_model = load_model
@@ -109,6 +162,13 @@ class WorkbenchApp(App[None]):
         # A mode switch in progress: keys are dropped until the new screen is drawn (see ``on_event``).
         self.switching_mode = False
         self._switch_token = 0
+        self._held_keys: list[events.Key] = []
+        self.session_dir = sessions_dir(session_dir)
+        #: Every unexpected error reported (``report_error``), as "where: one line"; tests assert it stays
+        #: empty, and the recovery copy is made once per state of the edits.
+        self.errors: list[str] = []
+        self._recovered = ""
+        self._quit_asked = False
 
     @property
     def replay_delay(self) -> float:
@@ -122,16 +182,102 @@ class WorkbenchApp(App[None]):
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
         self.switch_mode(self._start_mode)
+        # Everything else waits until the first screen is drawn: the person sees it at once, and keys act.
+        self.call_after_refresh(self._after_first_paint)
+
+    def _after_first_paint(self) -> None:
+        self._start_worker(warm_imports, group="warm")
+
+    def on_warmed(self, message: msg.Warmed) -> None:
+        """The heavy modules are loaded (or failed to, said in ``message.error``): start the work the
+        command line asked for (a session, a spec, the analysis)."""
+        if not self.screen_stack:  # the app is closing (quit before the warm-up finished)
+            return
+        if message.error:
+            self.notify(message.error, title="Loading the workbench failed", severity="error")
         if self._session_path:
             self.open_session(self._session_path)
+        elif self._start_spec is not None:
+            self.install_spec(*self._start_spec)
         elif self._want_analysis:
             self.action_analyze()
         if self._want_model:
-            self.model_state = "loading"
-            self._load_model(self._model_ref)
+            # The model loads when a screen that needs it opens (ensure_model): importing torch and
+            # transformers holds the interpreter lock for seconds at a time, and must not do so while the
+            # person is reading the template or the analysis.
+            self.workspace.model_notice = "the model loads when Generate or the Inspector opens"
+            self.changed("model")
         else:
             self.workspace.model_notice = "no model loaded (started without one)"
             self.model_state = "skipped"
+
+    # ------------------------------------------------------------------ unexpected errors and quitting
+    def report_error(self, error: BaseException, where: str) -> None:
+        """The one handler of unexpected errors: one notification, the traceback in the log, the app stays
+        up, and unsaved edits are copied to the recovery folder (once per state of the edits)."""
+        import traceback
+
+        self.errors.append(f"{where}: {one_line(error)}")
+        self.log.error(f"{where} failed:\n" + "".join(traceback.format_exception(error)))
+        note = one_line(error)
+        digest = edits_digest(self.workspace)
+        if unsaved_edits(self.workspace) and digest != self._recovered:
+            try:
+                kept = write_recovery(self.workspace, recovery_dir())
+            except Exception as exc:  # a full disk must not hide the first error
+                note += f"; the unsaved edits could not be copied ({one_line(exc)})"
+            else:
+                self._recovered = digest
+                note += f"; unsaved edits copied to {kept}"
+        self.notify(note, title=f"Unexpected error ({where})", severity="error", timeout=15)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's handler of last resort (timers, callbacks, workers that exit on error) ends the app;
+        here it reports instead.  Before the app runs, Textual's own handling stays."""
+        if not self.is_running:
+            super()._handle_exception(error)
+            return
+        try:
+            self.report_error(error, "textual")
+        except Exception:
+            super()._handle_exception(error)
+
+    async def run_action(
+        self,
+        action: str | Any,
+        default_namespace: Any = None,
+        namespaces: Any = None,
+    ) -> bool:
+        """Every action (a key, the palette, a click) runs here: one that raises is reported, not fatal."""
+        try:
+            return await super().run_action(action, default_namespace, namespaces)
+        except Exception as error:
+            self.report_error(error, f"action {action if isinstance(action, str) else '?'}")
+            return True
+
+    async def action_quit(self) -> None:
+        """``ctrl+q``: quit at once, or ask first when edits would be lost (``ctrl+q`` again: quit)."""
+        edits = unsaved_edits(self.workspace)
+        if not edits or self._quit_asked:
+            self.exit()
+            return
+        self._quit_asked = True
+
+        def answered(yes: bool | None) -> None:
+            self._quit_asked = False
+            if yes:
+                self.exit()
+
+        self.push_screen(
+            ConfirmScreen(
+                "Quit and lose the unsaved edits?",
+                "Not saved: "
+                + "; ".join(edits)
+                + ". ctrl+s on Template saves the template, s on Export writes the spec. ctrl+q again quits.",
+                yes="Quit",
+            ),
+            answered,
+        )
 
     def on_unmount(self) -> None:
         """Quitting never waits on a template: renders still running in the render worker are cancelled, so
@@ -139,6 +285,11 @@ class WorkbenchApp(App[None]):
         from workbench.template.render import cancel_renders
 
         cancel_renders()
+
+    def shown(self, mode: str) -> WorkbenchScreen | None:
+        """The screen on top when it is the workbench screen of ``mode`` (not a dialog over it), else None."""
+        screen = self.screen
+        return screen if isinstance(screen, WorkbenchScreen) and mode == screen.MODE else None
 
     def changed(self, topic: str) -> None:
         """Record that ``topic`` changed and let the visible screen redraw what depends on it."""
@@ -156,10 +307,11 @@ class WorkbenchApp(App[None]):
 
     # ------------------------------------------------------------------ keys
     def switch_mode(self, mode: str) -> AwaitMount:
-        """Switch screens; keys typed until the new screen is drawn are dropped.
+        """Switch screens; keys typed until the new screen is drawn wait for it, then act on it in order.
 
         Textual makes the new mode current at once, before a slow screen has mounted and drawn, so a key
-        typed in the meantime (an ``s`` meant for a path) would act on a screen the user cannot see yet.
+        typed in the meantime would act on a screen that is not there yet (or be lost): typed ahead, ``5``
+        then ``s`` must export from the Export screen once it is drawn, as if the switch had been instant.
         """
         if mode != self.current_mode:
             self.switching_mode = True
@@ -170,15 +322,21 @@ class WorkbenchApp(App[None]):
         return super().switch_mode(mode)
 
     def end_mode_switch(self, token: int | None = None) -> None:
-        """The switched-to screen is drawn: keys act again (``token`` ends only that switch)."""
+        """The switched-to screen is drawn: the keys typed meanwhile act now, in order (``token`` ends only
+        that switch)."""
         if token is None or token == self._switch_token:
             self.switching_mode = False
+            held, self._held_keys = self._held_keys, []
+            for key in held:
+                self.post_message(events.Key(key.key, key.character))
 
     async def on_event(self, event: events.Event) -> None:
-        """Keys first pass two guards: none act during a screen switch, and typed text stays text."""
+        """Keys first pass two guards: keys typed during a screen switch wait for the new screen, and typed
+        text stays text."""
         if isinstance(event, events.Key) and not event.is_forwarded:
             if self.switching_mode and event.key != "ctrl+q":
-                self.log.debug(f"key {event.key!r} dropped: a screen switch is in progress")
+                self.log.debug(f"key {event.key!r} held: a screen switch is in progress")
+                self._held_keys.append(event)
                 return
             focused = self.focused
             if focused is not None and is_text_field(focused) and not acts_while_typing(event.key):
@@ -194,23 +352,23 @@ class WorkbenchApp(App[None]):
 
     def action_focus_chat(self) -> None:
         self.switch_mode("generate")
-        screen = self.screen
-        if isinstance(screen, GenerateScreen):
-            screen.focus_chat()
+        screen = self.shown("generate")
+        if screen is not None:
+            screen.focus_chat()  # type: ignore[attr-defined]
 
     def action_tool_result(self) -> None:
         """Type a tool result for the last assistant turn's call (palette; `t` on Generate)."""
         self.switch_mode("generate")
-        screen = self.screen
-        if isinstance(screen, GenerateScreen):
-            screen.action_tool_result()
+        screen = self.shown("generate")
+        if screen is not None:
+            screen.action_tool_result()  # type: ignore[attr-defined]
 
     def action_new_conversation(self) -> None:
         """Clear the Generate screen's conversation, asking first (palette; `n` on Generate)."""
         self.switch_mode("generate")
-        screen = self.screen
-        if isinstance(screen, GenerateScreen):
-            screen.action_new_conversation()
+        screen = self.shown("generate")
+        if screen is not None:
+            screen.action_new_conversation()  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ workers and their failures
     def _start_worker(
@@ -249,7 +407,7 @@ class WorkbenchApp(App[None]):
 
     # ------------------------------------------------------------------ analysis
     def action_analyze(self) -> None:
-        """Re-analyse; asks first when that would discard hand edits of the spec no export has saved."""
+        """Re-analyze; asks first when that would discard hand edits of the spec no export has saved."""
         if not self.workspace.spec_unsaved:
             self._analyze()
             return
@@ -258,13 +416,13 @@ class WorkbenchApp(App[None]):
             if yes:
                 self._analyze()
             else:
-                self.notify("kept the edited spec (export it with s on Export to keep it)", title="Analyse")
+                self.notify("kept the edited spec (export it with s on Export to keep it)", title="Analyze")
 
         self.push_screen(
             ConfirmScreen(
-                "Re-analyse and discard the spec edits?",
+                "Re-analyze and discard the spec edits?",
                 "The spec has hand edits no export has written; a new analysis replaces the spec.",
-                yes="Discard and analyse",
+                yes="Discard and analyze",
             ),
             answered,
         )
@@ -272,13 +430,69 @@ class WorkbenchApp(App[None]):
     def on_request_analysis(self, message: msg.RequestAnalysis) -> None:
         self.action_analyze()
 
-    def _analyze(self) -> None:
-        source = analysis_flow.prepare_analysis(self.workspace)
+    def _analyze(self, *, replace_spec: bool = True) -> None:
+        source = analysis_flow().prepare_analysis(self.workspace)
         self.changed("analysis")
-        self._start_worker(partial(analysis_flow.compute_analysis, source), group="analysis")
+        job = partial(analysis_flow().compute_analysis, source, replace_spec=replace_spec)
+        self._start_worker(job, group="analysis")
+
+    # ------------------------------------------------------------------ a spec from a file
+    def action_load_spec(self) -> None:
+        """Ask for a spec file (or analyze --json output) and use it from now on (palette; ``ctrl+o``)."""
+
+        def answered(path: str | None) -> None:
+            if path and path.strip():
+                self._start_worker(partial(spec_flow.read_spec, path.strip()), group="spec", detail=path)
+
+        self.push_screen(
+            AskScreen(
+                "Load spec",
+                "a spec file (workbench export --target spec) or workbench analyze --json output; Generate, "
+                "the Inspector and Export use it from now on",
+                self.workspace.spec_origin.removeprefix("spec file ") if self.workspace.spec_origin else "",
+            ),
+            answered,
+        )
+
+    def on_spec_loaded(self, message: msg.SpecLoaded) -> None:
+        """A spec file was read: use it, asking first when that would discard hand edits."""
+        if not self.workspace.spec_unsaved:
+            self.install_spec(message.spec, message.path)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.install_spec(message.spec, message.path)
+            else:
+                self.notify("kept the edited spec", title="Load spec")
+
+        self.push_screen(
+            ConfirmScreen(
+                "Load the spec and discard the spec edits?",
+                "The spec has hand edits no export has written.",
+                yes="Discard and load",
+            ),
+            answered,
+        )
+
+    def install_spec(self, spec: FormatSpec, path: str) -> None:
+        """Make ``spec`` the one every screen uses, validate it against the template, and (once) analyze
+        the template for the probes without replacing the spec."""
+        ws = self.workspace
+        spec_flow.accept_spec(ws, spec, path)
+        self.changed("spec")
+        note = spec_flow.template_note(ws, spec)
+        self.notify(
+            f"using {Path(path).name}" + (f"; {note}" if note else ""),
+            title="Spec loaded",
+            severity="warning" if note else "information",
+        )
+        if ws.analysis is None and not ws.analysis_running and self._want_analysis:
+            self._analyze(replace_spec=False)
+        self.action_validate(quiet=True)
 
     def on_analysis_done(self, message: msg.AnalysisDone) -> None:
-        analysis_flow.accept_analysis(self.workspace, message)
+        analysis_flow().accept_analysis(self.workspace, message)
         self.changed("analysis")
         self.changed("spec")
         # The analysis checks itself: the template's round-trip renders parsed back with the new spec, so a
@@ -286,14 +500,14 @@ class WorkbenchApp(App[None]):
         self.action_validate(quiet=True)
 
     def on_analysis_failed(self, message: msg.AnalysisFailed) -> None:
-        analysis_flow.accept_analysis_failure(self.workspace, message.error)
+        analysis_flow().accept_analysis_failure(self.workspace, message.error)
         self.changed("analysis")
         self.notify(message.error, title="Analysis failed", severity="error")
 
     # ------------------------------------------------------------------ spec edits and validation
     def on_request_spec_edit(self, message: msg.RequestSpecEdit) -> None:
         """Install an edited spec and re-validate it (the spec is already checked by ``with_edit``)."""
-        analysis_flow.accept_spec_edit(self.workspace, message.spec)
+        analysis_flow().accept_spec_edit(self.workspace, message.spec)
         self.changed("spec")
         if message.note:
             self.notify(message.note, title="Spec edited")
@@ -301,22 +515,22 @@ class WorkbenchApp(App[None]):
 
     def action_validate(self, quiet: bool = False) -> None:
         try:
-            spec, source = analysis_flow.prepare_validation(self.workspace)
+            spec, source = analysis_flow().prepare_validation(self.workspace)
         except Refused as refusal:
             if not quiet:
                 self._refuse(refusal)
             return
         self.changed("validation")
-        switches = analysis_flow.validation_kwargs(self.workspace)  # the Kwargs tab's, as --kw
+        switches = analysis_flow().validation_kwargs(self.workspace)  # the Kwargs tab's, as --kw
         self._start_worker(
-            partial(analysis_flow.compute_validation, spec, source, switches), group="validation"
+            partial(analysis_flow().compute_validation, spec, source, switches), group="validation"
         )
 
     def action_export(self) -> None:
         """The palette's "Export": on the Export screen it exports; elsewhere it shows that screen."""
-        screen = self.screen
-        if isinstance(screen, ExportScreen):
-            screen.action_export()
+        screen = self.shown("export")
+        if screen is not None:
+            screen.action_export()  # type: ignore[attr-defined]
         else:
             self.switch_mode("export")
             self.notify("choose the target and path, then s exports", title="Export")
@@ -325,7 +539,7 @@ class WorkbenchApp(App[None]):
         """Straight to Export with a validated spec; otherwise say what is missing and stay."""
         ws = self.workspace
         if ws.spec is None:
-            self.notify("no spec yet: analyse first (a)", title="Export", severity="warning")
+            self.notify("no spec yet: analyze first (a)", title="Export", severity="warning")
         elif ws.validation is None or not ws.validation.validated:
             why = ws.validation_summary or "not validated yet (v validates)"
             self.notify(
@@ -340,39 +554,47 @@ class WorkbenchApp(App[None]):
         if report is None:
             self.notify("no validation report yet: v validates", title="Validation cases", severity="warning")
             return
+        from workbench.tui.screens.cases import CasesScreen
+
         self.push_screen(CasesScreen(report))
 
     def on_request_validation(self, message: msg.RequestValidation) -> None:
         self.action_validate(quiet=message.quiet)
 
     def on_validation_done(self, message: msg.ValidationDone) -> None:
-        analysis_flow.accept_validation(self.workspace, message)
+        analysis_flow().accept_validation(self.workspace, message)
         self.changed("validation")
         if message.error:
             self.notify(message.error, title="Validation failed", severity="error")
-        elif message.report is not None and (warning := analysis_flow.spec_warning(message.report)):
+        elif message.report is not None and (warning := analysis_flow().spec_warning(message.report)):
             self.notify(warning, title="The spec misreads the template", severity="warning")
 
     # ------------------------------------------------------------------ export
     def on_request_export(self, message: msg.RequestExport) -> None:
         """Export the current spec (validated first by the export stage)."""
         try:
-            job = export_flow.prepare_export(self.workspace, message)
+            job = export_flow().prepare_export(self.workspace, message)
         except Refused as refusal:
             self._refuse(refusal)
             return
         self.notify(f"exporting {job.target}… (validates first)", title="Export")
-        self._start_worker(partial(export_flow.run_export, job), group="export", detail=job.target)
+        self._start_worker(partial(export_flow().run_export, job), group="export", detail=job.target)
 
     def on_export_done(self, message: msg.ExportDone) -> None:
         if not message.error and message.spec is not None:
             self.workspace.saved_spec = message.spec
-        note = export_flow.export_notice(message)
+        note = export_flow().export_notice(message)
         self.notify(note.text, title=note.title, severity=note.severity, timeout=note.timeout)
 
     # ------------------------------------------------------------------ model
-    def _load_model(self, ref: str | None) -> None:
-        self._start_worker(partial(model_flow.load_model, ref, self.post_message), group="model")
+    def ensure_model(self) -> None:
+        """Start loading the model if it is wanted and not loading or loaded yet (Generate and the
+        Inspector call it when they open; so does a request to generate).  No-op otherwise."""
+        if self._want_model and self.model_state == "none":
+            self.model_state = "loading"
+            self._start_worker(
+                partial(model_flow.load_model, self._model_ref, self.post_message), group="model"
+            )
 
     def watch_model_state(self, state: ModelState) -> None:
         self.workspace.model_state = state
@@ -402,11 +624,12 @@ class WorkbenchApp(App[None]):
     def on_session_loaded(self, message: msg.SessionLoaded) -> None:
         session = message.session
         steps = list(session.steps)
+
         self.install_replay(steps, lambda: new_parser(session), label=f"session {Path(message.path).name}")
         for topic in sorted(session_flow.accept_session(self.workspace, session, message.path)):
             self.changed(topic)
         if self._want_analysis:
-            self.action_analyze()
+            self._analyze(replace_spec=False)  # the session's spec is what its steps were recorded with
         self.notify(f"{len(steps)} recorded steps: space steps, r replays", title="Session opened")
 
     def install_replay(
@@ -424,9 +647,13 @@ class WorkbenchApp(App[None]):
         self.changed("engine")
 
     def action_save(self) -> None:
-        """``ctrl+s``: the Template screen saves the template file; every other screen saves a session."""
+        """``ctrl+s``: a dialog that takes a value submits it; the Template screen saves the template file;
+        every other screen saves a session."""
         screen = self.screen
-        if isinstance(screen, TemplateScreen):
+        submit = getattr(screen, "action_submit", None)
+        if callable(submit):
+            submit()
+        elif isinstance(screen, TemplateScreen):
             screen.action_save_template()
         else:
             self.action_save_session()
@@ -443,7 +670,7 @@ class WorkbenchApp(App[None]):
             self.notify(one_line(exc), title="Save session failed", severity="error")
             return
         try:
-            saved = session_flow.save_to_sessions(session)
+            saved = session_flow.save_to_sessions(session, self.session_dir)
         except Exception as exc:  # SessionError (folder not writable, ...)
             self.notify(one_line(exc), title="Save session failed", severity="error")
             return
@@ -453,12 +680,13 @@ class WorkbenchApp(App[None]):
     def on_request_generate(self, message: msg.RequestGenerate) -> None:
         """Begin a new generation for the user's message (from the Generate screen)."""
         ws = self.workspace
+        self.ensure_model()
         try:
-            request = generate_flow.prepare_generation(ws, message)
+            request = generate_flow().prepare_generation(ws, message)
         except Refused as refusal:
             self._refuse(refusal)
             return
-        generate_flow.accept_generation(ws, request)  # the prompt is now the conversation
+        generate_flow().accept_generation(ws, request)  # the prompt is now the conversation
         self._last_messages = request.messages
         self.engine.pause.clear()
         ws.running = True
@@ -557,7 +785,7 @@ class WorkbenchApp(App[None]):
             )
             return
 
-        step = self.scrubbed_step()
+        step = self.shown_step() if op == "why" else self.scrubbed_step()
         if step is not None:
             hint += f" (here: step {step + 1}'s choice, the grammar replayed to it)"
 
@@ -570,17 +798,27 @@ class WorkbenchApp(App[None]):
     def scrubbed_step(self) -> int | None:
         """The step the inspector is scrubbed back to (its choice is what the grammar is asked about), or
         None at the newest step (the grammar answers for the next token)."""
-        screen = self.screen
-        if isinstance(screen, InspectorScreen) and 0 <= screen.selected < len(self.workspace.steps) - 1:
-            return screen.selected
+        selected = getattr(self.shown("inspector"), "selected", -1)
+        if 0 <= selected < len(self.workspace.steps) - 1:
+            return int(selected)
         return None
 
+    def shown_step(self) -> int | None:
+        """The step the inspector shows (scrubbed to, or the newest): "why masked" asks about its choice,
+        whose candidates are on screen.  None with no steps (or off the inspector): the next position."""
+        screen = self.shown("inspector")
+        total = len(self.workspace.steps)
+        if screen is None or not total:
+            return None
+        selected = int(getattr(screen, "selected", -1))
+        return selected if 0 <= selected < total else total - 1
+
     def action_why_masked(self, token: str = "") -> None:
-        """Ask why a token (typed, or the one picked in the candidates) is masked at the current position."""
+        """Ask why a token (typed, or the one picked in the candidates) was masked at the step shown."""
         self._ask_modal(
             "why",
             "Why is this token masked?",
-            "a token's text or id; the grammar answers for the next position (after the last step)",
+            "a token's text or id; the grammar answers for the step shown (before any step: the first token)",
             token,
         )
 

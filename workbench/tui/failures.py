@@ -38,6 +38,7 @@ FAILURES: dict[str, Callable[[str, BaseException], Message]] = {
     "export": lambda name, error: msg.ExportDone(_detail(name), "", error=one_line(error)),
     "model": lambda name, error: msg.ModelFailed(one_line(error)),
     "session": lambda name, error: msg.ModelFailed(f"session {_detail(name)}: {one_line(error)}"),
+    "warm": lambda name, error: msg.Warmed(one_line(error)),
     "engine": _engine,
     "engine-control": _engine,
 }

@@ -11,7 +11,7 @@ app turns them into the matching result in one place (:mod:`workbench.tui.failur
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from textual.message import Message
 
@@ -20,8 +20,14 @@ from workbench.generation.loaded import LoadedModel
 from workbench.runtime.spec import FormatSpec
 from workbench.session import Session
 from workbench.tui.errors import Severity
-from workbench.tui.steps import Driver
-from workbench.validate import ValidationReport
+
+if TYPE_CHECKING:  # types only: the app imports this module before its first screen is drawn
+    from workbench.analysis import Analysis
+    from workbench.generation.loaded import LoadedModel
+    from workbench.runtime.spec import FormatSpec
+    from workbench.session import Session
+    from workbench.tui.steps import Driver
+    from workbench.validate import ValidationReport
 
 ToolChoice = Literal["auto", "required", "none"]
 
@@ -29,7 +35,7 @@ ToolChoice = Literal["auto", "required", "none"]
 # ---------------------------------------------------------------------- intents (screens -> app)
 @dataclass
 class RequestAnalysis(Message):
-    """Analyse the template text being edited (replaces the analysis when it succeeds)."""
+    """Analyze the template text being edited (replaces the analysis when it succeeds)."""
 
 
 @dataclass
@@ -80,6 +86,13 @@ class RequestExport(Message):
 
 
 @dataclass
+class Warmed(Message):
+    """The modules the app loads after its first paint are loaded (``error``: why not)."""
+
+    error: str = ""
+
+
+@dataclass
 class TemplateRendered(Message):
     """The live preview render finished (``error`` set when the template failed)."""
 
@@ -92,10 +105,13 @@ class TemplateRendered(Message):
 @dataclass
 class AnalysisDone(Message):
     """The analysis of one template text; ``template_sha`` is that text's sha256 (64 hex digits), so the
-    app can tell later whether the text being edited is still the analysed one."""
+    app can tell later whether the text being edited is still the analyzed one."""
 
     analysis: Analysis
     template_sha: str
+    # False when the spec in use came from a file or a session: the analysis is shown (probes, diffs) but
+    # does not replace that spec.  An explicit re-analysis replaces it.
+    replace_spec: bool = True
 
 
 @dataclass
@@ -110,6 +126,14 @@ class ValidationDone(Message):
     report: ValidationReport | None
     summary: str
     error: str = ""
+
+
+@dataclass
+class SpecLoaded(Message):
+    """A spec read from ``path`` (a spec file or ``workbench analyze --json`` output)."""
+
+    spec: FormatSpec
+    path: str
 
 
 @dataclass

@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.analysis import Analysis
 from workbench.generation.loaded import LoadedModel
@@ -21,7 +21,11 @@ from workbench.runtime.chat import Message, Tool, load_messages, load_tools
 from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui.steps import Driver, StepLog
-from workbench.validate import ValidationReport
+
+if TYPE_CHECKING:  # types only: the analysis and validation packages load after the first screen
+    from workbench.analysis import Analysis
+    from workbench.generation.loaded import LoadedModel
+    from workbench.validate import ValidationReport
 
 TOPICS = ("template", "analysis", "spec", "model", "steps", "engine", "validation", "grammar")
 
@@ -108,7 +112,11 @@ class Workspace:
     analysis_running: bool = False
     analysis_sha: str = ""  # sha256 of the template text the analysis was computed on
     spec: FormatSpec | None = None
-    saved_spec: FormatSpec | None = None  # the spec last written by an export (or read from a session)
+    saved_spec: FormatSpec | None = None  # the spec last written by an export (or read from a file)
+    # The spec hand edits are measured against (the analysis', a loaded file's or a session's), and where
+    # the spec in use came from: "" for the analysis, else "spec file NAME" / "session NAME".
+    base_spec: FormatSpec | None = None
+    spec_origin: str = ""
     validation: ValidationReport | None = None
     validation_summary: str = ""
     model_name: str = ""

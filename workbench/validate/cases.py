@@ -25,6 +25,11 @@ FEATURES: dict[str, str] = {
     "scalars": "integer, negative and fractional numbers, booleans and null as arguments",
     "nested": "nested objects and arrays as arguments",
     "call_ids": "call ids, where the format carries them",
+    "null_values": "null as an argument, for a parameter typed string or null",
+    "any_of_schemas": "arguments whose schema is an `anyOf` instead of a `type`",
+    "untyped_schemas": "an argument whose schema has no `type`",
+    "nested_schemas": "an argument whose schema is a nested object with its own properties",
+    "enum_schemas": "arguments whose schema is an `enum` (one without `type`)",
 }
 
 
@@ -40,39 +45,141 @@ def _tool(name: str, description: str, properties: dict[str, Any]) -> Tool:
     )
 
 
-ROUND_TRIP_TOOLS: tuple[Tool, ...] = (
-    _tool(
-        "get_weather",
-        "Current weather for a city.",
-        {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
-    ),
-    _tool("get_time", "Current time in a time zone.", {"timezone": {"type": "string"}}),
-    _tool(
-        "save_note",
-        "Save a note.",
-        {"title": {"type": "string"}, "body": {"type": "string"}, "lang": {"type": "string"}},
-    ),
-    _tool(
-        "set_values",
-        "Set typed values.",
-        {
-            "count": {"type": "integer"},
-            "ratio": {"type": "number"},
-            "zero": {"type": "integer"},
-            "enabled": {"type": "boolean"},
-            "disabled": {"type": "boolean"},
-            # `anyOf`, not `"type": "null"`: a template macro that walks `type` as a list of types recurses
-            # forever on the string "null" (Hermes 2 Pro).
-            "nothing": {"anyOf": [{"type": "null"}]},
-        },
-    ),
-    _tool(
-        "configure",
-        "Apply a nested configuration.",
-        # Explicit `additionalProperties`/`items`: Command R+'s template reads them unconditionally.
-        {"options": {"type": "object", "additionalProperties": {}}, "items": {"type": "array", "items": {}}},
+@dataclass(frozen=True)
+class ToolSet:
+    """Tool definitions a case is rendered with, and the words that name them when the template raises.
+
+    The plain set comes first and decides the verdict: typed parameters only (``string`` with and without
+    an ``enum``, ``integer``, ``number``, ``boolean``, ``object``, ``array``), what every template that
+    renders tools should accept.  The harder sets each add one schema shape real tools use (``anyOf``, no
+    ``type``, a nested object, an ``enum`` without ``type``, a parameter typed null); a template that raises
+    on one gets that named as the reason (``describes``: "the template raises on a parameter without
+    `type`") and the plain set still gives the verdict.
+    """
+
+    name: str
+    describes: str
+    tools: tuple[Tool, ...]
+
+    def to_openai(self) -> list[dict[str, Any]]:
+        return [t.to_openai() for t in self.tools]
+
+
+PLAIN_TOOLS = ToolSet(
+    "plain",
+    "the plain typed tool definitions",
+    (
+        _tool(
+            "get_weather",
+            "Current weather for a city.",
+            {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+        ),
+        _tool("get_time", "Current time in a time zone.", {"timezone": {"type": "string"}}),
+        _tool(
+            "save_note",
+            "Save a note.",
+            {"title": {"type": "string"}, "body": {"type": "string"}, "lang": {"type": "string"}},
+        ),
+        _tool(
+            "set_values",
+            "Set typed values.",
+            {
+                "count": {"type": "integer"},
+                "ratio": {"type": "number"},
+                "zero": {"type": "integer"},
+                "enabled": {"type": "boolean"},
+                "disabled": {"type": "boolean"},
+            },
+        ),
+        _tool(
+            "configure",
+            "Apply a nested configuration.",
+            # Explicit `additionalProperties`/`items`: Command R+'s template reads them unconditionally.
+            {
+                "options": {"type": "object", "additionalProperties": {}},
+                "items": {"type": "array", "items": {}},
+            },
+        ),
     ),
 )
+
+#: The harder schema shapes, one tool each (and one case each, after the plain cases).
+HARDER_TOOLS: tuple[ToolSet, ...] = (
+    ToolSet(
+        "null",
+        "a parameter typed null",
+        (
+            _tool(
+                "set_optional",
+                "Set an optional value.",
+                {"label": {"type": "string"}, "nothing": {"type": ["string", "null"]}},
+            ),
+        ),
+    ),
+    ToolSet(
+        "any_of",
+        "a parameter whose schema is an `anyOf`",
+        (
+            _tool(
+                "lookup",
+                "Look something up.",
+                {
+                    "query": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                    "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                },
+            ),
+        ),
+    ),
+    ToolSet(
+        "untyped",
+        "a parameter without `type`",
+        (_tool("echo", "Echo a payload.", {"payload": {}}),),
+    ),
+    ToolSet(
+        "nested",
+        "a nested object parameter with its own properties",
+        (
+            _tool(
+                "create_event",
+                "Create an event.",
+                {
+                    "event": {
+                        "type": "object",
+                        "properties": {
+                            "title": {"type": "string"},
+                            "when": {
+                                "type": "object",
+                                "properties": {
+                                    "day": {"type": "integer"},
+                                    "tags": {"type": "array", "items": {"type": "string"}},
+                                },
+                                "required": ["day", "tags"],
+                            },
+                        },
+                        "required": ["title", "when"],
+                    }
+                },
+            ),
+        ),
+    ),
+    ToolSet(
+        "enum",
+        "an `enum` parameter without `type`",
+        (
+            _tool(
+                "set_mode",
+                "Set a mode.",
+                {"mode": {"enum": ["fast", "slow"]}, "level": {"type": "integer", "enum": [1, 2, 3]}},
+            ),
+        ),
+    ),
+)
+
+TOOL_SETS: dict[str, ToolSet] = {s.name: s for s in (PLAIN_TOOLS, *HARDER_TOOLS)}
+
+#: Every tool of every set: what the cases' outputs are parsed with, and what exports prove them with
+#: (tool names are unique across the sets, so a call's schema is always its own set's).
+ROUND_TRIP_TOOLS: tuple[Tool, ...] = tuple(t for s in TOOL_SETS.values() for t in s.tools)
 
 USER_TURN: dict[str, Any] = {"role": "user", "content": "Please help me with this task."}
 
@@ -102,6 +209,11 @@ class Case:
     content: str | None = None
     reasoning: str | None = None
     calls: tuple[CallInput, ...] = ()
+    tool_set: str = "plain"  # the key of :data:`TOOL_SETS` the case is rendered with
+
+    @property
+    def tools(self) -> ToolSet:
+        return TOOL_SETS[self.tool_set]
 
     def message(self, *, string_arguments: bool, empty_content: bool = False) -> dict[str, Any]:
         """The OpenAI-shaped assistant message; arguments as a mapping (what most templates iterate) or as
@@ -150,6 +262,53 @@ def _own_marker_text(spec: FormatSpec) -> str:
     return (
         "keep " + " | ".join(sorted({m.strip() for m in markers})[:8]) if markers else "keep </end> <start>"
     )
+
+
+#: One case per harder tool set (:data:`HARDER_TOOLS`); values whose reading back does not depend on a
+#: policy (an untyped raw value is read as a string, so the untyped case passes a string).
+HARDER_CASES: tuple[Case, ...] = (
+    Case(
+        "null_argument",
+        ("null_values",),
+        "null for a parameter typed string or null",
+        calls=(CallInput("set_optional", {"label": "draft", "nothing": None}, _IDS[0]),),
+        tool_set="null",
+    ),
+    Case(
+        "any_of_arguments",
+        ("any_of_schemas",),
+        "values for `anyOf` parameters",
+        calls=(CallInput("lookup", {"query": "cats and dogs", "limit": 5}, _IDS[0]),),
+        tool_set="any_of",
+    ),
+    Case(
+        "untyped_argument",
+        ("untyped_schemas",),
+        "a value for a parameter without `type`",
+        calls=(CallInput("echo", {"payload": "hello world"}, _IDS[0]),),
+        tool_set="untyped",
+    ),
+    Case(
+        "nested_schema_arguments",
+        ("nested_schemas",),
+        "a nested object whose schema has its own properties",
+        calls=(
+            CallInput(
+                "create_event",
+                {"event": {"title": "Launch", "when": {"day": 3, "tags": ["a", "b"]}}},
+                _IDS[0],
+            ),
+        ),
+        tool_set="nested",
+    ),
+    Case(
+        "enum_arguments",
+        ("enum_schemas",),
+        "values for `enum` parameters",
+        calls=(CallInput("set_mode", {"mode": "fast", "level": 2}, _IDS[0]),),
+        tool_set="enum",
+    ),
+)
 
 
 def build_cases(spec: FormatSpec) -> tuple[Case, ...]:
@@ -228,18 +387,11 @@ def build_cases(spec: FormatSpec) -> tuple[Case, ...]:
         Case(
             "scalar_arguments",
             ("scalars",),
-            "numbers, booleans and null",
+            "numbers and booleans",
             calls=(
                 CallInput(
                     "set_values",
-                    {
-                        "count": 42,
-                        "ratio": -3.25,
-                        "zero": 0,
-                        "enabled": True,
-                        "disabled": False,
-                        "nothing": None,
-                    },
+                    {"count": 42, "ratio": -3.25, "zero": 0, "enabled": True, "disabled": False},
                     _IDS[0],
                 ),
             ),
@@ -269,4 +421,5 @@ def build_cases(spec: FormatSpec) -> tuple[Case, ...]:
             "a call whose id must come back",
             calls=(CallInput("get_time", {"timezone": "UTC"}, _IDS[1]),),
         ),
+        *HARDER_CASES,
     )

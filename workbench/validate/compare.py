@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,17 +59,18 @@ def _short(value: Any, limit: int = 160) -> str:
 
 # ------------------------------------------------------------------------------------------------ parsing
 ParseFn = Callable[[FormatSpec, str, Sequence[Tool], bool, Sequence[int] | None], dict[str, Any]]
+#: A streamed parse as a client sees it: the text fed in ``pieces``; the finished message (a parse
+#: contract) and the streaming invariants it broke on the way (what was sent and later taken back).
+StreamFn = Callable[[FormatSpec, Sequence[str], Sequence[Tool]], tuple[dict[str, Any], list[str]]]
 
 
 def parse_output(
     spec: FormatSpec, text: str, tools: Sequence[Tool], thinking_opened: bool, cuts: Sequence[int] | None
 ) -> dict[str, Any]:
     """Parse ``text`` with the spec's stream parser, fed in one piece (``cuts=None``) or cut at ``cuts``."""
-    from workbench.runtime.parsing import ParseOptions, StreamParser
+    from workbench.runtime.parsing import StreamParser
 
-    parser = StreamParser(
-        spec, list(tools), options=ParseOptions(enable_thinking=True, thinking_opened=thinking_opened)
-    )
+    parser = StreamParser(spec, list(tools), options=_options(thinking_opened))
     last = 0
     for cut in [*(cuts or ()), len(text)]:
         parser.feed(text[last:cut])
@@ -78,14 +78,67 @@ def parse_output(
     return parser.finish().message.to_contract()
 
 
-def chunkings(text: str, seed: str, count: int = 3) -> list[list[int]]:
-    """Deterministic random cut points (seeded by the case id), plus one cut between every character."""
-    rng = random.Random(seed)
-    out = [list(range(1, len(text)))]
-    for _ in range(count):
-        k = rng.randint(1, max(1, len(text) // 3))
-        out.append(sorted(rng.sample(range(1, len(text)), min(k, max(0, len(text) - 1)))))
-    return out
+def _options(thinking_opened: bool, start_stage: str | None = None) -> Any:
+    from workbench.runtime.parsing import ParseOptions
+
+    return ParseOptions(enable_thinking=True, thinking_opened=thinking_opened, start_stage=start_stage)
+
+
+def stream_contract(
+    spec: FormatSpec, pieces: Sequence[str], tools: Sequence[Tool], options: Any
+) -> tuple[dict[str, Any], list[str]]:
+    """Feed ``pieces`` to the spec's stream parser as a server streams a model's output, and read the
+    message after every feed, as the deltas a client receives are computed from it.  Returns the finished
+    message and the streaming invariants broken (``workbench.streaming.invariants``, the runner's own
+    checks): text or arguments already sent and then changed, a call's arguments before its name, a call
+    taken back without a diagnostic."""
+    from workbench.runtime.parsing import StreamParser
+    from workbench.streaming.invariants import continuity_violations, nameless_calls
+    from workbench.streaming.observed import observed_from_message
+
+    parser = StreamParser(spec, list(tools), options=options)
+    violations: list[str] = []
+    before = observed_from_message(parser.current())
+    for n, piece in enumerate(pieces, start=1):
+        parser.feed(piece)
+        after = observed_from_message(parser.current())
+        where = f"after feed #{n}"
+        violations += nameless_calls(after, where=where)
+        violations += continuity_violations(before, after, where=where, drops_allowed=False)
+        before = after
+    finished = parser.finish()
+    final = observed_from_message(finished.message, finished.diagnostics)
+    drops = any(d.severity != "info" for d in finished.diagnostics)
+    violations += continuity_violations(before, final, where="at finish", drops_allowed=drops)
+    return finished.message.to_contract(), violations
+
+
+def streamed_from_prompt(thinking_opened: bool) -> StreamFn:
+    """The built-in parser streamed with the options validation parses a round-trip case with."""
+
+    def stream(
+        spec: FormatSpec, pieces: Sequence[str], tools: Sequence[Tool]
+    ) -> tuple[dict[str, Any], list[str]]:
+        return stream_contract(spec, pieces, tools, _options(thinking_opened))
+
+    return stream
+
+
+def feeding_runs(text: str, key: str) -> list[tuple[str, tuple[str, ...] | None]]:
+    """How a case's output is fed: one-shot (``None``), one character at a time and three seeded random
+    chunkings: the conformance runner's runs (``streaming.chunks.chunk_runs``), seeded by the case id so a
+    report is the same every time."""
+    from workbench.streaming.chunks import chunk_runs
+
+    return chunk_runs(text, key)
+
+
+_RUN_WORDS = {"per_char": "one character at a time"}
+
+
+def run_label(name: str, pieces: Sequence[str]) -> str:
+    """``one character at a time`` / ``random chunking random-2 (14 chunks)``."""
+    return _RUN_WORDS.get(name) or f"random chunking {name} ({len(pieces)} chunks)"
 
 
 def check_output(
@@ -98,8 +151,15 @@ def check_output(
     compare_ids: bool,
     tools: Sequence[Tool] = ROUND_TRIP_TOOLS,
     parse: ParseFn = parse_output,
+    stream: StreamFn | None = None,
 ) -> tuple[str, str, dict[str, Any] | None, tuple[str, ...]]:
-    """Parse ``output`` one-shot and at random chunkings; return (status, reason, parsed, mismatches)."""
+    """Parse ``output`` one-shot, then streamed one character at a time and at seeded random chunkings;
+    return (status, reason, parsed, mismatches).
+
+    Streamed runs go through ``stream`` when given (the built-in parser, read after every feed: a value
+    sent to the client and later changed fails the case even when the finished message is right), else
+    through ``parse`` with the chunk boundaries as cuts.
+    """
     try:
         parsed = parse(spec, output, tools, thinking_opened, None)
     except Exception as exc:  # a parser crash is a finding, not a reason to stop validating
@@ -107,13 +167,35 @@ def check_output(
     mismatches = compare_messages(expected, parsed, compare_ids=compare_ids)
     if mismatches:
         return FAIL, "one-shot parse differs from the input: " + mismatches[0], parsed, tuple(mismatches)
-    for i, cuts in enumerate(chunkings(output, case_id)):
-        label = "one character at a time" if i == 0 else f"random chunking #{i} ({len(cuts) + 1} chunks)"
+    for name, pieces in feeding_runs(output, case_id):
+        if pieces is None:
+            continue
+        label = run_label(name, pieces)
+        violations: list[str] = []
         try:
-            streamed = parse(spec, output, tools, thinking_opened, cuts)
+            if stream is not None:
+                streamed, violations = stream(spec, pieces, tools)
+            else:
+                streamed = parse(spec, output, tools, thinking_opened, _cuts(pieces))
         except Exception as exc:
             return ERROR, f"the parser raised {type(exc).__name__} when fed {label}: {exc}", parsed, ()
         diff = compare_messages(expected, streamed, compare_ids=compare_ids)
         if diff:
             return FAIL, f"streamed {label}, the parse differs: {diff[0]}", parsed, tuple(diff)
+        if violations:
+            return (
+                FAIL,
+                f"streamed {label}, the client is sent text that is later changed: {violations[0]}",
+                parsed,
+                tuple(violations),
+            )
     return PASS, "", parsed, ()
+
+
+def _cuts(pieces: Sequence[str]) -> list[int]:
+    """Chunk boundaries as offsets into the joined text."""
+    out, at = [], 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        out.append(at)
+    return out

@@ -30,8 +30,8 @@ from workbench.analysis.diff import common_prefix_len
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
 from workbench.template.render import TemplateError
-from workbench.validate.cases import ROUND_TRIP_TOOLS, USER_TURN
-from workbench.validate.compare import check_output
+from workbench.validate.cases import PLAIN_TOOLS, ROUND_TRIP_TOOLS, USER_TURN
+from workbench.validate.compare import check_output, stream_contract
 from workbench.validate.render import (
     CaseRenderer,
     _inner_markers,
@@ -39,7 +39,14 @@ from workbench.validate.render import (
     next_turn_marker,
     turn_ends,
 )
-from workbench.validate.report import CONTINUATION_FEATURE, UNSUPPORTED, CaseResult
+from workbench.validate.report import (
+    CONTINUATION_FEATURE,
+    NOT_RENDERED,
+    RAISED,
+    UNSUPPORTED,
+    UNTESTABLE,
+    CaseResult,
+)
 
 #: The feature every continuation case reports under (``validate`` text and ``--json``).
 FEATURE = CONTINUATION_FEATURE
@@ -115,7 +122,7 @@ def continuation_results(
 def _conversation_so_far(renderer: CaseRenderer) -> tuple[list[dict[str, Any]] | None, str, str]:
     """The tools to render with (none, unless the template needs them), the render of the user turn alone,
     and what the generation prompt adds after it (the assistant header that starts every turn)."""
-    for tools in (None, [t.to_openai() for t in ROUND_TRIP_TOOLS]):
+    for tools in (None, PLAIN_TOOLS.to_openai()):
         try:
             prompt = renderer.render([USER_TURN], tools, True)
             base = renderer.render([USER_TURN], tools, False)
@@ -147,16 +154,21 @@ def _run(
         prompt = renderer.render_continued([USER_TURN, case.message(partial=True)], tools, case.field)
     except TemplateError as exc:
         if case.field == "reasoning_content" and exc.kind == "usage":
-            return replace(base, reason=f"the template does not render this message's reasoning ({exc})")
-        return replace(base, reason=f"the template cannot render this continuation: {exc}")
+            return replace(
+                base,
+                reason=f"the template does not render this message's reasoning ({exc})",
+                skip=NOT_RENDERED,
+            )
+        return replace(base, reason=f"the template cannot render this continuation: {exc}", skip=RAISED)
     if case.reasoning and _first_line(case.reasoning) not in full:
-        return replace(base, reason="the template drops reasoning from the assistant turn")
+        return replace(base, reason="the template drops reasoning from the assistant turn", skip=NOT_RENDERED)
     if not full.startswith(prompt):
         at = common_prefix_len(prompt, full)
         return replace(
             base,
             reason="the template renders the partial message differently from the finished one "
             f"(they part at {prompt[at : at + 30]!r})",
+            skip=NOT_RENDERED,
         )
     output = cut_at_turn_end(
         full[len(prompt) :],
@@ -170,7 +182,11 @@ def _run(
     stage = spec.output_start_stage(generation_prompt=turn)
     end = spec.reasoning.end.strip()
     if case.field == "content" and stage == "reasoning" and end and end not in output:
-        return replace(base, reason="the template writes the answer inside a reasoning block it never closes")
+        return replace(
+            base,
+            reason="the template writes the answer inside a reasoning block it never closes",
+            skip=UNTESTABLE,
+        )
     return recheck(spec, replace(base, output=output, start_stage=stage, prompt=prompt))
 
 
@@ -182,10 +198,21 @@ def recheck(spec: FormatSpec, case: CaseResult, tools: Sequence[Tool] = ROUND_TR
     def parse_joined(
         spec: FormatSpec, text: str, tools: Sequence[Tool], _opened: bool, cuts: Sequence[int] | None
     ) -> dict[str, Any]:
-        got = parse_from_stage(spec, text, tools, case.start_stage, cuts)
+        return joined(parse_from_stage(spec, text, tools, case.start_stage, cuts))
+
+    def joined(got: dict[str, Any]) -> dict[str, Any]:
         for key in ("content", "reasoning_content"):
             got[key] = (partial.get(key) or "") + (got.get(key) or "")
         return got
+
+    def stream_joined(
+        spec: FormatSpec, pieces: Sequence[str], tools: Sequence[Tool]
+    ) -> tuple[dict[str, Any], list[str]]:
+        from workbench.runtime.parsing import ParseOptions
+
+        options = ParseOptions(enable_thinking=True, start_stage=case.start_stage or None)
+        got, violations = stream_contract(spec, pieces, tools, options)
+        return joined(got), violations
 
     status, reason, parsed, mismatches = check_output(
         spec,
@@ -196,6 +223,7 @@ def recheck(spec: FormatSpec, case: CaseResult, tools: Sequence[Tool] = ROUND_TR
         compare_ids=False,
         tools=tools,
         parse=parse_joined,
+        stream=stream_joined,
     )
     if reason:
         reason = f"parsed from the stage {case.start_stage!r} the prompt leaves: {reason}"

@@ -12,11 +12,12 @@ from typing import Any
 
 from workbench.analysis.diff import common_prefix_len, diff_split
 from workbench.analysis.renders import Fallback, RenderLadder
+from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
-from workbench.template.render import TemplateError
+from workbench.template.render import TemplateError, check_template_kwargs
 from workbench.template.source import TemplateSource
-from workbench.validate.cases import ROUND_TRIP_TOOLS, USER_TURN, Case, build_cases
-from workbench.validate.report import RenderedCase
+from workbench.validate.cases import USER_TURN, Case, build_cases
+from workbench.validate.report import NOT_RENDERED, RAISED, UNTESTABLE, RenderedCase
 
 
 class CaseRenderer:
@@ -36,7 +37,8 @@ class CaseRenderer:
     ) -> None:
         self.source = source
         self.time_limit = time_limit
-        self.template_kwargs = dict(template_kwargs or {})  # template switches (``--kw``)
+        # template switches (``--kw``); never a render argument such as ``time_limit``
+        self.template_kwargs = check_template_kwargs(template_kwargs or {})
         self.notes: list[str] = []
         self._ladder = RenderLadder(source, time_limit=time_limit)
 
@@ -80,6 +82,7 @@ def render_case(
     *,
     time_limit: float = 2.0,
     turn_end: str = "",
+    tools: Sequence[Tool] | None = None,
 ) -> RenderedCase:
     """Render ``case`` after a user turn and cut out what the model would have generated.
 
@@ -87,47 +90,65 @@ def render_case(
     or prints the mapping's Python repr, they are passed as JSON text instead.  Cases without calls are
     rendered without tools unless the template needs them.  ``turn_end`` is an extra end-of-turn text (read
     off a render by :func:`find_turn_end` when the spec names none).  Returns a :class:`RenderedCase` whose
-    ``unsupported`` is set when the case cannot be expressed by this template.
+    ``unsupported`` is set when the case cannot be expressed by this template.  ``tools`` are the tools
+    offered (the case's tool set unless a caller probes others).
     """
     renderer = source if isinstance(source, CaseRenderer) else CaseRenderer(source, time_limit)
     src = renderer.source
     tool_choices = [True] if case.calls else [False, True]
     prompt = base = ""
-    tools: list[dict[str, Any]] | None = None
+    offered: list[dict[str, Any]] | None = None
     error = ""
     for with_tools in tool_choices:
-        tools = [t.to_openai() for t in ROUND_TRIP_TOOLS] if with_tools else None
+        if not with_tools:
+            offered = None
+        else:
+            offered = [t.to_openai() for t in tools] if tools is not None else case.tools.to_openai()
         try:
-            prompt = renderer.render([USER_TURN], tools, True)
-            base = renderer.render([USER_TURN], tools, False)
+            prompt = renderer.render([USER_TURN], offered, True)
+            base = renderer.render([USER_TURN], offered, False)
             error = ""
             break
         except TemplateError as exc:
             error = str(exc)
     if error:
-        return RenderedCase(
-            "", "", False, False, unsupported=f"the template cannot render the prompt: {error}"
+        # A case with calls is rendered with its tool set: a prompt that raises raised on those definitions.
+        why = (
+            f"the template raises on {case.tools.describes}"
+            if case.calls
+            else "the template cannot render the prompt"
         )
+        return RenderedCase("", "", False, False, unsupported=f"{why}: {error}", skip=RAISED)
 
     full, variant = None, (False, False)
+    message: dict[str, Any] = {}
     variants = [(as_string, empty) for empty in (False, True) for as_string in (False, True)]
     for as_string, empty in variants:
         if (as_string and not case.calls) or (empty and case.content is not None):
             continue
         try:
-            message = case.message(string_arguments=as_string, empty_content=empty)
-            candidate = renderer.render([USER_TURN, message], tools, False)
+            candidate_message = case.message(string_arguments=as_string, empty_content=empty)
+            candidate = renderer.render([USER_TURN, candidate_message], offered, False)
         except TemplateError as exc:
             error = str(exc)
             continue
         if full is None or not _prints_python_repr(candidate, case):
-            full, variant = candidate, (as_string, empty)
+            full, variant, message = candidate, (as_string, empty), candidate_message
         if not _prints_python_repr(candidate, case):
             break
     if full is None:
-        return RenderedCase("", "", False, False, unsupported=f"the template refuses this message: {error}")
+        schema = f" (with {case.tools.describes})" if case.calls and case.tool_set != "plain" else ""
+        return RenderedCase(
+            "",
+            "",
+            False,
+            False,
+            unsupported=f"the template refuses this message{schema}: {error}",
+            skip=RAISED,
+        )
+    unstable = _second_render_differs(renderer, message, offered, prompt, full)
     indistinct = _renders_like_its_twin(
-        case, full, variant, lambda m: renderer.render([USER_TURN, m], tools, False)
+        case, full, variant, lambda m: renderer.render([USER_TURN, m], offered, False)
     )
 
     cut = len(diff_split(prompt, full).prefix)
@@ -160,11 +181,8 @@ def render_case(
         generation_prefix = generation_prompt
     else:
         generation_prefix = history_header
-    unsupported = (
-        _missing_trace(case, output, whole)
-        or indistinct
-        or _answer_left_inside_reasoning(spec, case, output, thinking_opened)
-    )
+    missing = _missing_trace(case, output, whole) or indistinct
+    inside = "" if missing else _answer_left_inside_reasoning(spec, case, output, thinking_opened)
     compare_ids = bool(case.calls) and all(c.id in output for c in case.calls)
     return RenderedCase(
         output=output,
@@ -172,9 +190,37 @@ def render_case(
         thinking_opened=thinking_opened,
         compare_ids=compare_ids,
         prompt=full[:cut],
-        unsupported=unsupported,
+        unsupported=missing or inside,
         note=note,
+        skip=NOT_RENDERED if missing else UNTESTABLE if inside else "",
+        unstable=unstable,
     )
+
+
+def _second_render_differs(
+    renderer: CaseRenderer,
+    message: dict[str, Any],
+    tools: list[dict[str, Any]] | None,
+    prompt: str,
+    full: str,
+) -> str:
+    """Render the case's prompt and conversation a second time; the first difference, or "" when both
+    renders are the same text.  A template whose output changes from render to render (it prints the
+    clock, ...) cannot be checked by any spec: the cut between prompt and answer moves."""
+    try:
+        again = (
+            renderer.render([USER_TURN], tools, True),
+            renderer.render([USER_TURN, message], tools, False),
+        )
+    except TemplateError as exc:
+        return f"the second render raised: {exc}"
+    for first, second, what in ((prompt, again[0], "prompt"), (full, again[1], "conversation")):
+        if first != second:
+            split = diff_split(first, second)
+            return (
+                f"the {what} rendered {split.left[:40]!r} the first time and {split.right[:40]!r} the second"
+            )
+    return ""
 
 
 def find_turn_end(source: TemplateSource | CaseRenderer, spec: FormatSpec, *, time_limit: float = 2.0) -> str:

@@ -8,12 +8,39 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.runtime.errors import WorkbenchError
 from workbench.validate.cases import FEATURES
+from workbench.validate.verdict import UntestedFeature, ValidationVerdict, compute_verdict
 
 #: The feature the continuation cases report (``workbench.validate.continuation``).
 CONTINUATION_FEATURE = "continuation"
 
 PASS, FAIL, UNSUPPORTED, ERROR = "pass", "fail", "unsupported", "error"
+
+# Why an unsupported case did not run (``CaseResult.skip``): the template's output lacks the part
+# (``NOT_RENDERED``: a fact about the template); the template raised on the case's input (``RAISED``);
+# the template renders the part but no model output looks like it, or the text alone cannot tell it
+# apart (``UNTESTABLE``).  Only NOT_RENDERED says the template does not render a feature.
+NOT_RENDERED, RAISED, UNTESTABLE = "not_rendered", "raised", "untestable"
+SKIP_KINDS = (NOT_RENDERED, RAISED, UNTESTABLE)
+
+
+class ReportError(WorkbenchError, ValueError):
+    """A validation report's dict form (a spec's ``provenance.validation``) has a field of the wrong type."""
+
+
+_KINDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}
+
+
+def _field(value: Any, kind: type, where: str) -> Any:
+    if not isinstance(value, kind):
+        raise ReportError(f"{where}: expected {_KINDS.get(kind, kind.__name__)}, not {type(value).__name__}")
+    return value
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    items = _field(value, list, where)
+    return tuple(_field(item, str, f"{where}[{i}]") for i, item in enumerate(items))
 
 
 @dataclass(frozen=True)
@@ -33,6 +60,8 @@ class RenderedCase:
     prompt: str = ""
     unsupported: str = ""
     note: str = ""
+    skip: str = ""  # why ``unsupported`` (one of ``SKIP_KINDS``)
+    unstable: str = ""  # the first difference when a second render of the case differs from the first
 
 
 @dataclass(frozen=True)
@@ -56,11 +85,14 @@ class CaseResult:
     # in, and the partial text (per field) the prompt already holds.
     start_stage: str = ""
     continued: dict[str, str] = field(default_factory=dict)
+    skip: str = ""  # an unsupported case: why it did not run (``SKIP_KINDS``)
 
     def to_dict(self) -> dict[str, Any]:
         extra: dict[str, Any] = (
             {"start_stage": self.start_stage, "continued": dict(self.continued)} if self.start_stage else {}
         )
+        if self.skip:
+            extra["skip"] = self.skip
         return {
             "id": self.id,
             "features": list(self.features),
@@ -78,28 +110,40 @@ class CaseResult:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CaseResult:
+    def from_dict(cls, data: Any, where: str = "case") -> CaseResult:
+        """A case from a report's dict form (a spec file's ``provenance.validation``: untrusted), every
+        field's type checked; :class:`ReportError` names the first wrong one."""
+        data = _field(data, dict, where)
+        continued = _field(data.get("continued") or {}, dict, f"{where}.continued")
+        parsed = data.get("parsed")
         return cls(
-            id=str(data["id"]),
-            features=tuple(data.get("features", ())),
-            description=str(data.get("description", "")),
-            status=str(data["status"]),
-            reason=str(data.get("reason", "")),
-            output=str(data.get("output", "")),
-            generation_prefix=str(data.get("generation_prefix", "")),
-            thinking_opened=bool(data.get("thinking_opened", False)),
-            compare_ids=bool(data.get("compare_ids", False)),
-            expected=dict(data.get("expected") or {}),
-            parsed=data.get("parsed"),
-            mismatches=tuple(data.get("mismatches", ())),
-            start_stage=str(data.get("start_stage", "")),
-            continued={str(k): str(v) for k, v in (data.get("continued") or {}).items()},
+            id=_field(data.get("id"), str, f"{where}.id"),
+            features=_strings(data.get("features", []), f"{where}.features"),
+            description=_field(data.get("description", ""), str, f"{where}.description"),
+            status=_field(data.get("status"), str, f"{where}.status"),
+            reason=_field(data.get("reason", ""), str, f"{where}.reason"),
+            output=_field(data.get("output", ""), str, f"{where}.output"),
+            generation_prefix=_field(data.get("generation_prefix", ""), str, f"{where}.generation_prefix"),
+            thinking_opened=_field(data.get("thinking_opened", False), bool, f"{where}.thinking_opened"),
+            compare_ids=_field(data.get("compare_ids", False), bool, f"{where}.compare_ids"),
+            expected=_field(data.get("expected") or {}, dict, f"{where}.expected"),
+            parsed=None if parsed is None else _field(parsed, dict, f"{where}.parsed"),
+            mismatches=_strings(data.get("mismatches", []), f"{where}.mismatches"),
+            start_stage=_field(data.get("start_stage", ""), str, f"{where}.start_stage"),
+            continued={
+                k: _field(v, str, f"{where}.continued.{k}") for k, v in continued.items()
+            },
+            skip=_field(data.get("skip", ""), str, f"{where}.skip"),
         )
 
 
 @dataclass(frozen=True)
 class ValidationReport:
-    """Per-case and per-feature results.  ``validated`` is True only when every supported case passes."""
+    """Per-case and per-feature results, and the verdict (:attr:`verdict`, :mod:`.verdict`).
+
+    ``validated`` is True only when every case that ran passed, every feature the template renders ran
+    (``untested`` is empty) and the template rendered the same text twice (``unstable`` is empty).
+    """
 
     template_name: str
     template_sha256: str
@@ -109,6 +153,10 @@ class ValidationReport:
     # Continuation cases (``workbench.validate.continuation``), apart from ``cases``: exports replay
     # ``cases`` through other parsers and grammars, which know no start stage.
     continuation: tuple[CaseResult, ...] = ()
+    # Features the template renders (or the spec reads) that no case tested (``validate.untested``).
+    untested: tuple[UntestedFeature, ...] = ()
+    # Why the template's renders cannot be trusted: a case rendered twice gave different text ("" if not).
+    unstable: str = ""
 
     @property
     def applicable(self) -> tuple[CaseResult, ...]:
@@ -116,12 +164,25 @@ class ValidationReport:
         return tuple(c for c in self.cases if c.status != UNSUPPORTED)
 
     @property
-    def validated(self) -> bool:
-        """Every supported round-trip case passes (at least one does), and so does every supported
-        continuation case."""
+    def verdict(self) -> ValidationVerdict:
+        """Validated, or why not: failing features, an unstable template, untested features (pure)."""
         applicable = self.applicable
         continued = [c for c in self.continuation if c.status != UNSUPPORTED]
-        return bool(applicable) and all(c.status == PASS for c in (*applicable, *continued))
+        failed = [name for name, f in self.features().items() if f["status"] == FAIL]
+        return compute_verdict(
+            passed=sum(c.status == PASS for c in applicable),
+            applicable=len(applicable),
+            all_pass=all(c.status == PASS for c in (*applicable, *continued)),
+            failed=failed,
+            untested=self.untested,
+            unstable=self.unstable,
+        )
+
+    @property
+    def validated(self) -> bool:
+        """Every supported round-trip case passes (at least one does), and so does every supported
+        continuation case; every feature the template renders was tested; the renders were stable."""
+        return self.verdict.validated
 
     def features(self) -> dict[str, dict[str, Any]]:
         """Each feature's status: pass, fail (any case failed) or unsupported (no case applied), with why."""
@@ -153,6 +214,10 @@ class ValidationReport:
         text = f"{passed}/{len(applicable)} applicable cases pass"
         if failed:
             text += f"; the spec cannot express: {', '.join(failed)}"
+        if self.unstable:
+            text += f"; the template renders differently each time ({self.unstable})"
+        for untested in self.untested:
+            text += f"; {untested.line()}"
         if unsupported:
             text += f"; unsupported by the template: {', '.join(unsupported)}"
         return ("validated: " if self.validated else "NOT validated: ") + text
@@ -162,6 +227,9 @@ class ValidationReport:
         return {
             "validated": self.validated,
             "summary": self.summary(),
+            "verdict": self.verdict.to_dict(),
+            "untested": [u.to_dict() for u in self.untested],
+            "unstable": self.unstable,
             "source": self.source,
             "template_name": self.template_name,
             "template_sha256": self.template_sha256,
@@ -172,12 +240,24 @@ class ValidationReport:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ValidationReport:
+    def from_dict(cls, data: Any, where: str = "validation") -> ValidationReport:
+        """A report from its dict form; every field's type is checked (it comes from spec files people
+        share): :class:`ReportError` names the first wrong field instead of a ``TypeError`` later."""
+        data = _field(data, dict, where)
+        cases = _field(data.get("cases", []), list, f"{where}.cases")
+        continuation = _field(data.get("continuation", []), list, f"{where}.continuation")
         return cls(
-            template_name=str(data.get("template_name", "")),
-            template_sha256=str(data.get("template_sha256", "")),
-            cases=tuple(CaseResult.from_dict(c) for c in data.get("cases", ())),
-            notes=tuple(data.get("notes", ())),
-            source=str(data.get("source", "template")),
-            continuation=tuple(CaseResult.from_dict(c) for c in data.get("continuation", ())),
+            template_name=_field(data.get("template_name", ""), str, f"{where}.template_name"),
+            template_sha256=_field(data.get("template_sha256", ""), str, f"{where}.template_sha256"),
+            cases=tuple(CaseResult.from_dict(c, f"{where}.cases[{i}]") for i, c in enumerate(cases)),
+            notes=_strings(data.get("notes", []), f"{where}.notes"),
+            source=_field(data.get("source", "template"), str, f"{where}.source"),
+            continuation=tuple(
+                CaseResult.from_dict(c, f"{where}.continuation[{i}]") for i, c in enumerate(continuation)
+            ),
+            untested=tuple(
+                UntestedFeature.from_dict(_field(u, dict, f"{where}.untested[{i}]"))
+                for i, u in enumerate(_field(data.get("untested") or [], list, f"{where}.untested"))
+            ),
+            unstable=_field(data.get("unstable") or "", str, f"{where}.unstable"),
         )

@@ -7,12 +7,15 @@ from dataclasses import replace
 from typing import Any
 
 from workbench.runtime.spec import FormatSpec
+from workbench.template.budget import budget_for
+from workbench.template.render import TemplateError, fixed_clock
 from workbench.template.source import TemplateSource
-from workbench.validate.cases import Case, build_cases
-from workbench.validate.compare import ParseFn, check_output, parse_output
+from workbench.validate.cases import USER_TURN, Case, build_cases
+from workbench.validate.compare import ParseFn, check_output, parse_output, streamed_from_prompt
 from workbench.validate.continuation import continuation_results, recheck
 from workbench.validate.render import AFTER_TURN_END, CaseRenderer, find_turn_end, render_case
-from workbench.validate.report import FAIL, UNSUPPORTED, CaseResult, ValidationReport
+from workbench.validate.report import FAIL, UNSUPPORTED, UNTESTABLE, CaseResult, ValidationReport
+from workbench.validate.untested import find_untested
 
 
 def validate(
@@ -29,14 +32,35 @@ def validate(
     ``template_kwargs`` are template switches (``--kw reasoning_effort=none``) every case is rendered with;
     the output is read from the stage the prompt they give leaves it in.  ``continuation`` adds the
     continuation cases (a partial message continued, :mod:`workbench.validate.continuation`), which the
-    built-in parser reads whatever ``parse`` is.
+    built-in parser reads whatever ``parse`` is.  Every case renders at the analysis' fixed instant
+    (:func:`~workbench.template.render.fixed_clock`), so a template that prints the time gives the output
+    the spec was read from, and the same report on every run.
     """
+    with fixed_clock(), budget_for(time_limit, "validation") as budget:
+        report = _validate(source, spec, time_limit, parse, template_kwargs, continuation)
+        budget.raise_if_exhausted()  # a report of cases whose renders were refused is not a verdict
+    return report
+
+
+def _validate(
+    source: TemplateSource,
+    spec: FormatSpec | None,
+    time_limit: float,
+    parse: ParseFn,
+    template_kwargs: dict[str, Any] | None,
+    continuation: bool,
+) -> ValidationReport:
     if spec is None:
         from workbench.formats import analyze
 
         spec = analyze(source, time_limit=time_limit).spec
     results: list[CaseResult] = []
     notes: list[str] = []
+    # The cases carry reasoning: rendered with thinking on, by enable_thinking and by the template's own
+    # thinking switch when it has one (``thinking=True`` where the template's default is off).
+    from workbench.analysis.switches import with_thinking_switch
+
+    template_kwargs = with_thinking_switch(spec, True, template_kwargs) or None
     renderer = CaseRenderer(source, time_limit, template_kwargs)
     if template_kwargs:
         said = ", ".join(f"{k}={v!r}" for k, v in template_kwargs.items())
@@ -46,8 +70,12 @@ def validate(
         notes.append(
             f"the spec names no end marker; the template ends a turn with {turn_end!r}, cut like one"
         )
-    for case in build_cases(spec):
+    unstable = ""
+    cases = build_cases(spec)
+    for case in cases:
         rendered = render_case(renderer, spec, case, turn_end=turn_end)
+        if rendered.unstable and not unstable:
+            unstable = f"{case.id}: {rendered.unstable}"
         base = CaseResult(
             id=case.id,
             features=case.features,
@@ -60,6 +88,7 @@ def validate(
             compare_ids=rendered.compare_ids,
             expected=case.expected(),
             prompt=rendered.prompt,
+            skip=rendered.skip,
         )
         if rendered.note and rendered.note not in notes:
             notes.append(rendered.note)
@@ -68,11 +97,17 @@ def validate(
             continue
         ambiguity = _raw_marker_ambiguity(spec, case, rendered.output)
         if ambiguity:
-            results.append(replace(base, reason=ambiguity))
+            results.append(replace(base, reason=ambiguity, skip=UNTESTABLE))
             continue
         results.append(_parsed_back(spec, base, parse))
     results = _blame_the_spec_for_early_cuts(results)
     continued = continuation_results(renderer, spec, turn_end=turn_end) if continuation else ()
+    untested = find_untested(
+        spec,
+        results,
+        continued,
+        renders_calls=lambda: _renders_calls_without_tools(renderer, cases),
+    )
     notes = [*renderer.notes, *notes]
     return ValidationReport(
         template_name=source.name,
@@ -80,7 +115,24 @@ def validate(
         cases=tuple(results),
         notes=tuple(dict.fromkeys(notes)),
         continuation=continued,
+        untested=untested,
+        unstable=unstable,
     )
+
+
+def _renders_calls_without_tools(renderer: CaseRenderer, cases: tuple[Case, ...]) -> bool:
+    """Does the template render a call when no tools are passed?  Asked when every call case was skipped
+    because the template raised: its tool-definition macro may be what raises, while the calls render."""
+    case = next((c for c in cases if c.calls), None)
+    if case is None:
+        return False
+    for as_string in (False, True):
+        try:
+            text = renderer.render([USER_TURN, case.message(string_arguments=as_string)], None, False)
+        except TemplateError:
+            continue
+        return case.calls[0].name in text
+    return False
 
 
 def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn) -> CaseResult:
@@ -93,6 +145,8 @@ def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn) -> CaseResu
         thinking_opened=case.thinking_opened,
         compare_ids=case.compare_ids,
         parse=parse,
+        # the built-in parser is also read after every feed, as a client reads its deltas
+        stream=streamed_from_prompt(case.thinking_opened) if parse is parse_output else None,
     )
     return replace(case, status=status, reason=reason, parsed=parsed, mismatches=mismatches)
 
@@ -164,6 +218,10 @@ def validate_recorded(
         "no template given: the recorded round-trip outputs were parsed again; nothing was re-rendered",
     )
     continued = tuple(c if c.status == UNSUPPORTED else recheck(spec, c) for c in report.continuation)
+    # What the report recorded as untested stays untested; the spec given may read more (a reasoning
+    # mode or a tool format the recorded cases never showed).
+    untested = {u.feature: u for u in find_untested(spec, results, continued)}
+    untested.update({u.feature: u for u in report.untested})
     return ValidationReport(
         template_name=report.template_name,
         template_sha256=report.template_sha256,
@@ -171,12 +229,14 @@ def validate_recorded(
         notes=tuple(dict.fromkeys(notes)),
         source="recorded",
         continuation=continued,
+        untested=tuple(untested.values()),
+        unstable=report.unstable,
     )
 
 
 def report_from_spec(spec: FormatSpec) -> ValidationReport | None:
     """The validation report an exported spec carries, if any."""
     data = spec.provenance.validation
-    if not data or not isinstance(data.get("cases"), list):
+    if not data or "cases" not in data:
         return None
-    return ValidationReport.from_dict(data)
+    return ValidationReport.from_dict(data, "provenance.validation")

@@ -68,7 +68,7 @@ class WorkbenchDetector(BaseFormatDetector):
     def has_tool_call(self, text: str) -> bool:
         """True when the text holds anything this detector takes out (calls, wrappers, end markers): SGLang
         hands the text on unparsed otherwise."""
-        content, calls = FORMAT.parse_rest(text)
+        content, calls = FORMAT.parse_rest(text, log=False)
         return bool(calls) or content != text
 
     def detect_and_parse(self, text: str, tools: Any) -> StreamingParseResult:
@@ -152,8 +152,11 @@ class WorkbenchReasoningDetector(BaseReasoningFormatDetector):
             force_reasoning=bool(force_reasoning),
             stream_reasoning=stream_reasoning,
         )
-        # SGLang passes False when nothing forces reasoning, which does not mean the prompt closed it.
-        self._opened = True if force_reasoning else FORMAT.opened_for()
+        # SGLang passes False when nothing forces reasoning, which does not mean the prompt closed it.  It
+        # passes True for any template with a thinking switch that is on (its own template detection), also
+        # where the prompt opens no block: when the format's outputs open their own block, the spec wins.
+        spec_says = FORMAT.opened_for()
+        self._opened = spec_says if spec_says is False else (True if force_reasoning else spec_says)
         self._split: Any = None
         self._held: list[str] = []
 

@@ -22,6 +22,7 @@ from workbench.engines.plugins import (
     runtime_files,
     single_file,
 )
+from workbench.proofs import inline_text
 from workbench.runtime.spec import FormatSpec
 
 ENGINE = "sglang"
@@ -35,6 +36,10 @@ _LAUNCHER = '''#!/usr/bin/env python
 
 It registers the tool-call and reasoning detectors of {module}.py, adds `--tool-call-parser {parser}
 --reasoning-parser {parser}` unless given, and runs `sglang.launch_server` in this process.
+
+SGLang starts its scheduler and detokenizer with multiprocessing's "spawn": each of them imports this file
+again (as `__mp_main__`) before it runs, so the registration at the top runs in every SGLang process (the
+scheduler builds its own reasoning parser); only the process started from the command line launches.
 """
 
 import runpy
@@ -45,13 +50,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import {module} as plugin  # noqa: E402
 
-plugin.register()
-args = sys.argv[1:]
-for flag in ("--tool-call-parser", "--reasoning-parser"):
-    if flag not in args:
-        args += [flag, plugin.NAME]
-sys.argv = [sys.argv[0], *args]
-runpy.run_module("sglang.launch_server", run_name="__main__", alter_sys=True)
+plugin.register()  # in this process and in every process SGLang spawns (they re-import this file)
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    for flag in ("--tool-call-parser", "--reasoning-parser"):
+        if flag not in args:
+            args += [flag, plugin.NAME]
+    sys.argv = [sys.argv[0], *args]
+    # alter_sys=False keeps this file as __main__: it is what a spawned process imports again.
+    runpy.run_module("sglang.launch_server", run_name="__main__", alter_sys=False)
 '''
 
 
@@ -60,7 +68,7 @@ def launch_command(names: PluginNames) -> str:
 
 
 def _readme(names: PluginNames, prov: dict[str, Any]) -> str:
-    return f"""# SGLang detectors for {prov["template_name"] or names.slug}
+    return f"""# SGLang detectors for {inline_text(prov["template_name"] or names.slug)}
 
 Made by `workbench export --target sglang-plugin` (workbench {prov["workbench_version"]}) from the
 template with sha256 `{prov["template_sha256"] or "(none: exported from a spec file)"}`; proven with SGLang
@@ -69,11 +77,18 @@ template with sha256 `{prov["template_sha256"] or "(none: exported from a spec f
 message of the template, one-shot (`detect_and_parse`) and streamed (`parse_streaming_increment`, real
 token deltas).
 
+Validation of the spec: {prov["validation"]["headline"]}.
+
     {launch_command(names)}
 
 `{names.slug}_sglang.py` holds a `BaseFormatDetector` and a `BaseReasoningFormatDetector` registered as
 `{names.parser}`; the launcher registers them, then starts `sglang.launch_server` with
 `--tool-call-parser {names.parser} --reasoning-parser {names.parser}`.  Neither needs the workbench.
+SGLang's scheduler and detokenizer are spawned processes that import the launcher again, so they register
+the detectors too: always start the server through the launcher.
+
+On a CPU-only machine SGLang 0.5.23 also needs `--device cpu --attention-backend torch_native
+--disable-cuda-graph`, and its server imports `torchvision` (a build that matches the installed torch).
 
 ## Limits
 
@@ -92,7 +107,8 @@ def build_sglang_plugin(spec: FormatSpec, names: PluginNames, engine_version: st
     prov = provenance(spec, ENGINE, engine_version)
     module = f"{names.slug}_sglang"
     header = (
-        f"SGLang detectors `{names.parser}` for {prov['template_name'] or names.slug} (made by workbench "
+        f"SGLang detectors `{names.parser}` for {inline_text(prov['template_name'] or names.slug)} (made by "
+        "workbench "
         f"export).\n\nStart SGLang with launch_{names.slug}.py, which registers them.\n"
         f"{requirements_note()}"
     )

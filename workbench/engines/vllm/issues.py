@@ -9,6 +9,6 @@ NULL_AS_NONE = EngineIssue(
     "a parameter typed null is read as null only when spelled `null`, and the template writes Jinja's "
     "`None` for it; the value comes back as the string 'None' (SGLang's detector for the family reads it)",
     ("tag_with_tagged",),
-    ("scalar_arguments",),
+    ("null_argument",),
 )
 ISSUES: dict[str, EngineIssue] = {"qwen3_coder": NULL_AS_NONE, "seed_oss": NULL_AS_NONE}

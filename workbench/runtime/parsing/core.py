@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
@@ -354,9 +355,11 @@ class Machine:
         seen: list[str] = []
 
         def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-            keys = [k for k, _ in items]
-            seen.extend(k for k in dict.fromkeys(keys) if keys.count(k) > 1)
-            return dict(items)
+            out = dict(items)
+            if len(out) < len(items):  # counted once per object, not once per key (quadratic)
+                counts = Counter(k for k, _ in items)
+                seen.extend(k for k in out if counts[k] > 1)
+            return out
 
         try:
             json.loads(call.arguments, object_pairs_hook=pairs)

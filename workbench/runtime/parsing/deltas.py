@@ -92,5 +92,9 @@ def chunk(
 
 
 def finish_reason(result: ParseResult) -> str:
-    """``tool_calls`` when the message calls tools, else ``stop``."""
+    """``length`` when the output ended inside a call's arguments (:attr:`ParseResult.cut_calls`: the pieces
+    already streamed are not a call that was made), else ``tool_calls`` when the message calls tools, else
+    ``stop``."""
+    if result.cut_calls:
+        return "length"
     return "tool_calls" if result.message.tool_calls else "stop"

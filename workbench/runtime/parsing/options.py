@@ -11,6 +11,8 @@ vectors to that engine's rules.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,3 +116,39 @@ class ParseResult:
         out = self.message.to_contract()
         out["diagnostics"] = [d.to_dict() for d in self.diagnostics]
         return out
+
+    @property
+    def cut_calls(self) -> tuple[int, ...]:
+        """Positions in ``message.tool_calls`` of calls whose arguments are not one whole JSON object: the
+        output ended inside them (a ``max_tokens`` cut).  Does not change state.
+
+        Such a call is never a call that was made: a server drops it from a one-shot answer (vLLM's
+        engine-based parsers drop incomplete call markup, its JSON parsers a call whose arguments do not
+        parse) and a stream that already sent its pieces ends with ``finish_reason: "length"``.
+        """
+        return tuple(i for i, call in enumerate(self.message.tool_calls) if not _whole_object(call.arguments))
+
+    def without_cut_calls(self) -> ParseResult:
+        """The result a one-shot answer reports: :attr:`cut_calls` left out, each with an E-STREAM-TRUNCATED
+        diagnostic (pure: returns a new result)."""
+        cut = set(self.cut_calls)
+        if not cut:
+            return self
+        calls = self.message.tool_calls
+        diagnostics = list(self.diagnostics) + [
+            Diagnostic(
+                code="E-STREAM-TRUNCATED",
+                message=f"tool call {i} ({calls[i].name}) was cut off inside its arguments: left out",
+                severity="warning",
+            )
+            for i in sorted(cut)
+        ]
+        kept = tuple(call for i, call in enumerate(calls) if i not in cut)
+        return ParseResult(dataclasses.replace(self.message, tool_calls=kept), diagnostics)
+
+
+def _whole_object(arguments: str) -> bool:
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except (TypeError, ValueError):
+        return False

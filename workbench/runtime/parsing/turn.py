@@ -184,20 +184,27 @@ class TurnMachine(Machine):
                 r = yield from self.lookahead(self._start_tag)
                 if r is not None:
                     self.emit_spans(r[0].spans)
-                    yield from self.reasoning()
+                    yield from self.reasoning(rewritten_start=False)
         yield from self.content()
 
     def _start_tag(self, look: Look) -> None:
         look.ws()
         look.lit(self.r_start)
 
-    def reasoning(self) -> Gen[None]:
-        """Reasoning text up to the end marker (or an implicit end: a tool call, the end of the turn)."""
-        while self.r_start:  # a model may (re)write the opening tag the prompt already wrote
+    def reasoning(self, *, rewritten_start: bool = True) -> Gen[None]:
+        """Reasoning text up to the end marker (or an implicit end: a tool call, the end of the turn).
+
+        One start marker opens one block: a start marker inside the block is reasoning text, kept verbatim
+        (``<think><think>X</think>`` is the reasoning ``<think>X``), as the output grammar reads it (free text
+        up to the end marker) and as vLLM's and transformers' parsers do; nothing the model wrote vanishes.
+        ``rewritten_start``: the prompt opened the block, so a start marker right at the start of the output
+        is the model writing the opening again (vLLM's reasoning parsers drop it too) and is read as a marker,
+        once.
+        """
+        if rewritten_start and self.r_start:
             r = yield from self.lookahead(self._start_tag)
-            if r is None:
-                break
-            self.emit_spans(r[0].spans)
+            if r is not None:
+                self.emit_spans(r[0].spans)
         end = self.r_end.core if self.r_end else ""
         markers = marker_set([end, *self.end_cores, *(self.triggers if self.fmt else [])])
         while True:

@@ -15,6 +15,7 @@ Part of the runtime every plug-in vendors (as ``<plugin>._runtime.serving.core``
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,8 @@ from workbench.runtime.parsing.markers import core_of
 from workbench.runtime.parsing.options import ParseOptions
 from workbench.runtime.parsing.stream import StreamParser
 from workbench.runtime.spec import FormatSpec
+
+_log = logging.getLogger("workbench_plugin")
 
 
 @dataclass
@@ -87,13 +90,29 @@ class Runtime:
         return reasoning, rest
 
     def parse_rest(
-        self, text: str, tools: Sequence[Any] | None = None, *, enable_thinking: bool = True
+        self, text: str, tools: Sequence[Any] | None = None, *, enable_thinking: bool = True, log: bool = True
     ) -> tuple[str, list[dict[str, Any]]]:
-        """One-shot tool stage: ``(content, [{"id", "name", "arguments"}])`` with arguments as JSON text."""
+        """One-shot tool stage: ``(content, [{"id", "name", "arguments"}])`` with arguments as JSON text.
+
+        A call the text ends inside (its arguments are not a whole JSON object: ``max_tokens`` cut it) is
+        left out, as the engines' own parsers do, with a warning in the server's log (``log``)."""
         stream = ContentStream(self, tools, enable_thinking=enable_thinking)
         stream.feed(text)
         stream.finish()
-        message = stream.parser.finish().message
+        result = stream.parser.finish()
+        if result.cut_calls:  # a call the output ended inside (max_tokens) was not made: the engines drop it
+            for i in result.cut_calls if log else ():
+                call = result.message.tool_calls[i]
+                _log.warning(
+                    "%s: the output ended inside tool call %d (%s): left out of the answer, arguments so "
+                    "far %r",
+                    self.spec.provenance.template_name or "workbench plug-in",
+                    i,
+                    call.name,
+                    call.arguments[:200],
+                )
+            result = result.without_cut_calls()
+        message = result.message
         calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
         return message.content or "", calls
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.export import export, write_export
+from workbench.export import check_destination, export, write_export
+from workbench.proofs import ExportError
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
-from workbench.tui.errors import Refused, Severity
+from workbench.tui.errors import Refused, Severity, one_line
 from workbench.tui.workspace import Workspace
 
 
@@ -46,6 +47,10 @@ def prepare_export(ws: Workspace, request: msg.RequestExport) -> ExportJob:
             f"{absolute(request.path)} exists: not overwritten (confirm the overwrite to replace it)",
             title="Export",
         )
+    try:
+        check_destination(request.target, request.path)  # refused now, not after the engine proof
+    except ExportError as exc:
+        raise Refused(one_line(exc), title=f"Export {request.target}", severity="error") from None
     try:
         tools = ws.parse_tools()
     except ValueError as exc:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
 from workbench.runtime.chat import Message
 from workbench.session import ModelRecord, Session, load_session, save_session, session_from_generation
+from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.errors import Refused
 from workbench.tui.steps import GeneratorDriver
@@ -32,15 +35,39 @@ def accept_session(ws: Workspace, session: Session, path: str) -> set[str]:
         ws.kwargs = kwargs_from_session(session.template_kwargs, ws.kwargs)
         changed.add("template")
     ws.session_path = path
-    if session.template.text:
+    if session.template.text and session.template.text != ws.source.text:
+        # The session's template is a template of its own: it becomes the source (so the screens name it,
+        # and ctrl+s asks where to save it), never an edit of the template file that was open.
+        ws.source = session_source(session, path, ws.source)
+        ws.template_text = session.template.text
+        changed.add("template")
+    elif session.template.text:
         ws.template_text = session.template.text
         changed.add("template")
     if session.tools:
         ws.tools_json = json.dumps([t.to_openai() for t in session.tools], indent=2, ensure_ascii=False)
-    ws.spec = session.spec
+    ws.spec = ws.base_spec = session.spec
     ws.saved_spec = session.spec  # the session file holds it: nothing to lose
+    ws.spec_origin = f"session {Path(path).name}"
     ws.model_name = ws.model_name or f"(recorded with {session.model.name or session.model.ref or '?'})"
     return changed
+
+
+def session_source(session: Session, path: str, current: TemplateSource) -> TemplateSource:
+    """A source for a session's recorded template: named as the session names it, with no file of its own
+    (its origin is the session), keeping the special tokens of the source that was open (a session does not
+    record them)."""
+    name = session.template.name or f"template of {Path(path).name}"
+    return dataclasses.replace(
+        current,
+        text=session.template.text,
+        name=name,
+        origin=f"session:{path}",
+        named={},
+        selected="default",
+        spec=None,
+        pinned=True,
+    )
 
 
 def build_session(ws: Workspace, *, model_ref: str, messages: list[Message]) -> Session:
@@ -90,15 +117,34 @@ def kwargs_from_session(recorded: dict[str, Any], current: RenderKwargs) -> Rend
     )
 
 
-def save_to_sessions(session: Session, folder: Path = Path("sessions")) -> Path:
+def save_to_sessions(session: Session, folder: Path) -> Path:
     """Write ``session`` under ``folder`` with a time-stamped name; the absolute path written.
 
-    Two saves within one second get different names (``-2``, ``-3``...): a name is never reused, so a save
-    never replaces an earlier one while both say "saved".
+    A name is never reused: it is claimed with an exclusive create before the atomic write fills it, so two
+    saves within one second (``-2``, ``-3``...) write two files, and a save never replaces an earlier one.
+    ``folder`` is the user's sessions folder (:func:`workbench.tui.paths.sessions_dir`), created if needed.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    path = unused_session_path(folder, time.strftime("%Y%m%d-%H%M%S"))
-    return save_session(path, session).resolve()
+    path = claim_session_path(folder, time.strftime("%Y%m%d-%H%M%S"))
+    try:
+        return save_session(path, session).resolve()
+    except BaseException:
+        path.unlink(missing_ok=True)  # the claimed name must not stay behind empty
+        raise
+
+
+def claim_session_path(folder: Path, stamp: str) -> Path:
+    """Create and return the first free ``tui-<stamp>[-N].json`` in ``folder`` (empty, created with
+    ``O_EXCL``, so no other save can take the same name)."""
+    n = 1
+    while True:
+        path = folder / (f"tui-{stamp}.json" if n == 1 else f"tui-{stamp}-{n}.json")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            n += 1
+            continue
+        return path
 
 
 def unused_session_path(folder: Path, stamp: str) -> Path:

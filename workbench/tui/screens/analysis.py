@@ -11,8 +11,6 @@ The template switches the analysis found (variables other than ``enable_thinking
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,83 +24,16 @@ from textual.widgets import DataTable, Static
 from workbench.analysis import Analysis, ProbeResult
 from workbench.runtime.spec import FormatSpec
 from workbench.selfcheck import verdicts_from_report, warning_line
-from workbench.tui.controllers.analysis import Switch, switches_of
 from workbench.tui.messages import RequestSpecEdit
 from workbench.tui.palette import ERROR_STYLE, visible
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.modals import EditFieldScreen
+from workbench.tui.spec_fields import PARTS, FieldRow, spec_rows
+from workbench.tui.switches import Switch, switches_of
+from workbench.tui.verdict import verdict_of
 from workbench.tui.widgets.diff_view import DiffPane, diff_legend
+from workbench.tui.widgets.nav import VERDICT_STYLES
 from workbench.tui.widgets.notice import Notice
-
-# The spec parts shown in the markers table and the probe family (id prefix) that decides each.
-PARTS: tuple[tuple[str, str], ...] = (("reasoning", "R"), ("content", "C"), ("tools", "T"), ("prompt", ""))
-
-
-@dataclass(frozen=True)
-class FieldRow:
-    """One row of the markers table: a spec field, empty or not, with what a person needs to fill it."""
-
-    path: str  # the dotted name ``FormatSpec.with_edit`` takes
-    shown: str  # the value as one visible line ("" for an empty marker)
-    edited: bool  # changed by hand (differs from the analysed spec)
-    description: str = ""
-    allowed: tuple[str, ...] = ()  # the closed set of an enum field (mode, format, id_position)
-    is_marker: bool = False
-
-    @property
-    def is_enum(self) -> bool:
-        return bool(self.allowed)
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, str):
-        return visible(value)
-    if isinstance(value, tuple):
-        return ", ".join(visible(str(v)) for v in value)
-    describe = getattr(value, "describe", None)
-    if callable(describe):  # a call pattern (spec v2): one readable line
-        return visible(str(describe()))
-    return json.dumps(value)
-
-
-def spec_rows(spec: FormatSpec, original: FormatSpec | None) -> list[FieldRow]:
-    """Every field of the spec's parts, empty markers included, in field order (pure).
-
-    Markers come from ``FormatSpec.marker_fields()`` (value and description); enum fields carry their
-    allowed values from the dataclass field metadata, so the table can show them before anyone guesses.
-    """
-    markers = {m.path: m for m in spec.marker_fields()}
-    rows: list[FieldRow] = []
-    for part, _ in PARTS:
-        obj = getattr(spec, part)
-        orig = getattr(original, part) if original is not None else obj
-        for f in fields(obj):
-            path = f"{part}.{f.name}"
-            value = getattr(obj, f.name)
-            edited = value != getattr(orig, f.name)
-            if path in markers:
-                m = markers[path]
-                rows.append(FieldRow(path, visible(m.value), edited, m.description, is_marker=True))
-                continue
-            allowed = tuple(f.metadata.get("values", ()))
-            rows.append(FieldRow(path, _shown(value), edited, f.metadata.get("description", ""), allowed))
-    rows.extend(_top_level_rows(spec, original))
-    return rows
-
-
-def _top_level_rows(spec: FormatSpec, original: FormatSpec | None) -> list[FieldRow]:
-    """The spec's own fields outside the parts (``end_markers``, ``eos_token``, ...): a missed end-of-turn
-    marker is as common a mistake as a wrong part marker, and it must be reachable from the same table."""
-    rows: list[FieldRow] = []
-    for f in fields(spec):
-        if f.name in {part for part, _ in PARTS} or f.name in {"provenance", "version"}:
-            continue
-        value = getattr(spec, f.name)
-        edited = original is not None and value != getattr(original, f.name)
-        description = f.metadata.get("description", "") or f.name.replace("_", " ")
-        shown = _shown(value) if value not in ("", ()) else ""
-        rows.append(FieldRow(f.name, shown, edited, description, is_marker=bool(f.metadata.get("markers"))))
-    return rows
 
 
 def establishing_probes(analysis: Analysis, family: str) -> list[str]:
@@ -124,7 +55,7 @@ class AnalysisScreen(WorkbenchScreen):
     TOPICS = ("analysis", "spec", "validation", "template")
     BINDINGS: ClassVar[list[BindingType]] = [
         *WorkbenchScreen.BINDINGS,
-        Binding("a", "app.analyze", "Re-analyse"),
+        Binding("a", "app.analyze", "Re-analyze"),
         Binding("e", "edit_marker", "Edit marker"),
         Binding("v", "app.validate", "Validate"),
         Binding("c", "app.show_cases", "Validation cases"),
@@ -140,18 +71,20 @@ class AnalysisScreen(WorkbenchScreen):
         yield Notice(id="analysis-notice", classes="-hidden")
         with Vertical(id="analysis-main"):
             with Horizontal(id="analysis-top"):
-                table: DataTable[Any] = DataTable(id="probes", cursor_type="row", zebra_stripes=True)
-                table.border_title = "probes"
-                yield table
+                with Vertical(id="analysis-left"):
+                    table: DataTable[Any] = DataTable(id="probes", cursor_type="row", zebra_stripes=True)
+                    table.border_title = "probes"
+                    yield table
+                    switches: DataTable[Any] = DataTable(id="switches", cursor_type="row")
+                    switches.border_title = "template switches (Template › Kwargs F8 sets them)"
+                    yield switches
+                    yield Static(id="no-switches")
                 with Vertical(id="analysis-right"):
                     markers: DataTable[Any] = DataTable(id="markers", cursor_type="row")
                     markers.border_title = "spec fields (e: edit)"
                     yield markers
                     yield Static(id="field-help")
-                    switches: DataTable[Any] = DataTable(id="switches", cursor_type="row")
-                    switches.border_title = "template switches (Template › Kwargs F8 sets them)"
-                    yield switches
-                    yield Static(id="no-switches")
+                    yield Static(id="verdict-line")
                     yield Static(id="warnings")
             yield Static(diff_legend(), id="diff-legend")
             yield DiffPane(id="diff")
@@ -178,11 +111,11 @@ class AnalysisScreen(WorkbenchScreen):
         if ws.analysis is None:
             main.display = ws.spec is not None
             if ws.analysis_running:
-                notice.show("Analysing the template… (probes render in a worker; the UI stays live)", "empty")
+                notice.show("Analyzing the template… (probes render in a worker; the UI stays live)", "empty")
             elif ws.analysis_error:
                 notice.show(f"Analysis: {ws.analysis_error}", "error")
             else:
-                notice.show("No analysis yet: press a to analyse the template.", "empty")
+                notice.show("No analysis yet: press a to analyze the template.", "empty")
         else:
             main.display = True
             if ws.analysis_error:
@@ -190,7 +123,7 @@ class AnalysisScreen(WorkbenchScreen):
                     f"Last re-analysis failed: {ws.analysis_error} (showing the previous one)", "error"
                 )
             elif ws.template_dirty:
-                notice.show("The template changed since this analysis: press a to re-analyse.", "empty")
+                notice.show("The template changed since this analysis: press a to re-analyze.", "empty")
             else:
                 notice.hide()
         if "analysis" in topics:
@@ -203,13 +136,19 @@ class AnalysisScreen(WorkbenchScreen):
 
     def _status(self) -> None:
         ws = self.ws
-        spec = "no spec" if ws.spec is None else ("spec edited" if ws.spec_edited else "spec from analysis")
+        origin = f"spec from {ws.spec_origin}" if ws.spec_origin else "spec from analysis"
+        spec = "no spec" if ws.spec is None else ("spec edited" if ws.spec_edited else origin)
         parts = [spec]
-        if ws.validation_summary:
-            parts.append(ws.validation_summary)
         if ws.analysis_running:
-            parts.append("analysing…")
+            parts.append("analyzing…")
         self.set_status(" · ".join(parts))
+        verdict = verdict_of(ws)
+        line = Text.assemble(
+            (f" {verdict.label.split(' ', 1)[0]} ", VERDICT_STYLES.get(verdict.state, "bold")),
+            " ",
+            (verdict.text, "bold" if verdict.state in ("validated", "not_validated") else "dim"),
+        )
+        self.query_one("#verdict-line", Static).update(line)
 
     def _fill_probes(self) -> None:
         table = self.query_one("#probes", DataTable)
@@ -233,7 +172,7 @@ class AnalysisScreen(WorkbenchScreen):
         self._rows = {}
         if ws.spec is None:
             return
-        original = ws.analysis.spec if ws.analysis is not None else None
+        original = ws.base_spec or (ws.analysis.spec if ws.analysis is not None else None)
         for row in spec_rows(ws.spec, original):
             self._rows[row.path] = row
             part, _, name = row.path.partition(".")
@@ -241,7 +180,8 @@ class AnalysisScreen(WorkbenchScreen):
             source = ""
             if name in ("mode", "format") and ws.analysis is not None and family:
                 source = ", ".join(establishing_probes(ws.analysis, family)) or "default"
-            label = Text(row.path, style="bold #e0af68" if row.edited else "")
+            label = Text(row.label, style="bold #e0af68" if row.edited else "", no_wrap=True)
+            label.overflow = "ellipsis"
             if row.shown:
                 value = Text(
                     row.shown, style="reverse" if row.edited else "", overflow="ellipsis", no_wrap=True

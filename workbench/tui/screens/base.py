@@ -13,19 +13,23 @@ from textual.timer import Timer
 from textual.widgets import Footer
 
 from workbench.tui.errors import one_line
+from workbench.tui.guard import Guarded
 from workbench.tui.keys import acts_while_typing, is_text_field
+from workbench.tui.verdict import verdict_of
 from workbench.tui.widgets.nav import NavBar
 from workbench.tui.workspace import Workspace
 
 # Frames per second at which a screen draws new steps: enough to look live, cheap enough that the UI
 # thread leaves the engine worker the CPU (benchmarks/tui_replay.py measures it).
 STEP_FPS = 15
+# What the verdict on the top line depends on.
+VERDICT_TOPICS = frozenset({"spec", "validation", "analysis"})
 
 if TYPE_CHECKING:
     from workbench.tui.app import WorkbenchApp
 
 
-class WorkbenchScreen(Screen[None]):
+class WorkbenchScreen(Guarded, Screen[None]):
     """A screen that draws part of the workspace.
 
     Subclasses list the workspace ``TOPICS`` they show and implement :meth:`sync`; it is called on mount,
@@ -47,7 +51,7 @@ class WorkbenchScreen(Screen[None]):
 
     @property
     def wb(self) -> WorkbenchApp:
-        return self.app  # type: ignore[return-value]
+        return self.app
 
     @property
     def ws(self) -> Workspace:
@@ -78,13 +82,20 @@ class WorkbenchScreen(Screen[None]):
         return {key: b for key, b in bindings.items() if acts_while_typing(key)}
 
     def _catch_up(self, force: bool = False) -> None:
+        self.show_verdict()
         changed = {t for t in self.TOPICS if force or self.ws.revision[t] != self._seen[t]}
         for t in changed:
             self._seen[t] = self.ws.revision[t]
         if changed:
             self._safe_sync(changed)
 
+    def show_verdict(self) -> None:
+        """The validation verdict on the top line: every screen shows it, whatever its topics."""
+        self.query_one(NavBar).verdict = verdict_of(self.ws)
+
     def workspace_changed(self, topic: str) -> None:
+        if topic in VERDICT_TOPICS and self.is_mounted:
+            self.show_verdict()
         if topic not in self.TOPICS or not self.is_mounted:
             return
         if topic == "steps":

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from workbench.tui.guard import Guarded
 from workbench.tui.palette import DIFF_STYLES
 from workbench.validate import ValidationReport
 from workbench.validate.report import CaseResult
@@ -82,7 +83,7 @@ def case_panels(case: CaseResult) -> tuple[Text, Text]:
     return rendered, right
 
 
-class CasesScreen(ModalScreen[None]):
+class CasesScreen(Guarded, ModalScreen[None]):
     """Every case of a validation report; the highlighted one is opened below the list."""
 
     DEFAULT_CSS = """

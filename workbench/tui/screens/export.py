@@ -16,13 +16,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Input, RadioButton, RadioSet, Static
+from textual.widgets import Input, RadioSet, Static
 
 from workbench.tui.controllers.export import absolute
 from workbench.tui.messages import RequestExport
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.modals import ConfirmScreen
+from workbench.tui.verdict import Verdict, verdict_of
+from workbench.tui.widgets.nav import VERDICT_STYLES
 from workbench.tui.widgets.notice import Notice
+from workbench.tui.widgets.toggles import GlyphRadioButton
 from workbench.validate import ValidationReport
 
 TARGETS: tuple[tuple[str, str], ...] = (
@@ -54,6 +57,18 @@ def report_text(report: ValidationReport | None) -> Text:
     return out
 
 
+def export_status(has_spec: bool, verdict: Verdict, *, edited: bool) -> str:
+    """The Export screen's status (pure): "ready" only for a validated spec; otherwise what ``s`` will do."""
+    if not has_spec:
+        return "no spec"
+    spec = "edited spec" if edited else "spec"
+    if verdict.green:  # short: the top line's verdict beside it already says "validated"
+        return "ready to export (s)"
+    if verdict.state == "running":
+        return f"{spec} validating…"
+    return f"{spec} not validated: s refuses, S exports anyway"
+
+
 class ExportScreen(WorkbenchScreen):
     MODE = "export"
     TITLE_TEXT = "Export"
@@ -83,7 +98,7 @@ class ExportScreen(WorkbenchScreen):
                     tp.border_title = "export target"
                     with RadioSet(id="targets"):
                         for i, (key, label) in enumerate(TARGETS):
-                            yield RadioButton(f"{key}: {label}", value=i == 0, id=f"target-{key}")
+                            yield GlyphRadioButton(f"{key}: {label}", value=i == 0, id=f"target-{key}")
                     yield Input(placeholder="output path", id="export-path")
 
     def on_mount(self) -> None:
@@ -124,11 +139,14 @@ class ExportScreen(WorkbenchScreen):
             notice.hide()
             spec_box.update(Syntax(ws.spec.to_json(), "json", theme="ansi_dark", word_wrap=True))
         report = self.query_one("#report", Static)
-        head = Text(ws.validation_summary or "validation: not run", style="bold")
+        verdict = verdict_of(ws)
+        head = Text.assemble(
+            (f" {verdict.label} ", VERDICT_STYLES.get(verdict.state, "bold")), " ", (verdict.text, "bold")
+        )
         if ws.spec_edited:
             head.append("  (spec edited by hand)", style="#e0af68")
         report.update(Text.assemble(head, "\n", report_text(ws.validation)))
-        self.set_status("spec edited" if ws.spec_edited else ("spec ready" if ws.spec else "no spec"))
+        self.set_status(export_status(ws.spec is not None, verdict, edited=ws.spec_edited))
 
     def action_export(self, force: bool = False) -> None:
         ws = self.ws

@@ -28,6 +28,7 @@ from workbench.tui.screens.modals import ConfirmScreen, ToolResultScreen
 from workbench.tui.screens.status import engine_status
 from workbench.tui.widgets.notice import Notice
 from workbench.tui.widgets.spans import SpanLegend, SpanStream
+from workbench.tui.widgets.toggles import GlyphCheckbox
 
 TOOL_CHOICES: tuple[ToolChoice, ...] = get_args(ToolChoice)
 NAMED = "tool:"  # prefix of a named tool choice's Select value
@@ -67,6 +68,10 @@ class GenerateScreen(WorkbenchScreen):
         self._tools_seen: str | None = None  # the tools JSON the tool-choice options were built from
         self.turns: list[tuple[str, str]] = []  # what the conversation pane shows
 
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        self.wb.ensure_model()  # the model loads when a screen that uses it first opens
+
     def compose_body(self) -> ComposeResult:
         yield Static(id="gen-status")
         yield Notice(id="gen-notice", classes="-hidden")
@@ -85,11 +90,13 @@ class GenerateScreen(WorkbenchScreen):
                     yield Static(id="parsed")
         with Horizontal(id="options-row"):
             yield Select(choice_options([]), value="auto", allow_blank=False, id="tool-choice")
-            yield Checkbox("constrain", True, id="constrain")
-            yield Checkbox(
+            yield GlyphCheckbox("constrain", True, id="constrain")
+            yield GlyphCheckbox(
                 "parallel", True, id="parallel", tooltip="parallel_tool_calls: off allows one call"
             )
-            yield Checkbox("paused", False, id="start-paused", tooltip="start paused: read the prompt, wait")
+            yield GlyphCheckbox(
+                "paused", False, id="start-paused", tooltip="start paused: read the prompt, wait"
+            )
         with Horizontal(id="chat-row"):
             yield Input(
                 placeholder="Ask something and press enter (continues the conversation; tools from Template)",

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from workbench.tui.actions import ACTIONS
+from workbench.tui.guard import Guarded
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def help_keys(screen: Screen[Any]) -> list[HelpKey]:
     return out
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Guarded, ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 90%; max-width: 100; height: 90%; border: thick $accent;

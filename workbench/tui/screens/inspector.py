@@ -96,6 +96,10 @@ class InspectorScreen(WorkbenchScreen):
         self.expanded = False  # the grammar pane fills the screen with the EBNF
         self.grammar_plain = ""  # what the grammar pane shows, as text (tests read it)
 
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        self.wb.ensure_model()  # the model loads when a screen that uses it first opens
+
     def compose_body(self) -> ComposeResult:
         yield Static(id="insp-status")
         yield MaskGauge(id="gauge")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import ClassVar
 
 from rich.text import Text
@@ -10,20 +9,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static, TextArea
 
 from workbench.generation.step import Step
-from workbench.runtime.spec import FormatSpec, SpecError
+from workbench.runtime.spec import FormatSpec
+from workbench.tui.guard import Guarded
+from workbench.tui.spec_fields import apply_edit, editor_kind, editor_text
 
 
-def _get_path(spec: FormatSpec, path: str) -> object:
-    obj: object = spec
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(Guarded, ModalScreen[bool]):
     """Ask before something that cannot be undone (overwrite a file, discard edits).
 
     The answer defaults to no: ``enter`` on the focused "No" button, ``escape`` and ``n`` all decline, so a
@@ -65,15 +59,23 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "confirm-yes")
 
 
-class EditFieldScreen(ModalScreen[FormatSpec | None]):
-    """Edit one spec field.  The value is typed as a JSON string (so ``\\n`` is a newline); the edited spec
-    is checked by ``FormatSpec.with_edit`` before the dialog closes, and errors stay in the dialog."""
+class EditFieldScreen(Guarded, ModalScreen[FormatSpec | None]):
+    """Edit one spec field as JSON: a marker or a mode on one line, a part (the call pattern, an argument
+    variant, an encoding) or a list as a document over several lines.
+
+    The editor starts with the field's JSON form (:func:`workbench.tui.spec_fields.editor_text`), which every
+    spec value has, so opening it never fails; submitting it unchanged closes it with no edit.  The edited
+    spec is checked by ``FormatSpec.with_edit`` before the dialog closes, and errors stay in the dialog with
+    the text as typed.  ``enter`` submits a one-line value, ``ctrl+s`` (or the Save button) either kind.
+    """
 
     DEFAULT_CSS = """
     EditFieldScreen { align: center middle; }
-    EditFieldScreen > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent;
-                                 background: $surface; padding: 0 1; }
+    EditFieldScreen > Vertical { width: 90%; max-width: 110; height: auto; max-height: 90%;
+                                 border: thick $accent; background: $surface; padding: 0 1; }
     EditFieldScreen #edit-error { color: $error; height: auto; }
+    EditFieldScreen #edit-document { height: 16; }
+    EditFieldScreen Horizontal { height: auto; align-horizontal: right; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
@@ -85,9 +87,11 @@ class EditFieldScreen(ModalScreen[FormatSpec | None]):
         self.path = path
         self.allowed = allowed
         self.description = description
+        value = spec.value_at(path)
+        self.kind = editor_kind(value)
+        self.initial = editor_text(value)
 
     def compose(self) -> ComposeResult:
-        value = _get_path(self.spec, self.path)
         with Vertical():
             yield Label(Text.assemble(("Edit ", "bold"), (self.path, "bold #e0af68")))
             if self.description:
@@ -97,33 +101,55 @@ class EditFieldScreen(ModalScreen[FormatSpec | None]):
                     Text.assemble(("allowed values: ", "bold"), (", ".join(self.allowed), "#7fa7d9")),
                     id="edit-allowed",
                 )
-            yield Static(
-                'Type a JSON value: strings in quotes ("<tool_call>\\n"), true/false, lists.', classes="hint"
-            )
-            yield Input(json.dumps(value, ensure_ascii=False), id="edit-value")
+            if self.kind == "document":
+                yield Static(
+                    "JSON, as in the spec file (strings in quotes, \\n for a newline); "
+                    "pattern parts are literal text or the slots $name $id $index $args ($key $value in "
+                    "an argument)",
+                    classes="hint",
+                )
+                yield TextArea(self.initial, id="edit-document", language=None, soft_wrap=True)
+            else:
+                yield Static(
+                    'Type a JSON value: strings in quotes ("<tool_call>\\n"), true/false, numbers.',
+                    classes="hint",
+                )
+                yield Input(self.initial, id="edit-value")
             yield Static("", id="edit-error")
-            yield Static("enter saves · escape cancels", classes="hint")
+            with Horizontal():
+                yield Static(
+                    ("enter" if self.kind == "line" else "ctrl+s") + " saves · escape cancels", classes="hint"
+                )
+                yield Button("Save (ctrl+s)", id="edit-save", variant="primary")
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        error = self.query_one("#edit-error", Static)
+    def on_mount(self) -> None:
+        self.query_one("#edit-document" if self.kind == "document" else "#edit-value").focus()
+
+    def typed(self) -> str:
+        """The text in the editor now."""
+        if self.kind == "document":
+            return self.query_one("#edit-document", TextArea).text
+        return self.query_one("#edit-value", Input).value
+
+    def action_submit(self) -> None:
+        """Check the typed value and close with the edited spec (None: unchanged); errors stay here."""
         try:
-            value = json.loads(event.value)
-        except json.JSONDecodeError as exc:
-            if event.value.strip() not in self.allowed:  # an enum value may be typed without quotes
-                error.update(f"not JSON: {exc.msg} (strings need quotes)")
-                return
-            value = event.value.strip()
-        if isinstance(value, list):
-            value = tuple(value)
-        try:
-            edited = self.spec.with_edit(**{self.path: value})
-        except SpecError as exc:
-            error.update(str(exc))
+            edited = apply_edit(self.spec, self.path, self.typed(), self.allowed)
+        except ValueError as exc:  # not JSON, or a SpecError naming the field
+            self.query_one("#edit-error", Static).update(Text(str(exc)))
             return
         self.dismiss(edited)
 
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
 
-class ForceTokenScreen(ModalScreen[str | None]):
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_submit()
+
+
+class ForceTokenScreen(Guarded, ModalScreen[str | None]):
     """Ask for the token to force: an id, or text that is one token.  The last step's candidates are listed
     as a reminder of what the model wanted and what the mask allowed."""
 
@@ -159,7 +185,7 @@ class ForceTokenScreen(ModalScreen[str | None]):
         self.dismiss(event.value if event.value.strip() else None)
 
 
-class AskScreen(ModalScreen[str | None]):
+class AskScreen(Guarded, ModalScreen[str | None]):
     """Ask the grammar something: one line of input (a token for "why masked", a string to test)."""
 
     DEFAULT_CSS = """
@@ -189,7 +215,7 @@ class AskScreen(ModalScreen[str | None]):
         self.dismiss(event.value if event.value else None)
 
 
-class ToolResultScreen(ModalScreen[tuple[str, str] | None]):
+class ToolResultScreen(Guarded, ModalScreen[tuple[str, str] | None]):
     """Type a tool's result for one call of the last assistant turn (its id pre-filled), so the next
     assistant turn can be generated from it.  Returns (call id, result text) or None."""
 

@@ -24,17 +24,22 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Checkbox, Input, Label, Select, Static, TabbedContent, TabPane, TextArea
 
-from workbench.analysis.diff import segmentize
 from workbench.template.render import TemplateError, render
-from workbench.tui.controllers.analysis import Switch, switches_of, validation_kwargs, with_pair
-from workbench.tui.controllers.template_file import accept_template_save, plan_template_save
+from workbench.tui.controllers.template_file import (
+    TemplateSave,
+    accept_template_save,
+    plan_chosen_save,
+    plan_template_save,
+)
 from workbench.tui.errors import Refused, one_line
 from workbench.tui.messages import RequestValidation, TemplateRendered
 from workbench.tui.screens.base import WorkbenchScreen
-from workbench.tui.screens.modals import ConfirmScreen
+from workbench.tui.screens.modals import AskScreen, ConfirmScreen
+from workbench.tui.switches import Switch, switches_of, validation_kwargs, with_pair
 from workbench.tui.widgets.jinja_editor import JinjaEditor
 from workbench.tui.widgets.notice import Notice
 from workbench.tui.widgets.spans import highlight_markers
+from workbench.tui.widgets.toggles import GlyphCheckbox
 from workbench.tui.workspace import REASONING_EFFORTS
 
 RENDER_DELAY = 0.25
@@ -56,7 +61,7 @@ class TemplateScreen(WorkbenchScreen):
             "ctrl+right_square_bracket", "indent", "Indent (in the editor)", key_display="ctrl+]", show=False
         ),
         Binding("ctrl+s", "app.save", "Save template"),
-        Binding("ctrl+r", "app.analyze", "Analyse"),
+        Binding("ctrl+r", "app.analyze", "Analyze"),
         Binding("question_mark", "app.help", "Help"),
     ]
 
@@ -83,8 +88,10 @@ class TemplateScreen(WorkbenchScreen):
                     with TabPane("Tools F7", id="tab-tools"):
                         yield TextArea(ws.tools_json, id="tools", soft_wrap=True, show_line_numbers=False)
                     with TabPane("Kwargs F8", id="tab-kwargs"), VerticalScroll():
-                        yield Checkbox("add_generation_prompt", ws.kwargs.add_generation_prompt, id="kw-agp")
-                        yield Checkbox("enable_thinking", ws.kwargs.enable_thinking, id="kw-think")
+                        yield GlyphCheckbox(
+                            "add_generation_prompt", ws.kwargs.add_generation_prompt, id="kw-agp"
+                        )
+                        yield GlyphCheckbox("enable_thinking", ws.kwargs.enable_thinking, id="kw-think")
                         yield Select(
                             [(e or "(not set)", e) for e in REASONING_EFFORTS],
                             value=ws.kwargs.reasoning_effort,
@@ -193,7 +200,7 @@ class TemplateScreen(WorkbenchScreen):
         ws = self.ws
         parts = [ws.source.name]
         if ws.analysis_running:
-            parts.append("analysing…")
+            parts.append("analyzing…")
         elif ws.analysis_error:
             parts.append("analysis failed (see Analysis)")
         elif ws.template_dirty:
@@ -283,6 +290,8 @@ class TemplateScreen(WorkbenchScreen):
     def _highlight(self, text: str) -> Text:
         """The render with markers picked out: the spec's markers when there is a spec, else anything that
         looks like a marker; bos/eos in their own colour."""
+        from workbench.analysis.diff import segmentize  # the analysis package loads after the first paint
+
         ws = self.ws
         specials = [t for t in (ws.source.bos_token, ws.source.eos_token) if t]
         markers = {s.text for s in segmentize(text) if s.is_marker}
@@ -292,12 +301,38 @@ class TemplateScreen(WorkbenchScreen):
         return highlight_markers(text, sorted(markers), specials)
 
     def action_save_template(self) -> None:
-        """``ctrl+s``: save the edited template to its file, asking before replacing anything unseen."""
+        """``ctrl+s``: save the edited template to its file, asking before replacing anything unseen; a
+        template with no file of its own asks where to save it."""
         try:
             plan = plan_template_save(self.ws)
         except Refused as refusal:
             self.notify(refusal.one_line(), title=refusal.title)
             return
+        if not plan.choose:
+            self._save_to(plan)
+            return
+
+        def chosen(typed: str | None) -> None:
+            if not typed or not typed.strip():
+                self.notify("not saved", title="Template")
+                return
+            try:
+                self._save_to(plan_chosen_save(typed.strip()))
+            except Refused as refusal:
+                self.notify(refusal.one_line(), title=refusal.title, severity="warning")
+
+        self.app.push_screen(
+            AskScreen(
+                "Save the template as",
+                f"{self.ws.source.name} has no file of its own here (a session's template, a built-in "
+                "one, or a Hub id): the file to write",
+                str(plan.path),
+            ),
+            chosen,
+        )
+
+    def _save_to(self, plan: TemplateSave) -> None:
+        """Write the template to ``plan.path``, asking first when ``plan`` has a question."""
 
         def write() -> None:
             try:

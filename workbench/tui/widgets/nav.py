@@ -1,4 +1,9 @@
-"""The screen switcher line at the top of every screen."""
+"""The top line of every screen: the screen switcher, the screen's status, and the validation verdict.
+
+The verdict is drawn last at the right edge and is never cut: the status gives way first, then the
+screen names shrink to their keys (the current screen keeps its name).  At 80 columns a person still reads
+"✗ NOT validated 0/10" on every screen.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from textual.events import Click
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from workbench.tui.verdict import Verdict
+
 SCREENS: tuple[tuple[str, str, str], ...] = (
     ("1", "template", "Template"),
     ("2", "analysis", "Analysis"),
@@ -14,6 +21,16 @@ SCREENS: tuple[tuple[str, str, str], ...] = (
     ("4", "inspector", "Inspector"),
     ("5", "export", "Export"),
 )
+
+VERDICT_STYLES: dict[str, str] = {
+    "validated": "bold black on #9ece6a",
+    "not_validated": "bold white on #b03030",
+    "failed": "bold white on #b03030",
+    "running": "bold black on #e0af68",
+    "none": "bold on #3b3f4a",
+}
+#: Below this width the screen names shrink to their keys (the current one keeps its name).
+WIDE = 110
 
 
 class NavBar(Widget):
@@ -25,6 +42,7 @@ class NavBar(Widget):
 
     current: reactive[str] = reactive("template")
     status: reactive[str] = reactive("")
+    verdict: reactive[Verdict | None] = reactive[Verdict | None](None)
 
     def __init__(self, current: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -32,20 +50,33 @@ class NavBar(Widget):
         self._spans: list[tuple[int, int, str]] = []
 
     def render(self) -> Text:
-        out = Text(" workbench ", style="bold reverse")
+        width = max(1, self.size.width)
+        wide = width >= WIDE
+        out = Text(" workbench ", style="bold reverse") if wide else Text()
         self._spans = []
         for key, mode, title in SCREENS:
             out.append(" ")
             start = out.cell_len
-            label = Text(f" {key} {title} ", style="bold black on #e0af68" if mode == self.current else "")
-            out.append_text(label)
+            current = mode == self.current
+            shown = f" {key} {title} " if wide or current else f" {key} "
+            out.append_text(Text(shown, style="bold black on #e0af68" if current else ""))
             self._spans.append((start, out.cell_len, mode))
-        if self.status:
-            width = self.size.width
-            gap = max(1, width - out.cell_len - len(self.status) - 1)
-            out.append(" " * gap)
-            out.append(self.status, style="italic")
-        out.truncate(max(1, self.size.width), overflow="ellipsis")
+        verdict = Text()
+        if self.verdict is not None:
+            verdict = Text(f" {self.verdict.label} ", style=VERDICT_STYLES.get(self.verdict.state, "bold"))
+        room = width - out.cell_len - verdict.cell_len - 1
+        if self.status and room > 4:
+            status = Text(self.status, style="italic")
+            status.truncate(room - 2, overflow="ellipsis")
+            out.append(" " * max(1, room - status.cell_len))
+            out.append_text(status)
+            out.append(" ")
+        else:
+            out.append(" " * max(1, room + 1))
+        out.append_text(verdict)
+        if out.cell_len > width:  # narrower than the names and the verdict: the verdict still comes first
+            out = Text.assemble(verdict, " ")
+            out.truncate(width, overflow="ellipsis")
         return out
 
     def on_click(self, event: Click) -> None:

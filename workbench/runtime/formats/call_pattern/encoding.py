@@ -249,10 +249,11 @@ class ExtentScanner:
                     if self.depth == 0:
                         return i, True
                     continue
+                # The length first: slicing ``buf[i:]`` at every character made a long string quadratic.
                 if (
                     not final
-                    and enc.string_close.startswith(buf[i:])
                     and len(buf) - i < len(enc.string_close)
+                    and enc.string_close.startswith(buf[i:])
                 ):
                     return i, False  # a closer may be cut by the chunk boundary
                 i += 1
@@ -265,7 +266,7 @@ class ExtentScanner:
                 self.in_string = True
                 i += len(enc.string_open)
                 continue
-            if not final and enc.string_open.startswith(buf[i:]) and len(buf) - i < len(enc.string_open):
+            if not final and len(buf) - i < len(enc.string_open) and enc.string_open.startswith(buf[i:]):
                 return i, False
             ch = buf[i]
             self.started = True

@@ -8,7 +8,8 @@ does not read it either).  Arguments follow the pattern's kind:
 - ``object``: the schema's properties in schema order in the pattern's encoding; a string property is free
   text up to the string closer (xgrammar's tag element ends free text at a marker), other types by their
   JSON spelling, nested containers by the encoding's generic grammar;
-- ``tagged``: one element per property, in the way the pattern writes that property's type.
+- ``tagged``: one element per property, in the way the pattern writes that property's type (a Python
+  literal as the pythonic family writes one).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from workbench.runtime.grammar.elements import (
 )
 from workbench.runtime.grammar.tool_grammar import ToolGrammar, ordered_parameters
 from workbench.runtime.spec import ArgVariant, ValueEncoding, pattern_literal
-from workbench.runtime.values import schema_types
+from workbench.runtime.values import PYTHON_LITERAL_EBNF, schema_types
 
 _ID = r"[A-Za-z0-9_\-]{1,40}"
 _SCALARS = {
@@ -176,6 +177,11 @@ class CallPatternGrammar(ToolGrammar):
             return tag(head, any_text(), tail)
         if v.value == "encoded":
             return self._encoded(head, sub, tail)
+        if v.value == "python":
+            value = self.python_canonical(tool_name, key, sub)
+            if self.lenient:  # every Python literal the parser reads ('single quoted', {'k': None})
+                value = one_of(value, *self.value_alternatives(sub), ebnf(PYTHON_LITERAL_EBNF))
+            return seq(const(head), value, const(tail))
         what = f"tool {tool_name!r} parameter {key!r}"
         value = ebnf(json_schema_ebnf(sub, any_whitespace=self.any_whitespace, what=what))
         return seq(const(head), value, const(tail))

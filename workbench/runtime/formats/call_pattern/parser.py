@@ -10,6 +10,8 @@ arguments are then read as the pattern says:
   its extent is known and converted to JSON then (:mod:`~workbench.runtime.formats.call_pattern.encoding`);
 - ``tagged``: one element per argument; the element's literals say which way the value is written (a
   per-type attribute such as ``text="no"`` picks the JSON reading), so no schema is needed to type it.
+  A value written as a Python literal (``city='Paris', on=True``) is held until the literal ends
+  (:class:`~workbench.runtime.values.PythonExtent`) and read with ``ast.literal_eval``.
 
 A slot's text runs up to the literal that follows it.  Literals match exactly, except that whitespace in
 front of a literal is free (models vary it).  The section and call-separator handling is the tag formats'
@@ -28,8 +30,8 @@ from workbench.runtime.parsing.core import MORE, Gen
 from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of, marker_set
 from workbench.runtime.parsing.tool_tag import TagParser
-from workbench.runtime.spec import ArgVariant, pattern_literal
-from workbench.runtime.values import convert_tagged, dumps
+from workbench.runtime.spec import ArgVariant, ValueEncoding, pattern_literal
+from workbench.runtime.values import NotJsonError, PythonExtent, convert_tagged, dumps, python_literal
 
 _DIGITS = re.compile(r"\d+")
 #: Characters a function name or an argument key never holds: a slot read up to the wrong literal (one
@@ -99,6 +101,8 @@ class CallPatternParser(TagParser):
             # A literal that opens with whitespace (``NAME #0``) is matched from its core, so the slot
             # read up to that core holds the whitespace too: names and ids never end in it.
             spaced = k + 1 < len(self.head) and pattern_literal(self.head[k + 1])[:1].isspace()
+            if part in ("$name", "$id"):
+                look.ws()  # names and ids never start with whitespace; a marker before them may end in it
             if part == "$name":
                 name = _slot_text(look, stop, "tool_name")
                 name = name.rstrip() if spaced else name
@@ -199,6 +203,23 @@ class CallPatternParser(TagParser):
                 return None
             yield from m.wait()
 
+    def _python_value(self, call: CallLog | None) -> Gen[str | None]:
+        """Emit one Python literal, up to where it ends (quotes and brackets followed, each character
+        scanned once); its text, or None when the output ended inside it."""
+        m = self.m
+        index = call.index if call is not None else None
+        kind = "tool_args" if call is not None else "marker"
+        scanner = PythonExtent()
+        pieces: list[str] = []
+        while True:
+            j, done = scanner.advance(m.buf, m.pos, m.final)
+            pieces.append(m.emit(kind, j - m.pos, index))
+            if done:
+                return "".join(pieces)
+            if m.final:
+                return None
+            yield from m.wait()
+
     def _tagged_args(self, call: CallLog | None) -> Gen[bool]:
         m = self.m
         index = call.index if call is not None else None
@@ -212,7 +233,11 @@ class CallPatternParser(TagParser):
             m.emit_spans(look.spans, index)
             if call is not None:
                 call.add_args(("{" if count == 0 else ", ") + dumps(key) + ": ")
-            complete = yield from self._value(call, key, variant, rest)
+            twins = tuple(v for v in self.p.arguments if v is not variant and v.parts == variant.parts)
+            if twins:
+                complete = yield from self._value_by_text(call, key, (variant, *twins), rest)
+            else:
+                complete = yield from self._value(call, key, variant, rest)
             count += 1
             if not complete:
                 m.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside argument {key!r}", m.offset())
@@ -241,7 +266,6 @@ class CallPatternParser(TagParser):
         """Read one argument value up to the literal after it, then the rest of the element."""
         m = self.m
         index = call.index if call is not None else None
-        kind = "tool_args" if call is not None else "marker"
         end = _next_literal(rest, -1, self.args_end)
         schema = m.param_schema(call.name if call is not None else None, key)
         if variant.value == "json":
@@ -250,6 +274,15 @@ class CallPatternParser(TagParser):
                 return False
             if call is not None and not raw.strip():
                 call.add_args("null")
+        elif variant.value == "python":
+            text = yield from self._python_value(call)
+            if text is None:
+                return False
+            if call is not None:
+                try:
+                    call.add_args(dumps(python_literal(text)))
+                except NotJsonError:  # not a literal after all: keep the model's text, as a string
+                    call.add_args(json.dumps(text.strip(), ensure_ascii=False))
         elif variant.value == "encoded":
             text = yield from self._encoded_value(call)
             if text is None:
@@ -260,26 +293,103 @@ class CallPatternParser(TagParser):
                 except EncodingError:
                     call.add_args(json.dumps(text, ensure_ascii=False))
         else:
-            ends = marker_set([end]) if end else marker_set([])
-            pieces: list[str] = []
-            while True:
-                found, stop = m.scan(ends)
-                pieces.append(m.emit(kind, stop - m.pos, index))
-                if found is not None:
-                    break
-                if m.final:
-                    return False
-                yield from m.wait()
+            written = yield from self._text_until(call, end)
+            if written is None:
+                return False
             if call is not None:
-                text = "".join(pieces)
                 if set(variant.types) <= {"string"}:
-                    call.add_args(json.dumps(text, ensure_ascii=False))
+                    call.add_args(json.dumps(written, ensure_ascii=False))
                 else:
-                    call.add_args(dumps(convert_tagged(text, schema, False, False)))
+                    call.add_args(dumps(convert_tagged(written, schema, False, False)))
+        yield from self._rest(rest, index)
+        return True
+
+    def _value_by_text(
+        self, call: CallLog | None, key: str, variants: tuple[ArgVariant, ...], rest: tuple[str, ...]
+    ) -> Gen[bool]:
+        """Read a value whose element several variants write with the same literals (a template that writes
+        numbers as JSON and null as Python's ``None`` in the same tag): the whole text up to the literal
+        after it, then the first variant that reads it as one of its types says what it is.  Reading it as
+        JSON first would take ``None`` for no value at all and leave the rest of the call as content."""
+        end = _next_literal(rest, -1, self.args_end)
+        text = yield from self._text_until(call, end)
+        if text is None:
+            return False
+        if call is not None:
+            schema = self.m.param_schema(call.name, key)
+            call.add_args(dumps(_read_value(text, variants, schema, self.p.encoding)))
+        yield from self._rest(rest, call.index if call is not None else None)
+        return True
+
+    def _text_until(self, call: CallLog | None, end: str) -> Gen[str | None]:
+        """A value's text up to ``end`` (emitted as it arrives); None when the output ended first."""
+        m = self.m
+        index = call.index if call is not None else None
+        kind = "tool_args" if call is not None else "marker"
+        ends = marker_set([end]) if end else marker_set([])
+        pieces: list[str] = []
+        while True:
+            found, stop = m.scan(ends)
+            pieces.append(m.emit(kind, stop - m.pos, index))
+            if found is not None:
+                return "".join(pieces)
+            if m.final:
+                return None
+            yield from m.wait()
+
+    def _rest(self, rest: tuple[str, ...], index: int | None) -> Gen[None]:
+        """The element's literals after its value."""
         for part in rest:
             if not _is_slot(part):
-                yield from m.opt_marker(_core(part), index)
-        return True
+                yield from self.m.opt_marker(_core(part), index)
+
+
+def _read_value(
+    text: str, variants: tuple[ArgVariant, ...], schema: object, encoding: ValueEncoding
+) -> object:
+    """``text`` read by the first of ``variants`` that gives a value of one of its types; the text itself
+    (a string) when none does."""
+    for variant in variants:
+        ok, value = _read_as(text, variant, encoding)
+        if ok:
+            return value
+    return convert_tagged(text, schema, False, False)
+
+
+def _read_as(text: str, variant: ArgVariant, encoding: ValueEncoding) -> tuple[bool, object]:
+    """(True, value) when ``variant`` reads ``text`` as a value of one of its types."""
+    types = set(variant.types)
+    if variant.value == "json":
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False, None
+    elif variant.value == "encoded":
+        try:
+            value = read(text, encoding)
+        except EncodingError:
+            return False, None
+    elif types <= {"string"}:
+        return True, text
+    elif types <= {"null"}:  # the way the template wrote null (Jinja prints Python's ``None``)
+        return text.strip() in ("None", "null"), None
+    else:
+        value = convert_tagged(text, {"type": sorted(types)}, False, False)
+    return _json_type(value) in types or (_json_type(value) == "integer" and "number" in types), value
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def _lit(look: Look, part: str) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.runtime.formats.base import SampleCall
 from workbench.runtime.formats.call_pattern.encoding import write as write_encoded
 from workbench.runtime.spec import ArgVariant, CallPattern, pattern_literal
+from workbench.runtime.values import write_python
 
 if TYPE_CHECKING:
     from workbench.runtime.chat import Tool
@@ -46,6 +47,8 @@ def write_value(value: Any, how: str, pattern: CallPattern) -> str:
         return value
     if how == "encoded":
         return write_encoded(value, pattern.encoding)
+    if how == "python":
+        return write_python(value)
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -16,14 +16,11 @@ from workbench.runtime.grammar.elements import (
     Element,
     GrammarError,
     const,
-    ebnf,
-    json_schema_ebnf,
     one_of,
     repeat,
     seq,
 )
 from workbench.runtime.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar, ordered_parameters
-from workbench.runtime.values import write_python
 
 
 class PythonicGrammar(ToolGrammar):
@@ -47,14 +44,7 @@ class PythonicGrammar(ToolGrammar):
 
     def canonical_value(self, tool_name: str, key: str, schema: Any) -> Element:
         """The value as :func:`~workbench.runtime.values.write_python` writes it, held to the schema."""
-        if isinstance(schema, dict) and schema.get("type") == "boolean":
-            return one_of(const("True"), const("False"))
-        if isinstance(schema, dict) and schema.get("type") == "null":
-            return const("None")
-        if isinstance(schema, dict) and "enum" in schema:
-            return one_of(*(const(write_python(v)) for v in schema["enum"]))
-        what = f"tool {tool_name!r} parameter {key!r}"
-        return ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
+        return self.python_canonical(tool_name, key, schema)
 
     def section(self, tools: Sequence[Tool], *, parallel: bool) -> Element:
         if not tools:

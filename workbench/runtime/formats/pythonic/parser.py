@@ -128,9 +128,11 @@ class ListEndScanner:
 
 
 def is_call_list(text: str) -> bool:
-    """True when ``text`` is a Python list of keyword-only calls whose values are literals."""
+    """True when ``text`` is a Python list of keyword-only calls whose values are literals (Python's, or
+    JSON's ``true``/``false``/``null`` spellings, which templates that write values with ``tojson`` print)."""
+    source = text.strip()
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     body = tree.body
@@ -150,7 +152,11 @@ def is_call_list(text: str) -> bool:
             try:
                 ast.literal_eval(keyword.value)
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                return False
+                segment = ast.get_source_segment(source, keyword.value)
+                try:
+                    python_literal(segment or "")
+                except NotJsonError:
+                    return False
     return True
 
 

@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.conformance.checks import show
-from workbench.conformance.observed import Observed, ObservedCall
+from workbench.streaming.observed import Observed, ObservedCall, show
 
 EVENT_KINDS = frozenset({"reasoning", "content", "tool_name", "tool_args", "tool_id", "marker"})
 

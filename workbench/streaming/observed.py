@@ -7,6 +7,7 @@ to :class:`Observed` so the checking rules never care how the result was obtaine
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,3 +65,9 @@ def observed_from_message(message: Message, diagnostics: Iterable[Diagnostic] = 
         tool_calls=calls,
         diagnostics=tuple(d.code for d in diagnostics),
     )
+
+
+def show(value: Any, limit: int = 160) -> str:
+    """A short printable form of a value for difference messages."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,965 @@
+"""Random but plausible output formats, drawn as data and written as Jinja chat templates.
+
+The product exists for the day a new model ships, so the analysis is measured on formats it has never
+seen: :func:`draw_format` draws one from a seeded :class:`random.Random` along independent axes (marker
+spellings, words, whitespace around markers, the layout of a call, optional reasoning / answer / section
+wrappers, separators, ids, and the template around the turn), and :func:`write_template` writes it as a
+Jinja chat template of the kind a model release ships.  Every axis value is one a real model could use;
+nothing here knows what the analysis can read (this is its measure, and the maintainers run a generator of
+their own on formats kept from us).
+
+A :class:`FormatDraw` is plain data: its ``axes`` name the value drawn on every axis (the pass rate is
+reported per axis value), its regions hold the literal marker text, and ``renders`` says which features the
+template writes (a format without reasoning never renders it, so those cases are not run).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# ------------------------------------------------------------------------------------------ the axis values
+SPELLINGS = (
+    "angle",  # <think> </think>
+    "double_angle",  # <<think>> <</think>>
+    "bracket_words",  # [THINK] [/THINK]
+    "double_brackets",  # [[think]] [[/think]]
+    "bars",  # <|think|> <|/think|>
+    "fullwidth_bars",  # <｜think▁begin｜> <｜think▁end｜>
+    "start_of",  # <|start_of_think|> <|end_of_think|>
+    "hash",  # ##think## ##/think##
+    "bare_words",  # THINK: on its own line ... END on its own line
+)
+# Spellings an element with attributes (`<parameter name="k">`, `<function=NAME>`) can be written in.
+ATTRIBUTE_SPELLINGS = ("angle", "double_angle", "bracket_words", "double_brackets", "bars")
+# Spellings of the special tokens of headed messages (`<|start|>assistant<|channel|>final<|message|>`).
+TOKEN_SPELLINGS = ("bars", "fullwidth_bars", "angle")
+
+REASONING_WORDS = ("think", "reasoning", "thought", "analysis")
+CALL_WORDS = ("tool_call", "function", "call", "invoke", "action")
+ANSWER_WORDS = ("answer", "response", "final")
+SECTION_WORDS = ("tool_calls", "calls", "functions", "actions")
+WHITESPACE = ("", "\n", "\n\n", " ")
+
+LAYOUTS = (
+    "json_object",  # {"name": NAME, "arguments": {...}} with any pair of keys
+    "name_json",  # NAME then the arguments as JSON (NAME\n{...}, NAME{...}, NAME[ARGS]{...})
+    "tagged_kv",  # NAME <arg_key>k</arg_key><arg_value>v</arg_value> ... (values raw or JSON)
+    "tagged_eq",  # <function=NAME><parameter=k>v</parameter></function>
+    "attr_typed",  # <invoke name="NAME"><parameter name="k" string="true">v</parameter></invoke>
+    "pythonic_json",  # [NAME(k="v", n=1, b=true)], or NAME(...) in a wrapper per call
+    "pythonic_python",  # [NAME(k='v', n=1, b=True, x=None)], or NAME(...) in a wrapper per call
+    "headed",  # <|start|>assistant<|channel|>final<|message|>...<|end|> and recipients for calls
+)
+JSON_KEYS = (
+    ("name", "arguments"),
+    ("function", "parameters"),
+    ("tool", "args"),
+    ("name", "parameters"),
+    ("tool_name", "tool_input"),
+    ("action", "action_input"),
+)
+FRAMES = ("chatml", "header_ids", "turns", "bar_roles", "fullwidth_roles", "hash_roles", "plain")
+TURN_ENDS = (
+    "<|im_end|>",
+    "<|eot_id|>",
+    "<end_of_turn>",
+    "<|end|>",
+    "</s>",
+    "<｜end▁of▁sentence｜>",
+    "<|endoftext|>",
+)
+REASONING_KINDS = ("none", "tagged", "forced_open")
+ID_PLACES = ("none", "before", "after")
+TOOL_DECLARATIONS = ("json_lines", "tagged_block", "markdown")
+CLOCKS = ("none", "date", "date_time")
+TOOL_RESULTS = ("tool_role", "wrapped_in_user")
+
+
+def random_word(rng: random.Random) -> str:
+    """A made-up word of two or three syllables (a word no list of known words holds)."""
+    consonants, vowels = "bdfgklmnprstvz", "aeiou"
+    return "".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(rng.randint(2, 3)))
+
+
+def spell_open(spelling: str, word: str) -> str:
+    """The opening marker of ``word`` in ``spelling``."""
+    if spelling == "angle":
+        return f"<{word}>"
+    if spelling == "double_angle":
+        return f"<<{word}>>"
+    if spelling == "bracket_words":
+        return f"[{_upper(word)}]"
+    if spelling == "double_brackets":
+        return f"[[{word}]]"
+    if spelling == "bars":
+        return f"<|{word}|>"
+    if spelling == "fullwidth_bars":
+        return f"<｜{word.replace('_', '▁')}▁begin｜>"
+    if spelling == "start_of":
+        return f"<|start_of_{word}|>"
+    if spelling == "hash":
+        return f"##{word}##"
+    if spelling == "bare_words":
+        return f"{_upper(word)}:"
+    raise ValueError(f"unknown spelling {spelling!r}")
+
+
+def spell_close(spelling: str, word: str) -> str:
+    """The closing marker of ``word`` in ``spelling``."""
+    if spelling == "angle":
+        return f"</{word}>"
+    if spelling == "double_angle":
+        return f"<</{word}>>"
+    if spelling == "bracket_words":
+        return f"[/{_upper(word)}]"
+    if spelling == "double_brackets":
+        return f"[[/{word}]]"
+    if spelling == "bars":
+        return f"<|/{word}|>"
+    if spelling == "fullwidth_bars":
+        return f"<｜{word.replace('_', '▁')}▁end｜>"
+    if spelling == "start_of":
+        return f"<|end_of_{word}|>"
+    if spelling == "hash":
+        return f"##/{word}##"
+    if spelling == "bare_words":
+        return "END"
+    raise ValueError(f"unknown spelling {spelling!r}")
+
+
+def spell_element(spelling: str, head: str) -> str:
+    """An opening element with attributes (``head`` is ``parameter name="k"`` or ``function=NAME``)."""
+    if spelling == "bracket_words":
+        word, _, rest = head.partition(" ") if " " in head else head.partition("=")
+        sep = " " if " " in head else "="
+        return f"[{_upper(word)}{sep}{rest}]" if rest else f"[{_upper(word)}]"
+    return spell_open(spelling, head)
+
+
+def spell_token(spelling: str, word: str) -> str:
+    """A special token of headed messages (one token, no closing form)."""
+    if spelling == "fullwidth_bars":
+        return f"<｜{word}｜>"
+    if spelling == "angle":
+        return f"<{word}>"
+    return f"<|{word}|>"
+
+
+def _upper(word: str) -> str:
+    return word.upper()
+
+
+# ------------------------------------------------------------------------------------------------ the draw
+@dataclass(frozen=True)
+class Region:
+    """A wrapper: ``open + lead + BODY + trail + close``; ``close`` may be empty (an opening marker only)."""
+
+    open: str
+    close: str
+    lead: str = ""
+    trail: str = ""
+
+    def wrap(self, body: str) -> str:
+        return self.open + self.lead + body + self.trail + self.close
+
+
+@dataclass(frozen=True)
+class Headed:
+    """Headed messages: each part of the answer is ``START role[channel][recipient] MSG body END``."""
+
+    start: str
+    message: str
+    end: str
+    call_end: str
+    end_nl: str
+    channel_style: str  # token | attr | none
+    channel_token: str
+    reasoning_channel: str
+    answer_channel: str
+    call_channel: str
+    recipient: str  # to | role_name | role_json
+    recipient_first: bool
+    namespace: str
+    call_role: str
+
+    def header(self, role: str, channel: str = "", recipient: str = "") -> str:
+        chan = ""
+        if channel and self.channel_style == "token":
+            chan = self.channel_token + channel
+        elif channel and self.channel_style == "attr":
+            chan = " channel=" + channel
+        parts = [recipient, chan] if self.recipient_first else [chan, recipient]
+        return self.start + role + "".join(parts) + self.message
+
+
+@dataclass(frozen=True)
+class FormatDraw:
+    """One drawn format: every axis value, the literal markers and what the template renders."""
+
+    seed: int
+    axes: dict[str, str]
+    spelling: str
+    layout: str
+    frame: str
+    roles: dict[str, str]
+    turn_end: str
+    end_after_user: bool
+    bos: str
+    clock: str
+    tool_declaration: str
+    instruction: bool
+    tool_result: str
+    tool_result_region: Region | None
+    reasoning: Region | None
+    forced_open: bool
+    reasoning_after: str
+    answer: Region | None
+    answer_after: str
+    section: Region | None
+    call: Region | None
+    separator: str
+    content_to_calls: str
+    ids: str
+    id_region: Region | None
+    details: dict[str, Any] = field(default_factory=dict)
+    headed: Headed | None = None
+
+    @property
+    def renders(self) -> frozenset[str]:
+        """The round-trip features this template writes (reasoning and call ids only when drawn)."""
+        out = {"content", "tool_call", "content_with_call", "parallel_calls", "string_escapes"}
+        out |= {"marker_text", "scalars", "nested"}
+        # Every drawn template prints any tool definition and writes any value: the schema-shape cases too.
+        out |= {"null_values", "any_of_schemas", "untyped_schemas", "nested_schemas", "enum_schemas"}
+        if self.reasoning is not None or (self.headed is not None and self.headed.reasoning_channel):
+            out |= {"reasoning", "reasoning_with_call"}
+        if self.ids != "none":
+            out.add("call_ids")
+        return frozenset(out)
+
+    @property
+    def turn_ends(self) -> tuple[str, ...]:
+        """The texts the render of the last assistant message may end with (the model's stop)."""
+        if self.headed is not None:
+            h = self.headed
+            return tuple(dict.fromkeys((h.call_end + h.end_nl, h.end + h.end_nl)))
+        return (self.turn_end,)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def draw_format(seed: int) -> FormatDraw:
+    """The format of ``seed`` (the same seed always draws the same format)."""
+    return _Drawer(random.Random(seed), seed).draw()
+
+
+class _Drawer:
+    def __init__(self, rng: random.Random, seed: int) -> None:
+        self.rng = rng
+        self.seed = seed
+        self.axes: dict[str, str] = {}
+        self.used: set[str] = set()
+
+    def pick(self, axis: str, values: tuple[str, ...], *, weights: tuple[float, ...] | None = None) -> str:
+        value = self.rng.choices(values, weights=weights)[0] if weights else self.rng.choice(values)
+        self.axes[axis] = value
+        return value
+
+    def word(self, axis: str, known: tuple[str, ...]) -> str:
+        """A word from ``known`` (recorded as itself) or a made-up one (recorded as ``random``)."""
+        for _ in range(20):
+            if self.rng.random() < 0.2:
+                word, label = random_word(self.rng), "random"
+            else:
+                word = self.rng.choice(known)
+                label = word
+            if word not in self.used:
+                self.used.add(word)
+                self.axes[axis] = label
+                return word
+        raise RuntimeError("could not draw distinct words")
+
+    def ws(self, axis: str) -> str:
+        value = self.rng.choice(WHITESPACE)
+        self.axes[axis] = _ws_label(value)
+        return value
+
+    def region(self, spelling: str, word: str, axis: str, *, close: bool = True) -> Region:
+        lead, trail = self.ws(f"ws_{axis}_inside"), ""
+        if close:
+            trail = lead if self.rng.random() < 0.7 else self.rng.choice(WHITESPACE)
+        if spelling == "bare_words":  # the marker is a line of its own
+            lead, trail = "\n", "\n"
+            self.axes[f"ws_{axis}_inside"] = _ws_label("\n")
+        return Region(spell_open(spelling, word), spell_close(spelling, word) if close else "", lead, trail)
+
+    # -------------------------------------------------------------------------------------------- draw
+    def draw(self) -> FormatDraw:
+        rng = self.rng
+        spelling = self.pick("spelling", SPELLINGS)
+        layout = self.pick("layout", LAYOUTS)
+        frame = self.pick("frame", FRAMES)
+        if rng.random() < 0.8:  # most models end a turn with their frame's own token
+            turn_end = _NATURAL_TURN_END[frame]
+            self.axes["turn_end"] = turn_end
+        else:
+            turn_end = self.pick("turn_end", TURN_ENDS)
+        turn_end += "\n" if frame not in ("fullwidth_roles",) and rng.random() < 0.7 else ""
+        roles = {r: _role_header(frame, r) for r in ("system", "user", "assistant", "tool")}
+        end_after_user = frame != "fullwidth_roles"
+        bos = rng.choice(("", "", "<s>", "<|begin_of_text|>", "<bos>"))
+        self.axes["bos"] = "none" if not bos else "token"
+        clock = self.pick("clock", CLOCKS, weights=(0.6, 0.25, 0.15))
+        tool_declaration = self.pick("tool_declaration", TOOL_DECLARATIONS)
+        instruction = rng.random() < 0.5
+        self.axes["instruction"] = "yes" if instruction else "no"
+
+        reasoning_kind = self.pick("reasoning", REASONING_KINDS, weights=(0.3, 0.4, 0.3))
+        reasoning = None
+        reasoning_after = ""
+        if reasoning_kind != "none" and layout != "headed":
+            word = self.word("reasoning_word", REASONING_WORDS)
+            reasoning = self.region(spelling, word, "reasoning")
+            reasoning_after = self.ws("ws_after_reasoning")
+            if spelling == "bare_words":
+                reasoning_after = "\n"
+                self.axes["ws_after_reasoning"] = _ws_label(reasoning_after)
+        forced_open = reasoning is not None and reasoning_kind == "forced_open"
+
+        answer = None
+        answer_after = ""
+        if layout != "headed" and rng.random() < 0.3:
+            word = self.word("answer_word", ANSWER_WORDS)
+            answer = self.region(spelling, word, "answer")
+        self.axes["answer_wrapper"] = "yes" if answer else "no"
+
+        tool_result = self.pick("tool_result", TOOL_RESULTS)
+        tool_result_region = None
+        if tool_result == "wrapped_in_user":
+            word = self.word("tool_result_word", ("tool_response", "tool_result", "observation", "output"))
+            tool_result_region = Region(spell_open(spelling, word), spell_close(spelling, word), "\n", "\n")
+
+        if layout == "headed":
+            return self._headed(
+                spelling, frame, roles, turn_end, end_after_user, bos, clock, tool_declaration,
+                instruction, tool_result, tool_result_region, reasoning_kind,
+            )  # fmt: skip
+
+        call_word = self.word("call_word", CALL_WORDS)
+        details: dict[str, Any] = {}
+        call_style = "pair"
+        section_on = rng.random() < 0.4
+        if layout == "json_object":
+            call_style = rng.choice(("pair", "pair", "none"))
+            keys = rng.choice(JSON_KEYS)
+            details.update(name_key=keys[0], args_key=keys[1], compact=rng.random() < 0.4)
+            details["id_key"] = rng.choice(("id", "call_id"))
+            if call_style == "none" and section_on:
+                details["array"] = rng.random() < 0.6
+        elif layout == "name_json":
+            call_style = rng.choice(("pair", "pair", "open_only"))
+            name_sep = rng.choice(("\n", "", " ", "args_marker"))
+            if name_sep == "args_marker":
+                name_sep = spell_open(spelling, self.word("args_word", ("args", "arguments", "params")))
+            details.update(name_sep=name_sep, compact=rng.random() < 0.4)
+        elif layout == "tagged_kv":
+            key_word, value_word = rng.choice(
+                (("arg_key", "arg_value"), ("key", "value"), ("param", "value"))
+            )
+            # A bare word line cannot hold a key or a value: those are spelled in angle brackets then.
+            inner = spelling if spelling != "bare_words" and rng.random() < 0.7 else "angle"
+            details.update(
+                key_open=spell_open(inner, key_word),
+                key_close=spell_close(inner, key_word),
+                value_open=spell_open(inner, value_word),
+                value_close=spell_close(inner, value_word),
+                name_ws=rng.choice(("\n", " ", "")),
+                pair_ws=rng.choice(("", "\n")),
+                arg_ws=rng.choice(("", "\n")),
+            )
+            self.axes["inner_spelling"] = inner
+        elif layout in ("tagged_eq", "attr_typed"):
+            # The function element wraps each call already: one more wrapper, per call or around them all.
+            call_style = rng.choice(("pair", "none"))
+            section_on = call_style == "none"
+            inner = spelling if spelling in ATTRIBUTE_SPELLINGS and rng.random() < 0.7 else "angle"
+            self.axes["inner_spelling"] = inner
+            fn_word = self.word("function_word", ("function", "invoke", "tool", "fn"))
+            param_word = self.word("parameter_word", ("parameter", "param", "arg", "argument"))
+            details.update(
+                inner=inner,
+                fn_word=fn_word,
+                param_word=param_word,
+                inner_ws=rng.choice(("", "\n")),
+                value_ws=rng.choice(("", "\n")) if layout == "tagged_eq" else "",
+            )
+            if layout == "attr_typed":
+                details["type_attr"] = self.pick("type_attribute", ("string_flag", "type_name"))
+        else:  # pythonic: a list of calls (optionally in a section), or each call in a wrapper of its own
+            listed = rng.random() < 0.7
+            self.axes["pythonic_list"] = "yes" if listed else "no"
+            details["list"] = listed
+            call_style = "none" if listed else "pair"
+            section_on = listed and rng.random() < 0.5
+            details["spaced"] = rng.random() < 0.8
+        self.axes["call_wrapper"] = call_style
+
+        call = None
+        if call_style != "none":
+            call = self.region(spelling, call_word, "call", close=call_style == "pair")
+        section = None
+        if section_on:
+            word = self.word("section_word", SECTION_WORDS)
+            section = self.region(spelling, word, "section")
+        self.axes["section"] = "yes" if section else "no"
+
+        if details.get("list") or details.get("array"):
+            separator = ", " if details.get("list") or rng.random() < 0.7 else ","
+        elif call is None and section is None:
+            separator = "\n"
+        else:
+            separator = rng.choice(WHITESPACE)
+            if spelling == "bare_words":
+                separator = "\n"
+        self.axes["separator"] = _ws_label(separator)
+        content_to_calls = self.ws("ws_before_calls")
+        if spelling == "bare_words" and (call is not None or section is not None):
+            content_to_calls = "\n"  # a bare-word marker is a line of its own
+            self.axes["ws_before_calls"] = _ws_label(content_to_calls)
+
+        ids = "none"
+        id_region = None
+        if not layout.startswith("pythonic"):
+            ids = self.pick("ids", ID_PLACES)
+            if ids != "none" and layout != "json_object":
+                word = self.word("id_word", ("call_id", "id", "tool_call_id"))
+                inner = details.get("inner", spelling if spelling != "bare_words" else "angle")
+                id_region = Region(spell_open(inner, word), spell_close(inner, word))
+        else:
+            self.axes["ids"] = "none"
+        return FormatDraw(
+            seed=self.seed,
+            axes=dict(self.axes),
+            spelling=spelling,
+            layout=layout,
+            frame=frame,
+            roles=roles,
+            turn_end=turn_end,
+            end_after_user=end_after_user,
+            bos=bos,
+            clock=clock,
+            tool_declaration=tool_declaration,
+            instruction=instruction,
+            tool_result=tool_result,
+            tool_result_region=tool_result_region,
+            reasoning=reasoning,
+            forced_open=forced_open,
+            reasoning_after=reasoning_after,
+            answer=answer,
+            answer_after=answer_after,
+            section=section,
+            call=call,
+            separator=separator,
+            content_to_calls=content_to_calls,
+            ids=ids,
+            id_region=id_region,
+            details=details,
+        )
+
+    def _headed(
+        self,
+        spelling: str,
+        frame: str,
+        roles: dict[str, str],
+        turn_end: str,
+        end_after_user: bool,
+        bos: str,
+        clock: str,
+        tool_declaration: str,
+        instruction: bool,
+        tool_result: str,
+        tool_result_region: Region | None,
+        reasoning_kind: str,
+    ) -> FormatDraw:
+        """Headed messages: the frame is the headers' own (``START role ... MSG body END``)."""
+        rng = self.rng
+        tokens = self.pick("token_spelling", TOKEN_SPELLINGS)
+        start_word, message_word, end_word = rng.choice(
+            (("start", "message", "end"), ("im_start", "im_sep", "im_end"), ("turn", "content", "end_turn"))
+        )
+        end = spell_token(tokens, end_word)
+        call_end = spell_token(tokens, "call") if rng.random() < 0.5 else end
+        channel_style = self.pick("channel_style", ("token", "attr", "none"), weights=(0.5, 0.3, 0.2))
+        recipient = self.pick("recipient", ("to", "role_name", "role_json"))
+        reasoning_channel = ""
+        if channel_style != "none" and reasoning_kind != "none":
+            reasoning_channel = self.word("reasoning_word", ("analysis", "thought", "think", "reasoning"))
+        answer_channel = ""
+        if channel_style != "none":
+            answer_channel = self.word("answer_word", ("final", "answer", "response"))
+        call_channel = ""
+        if channel_style != "none" and rng.random() < 0.6:
+            call_channel = self.word("call_channel_word", ("commentary", "tool", "calls"))
+        headed = Headed(
+            start=spell_token(tokens, start_word),
+            message=spell_token(tokens, message_word),
+            end=end,
+            call_end=call_end,
+            end_nl=rng.choice(("", "\n")),
+            channel_style=channel_style,
+            channel_token=spell_token(tokens, "channel"),
+            reasoning_channel=reasoning_channel,
+            answer_channel=answer_channel,
+            call_channel=call_channel,
+            recipient=recipient,
+            recipient_first=rng.random() < 0.4,
+            namespace=rng.choice(("functions.", "", "tool.")),
+            call_role=self.word("call_word", ("tool_call", "call", "function", "action")),
+        )
+        self.axes["call_wrapper"] = "header"
+        self.axes["section"] = "no"
+        self.axes["ids"] = "none"
+        self.axes["separator"] = _ws_label(headed.end_nl)
+        return FormatDraw(
+            seed=self.seed,
+            axes=dict(self.axes),
+            spelling=spelling,
+            layout="headed",
+            frame="headed",
+            roles=roles,
+            turn_end=turn_end,
+            end_after_user=end_after_user,
+            bos=bos,
+            clock=clock,
+            tool_declaration=tool_declaration,
+            instruction=instruction,
+            tool_result=tool_result,
+            tool_result_region=tool_result_region,
+            reasoning=None,
+            forced_open=False,
+            reasoning_after="",
+            answer=None,
+            answer_after="",
+            section=None,
+            call=None,
+            separator="",
+            content_to_calls="",
+            ids="none",
+            id_region=None,
+            details={"compact": rng.random() < 0.4},
+            headed=headed,
+        )
+
+
+_NATURAL_TURN_END = {
+    "chatml": "<|im_end|>",
+    "header_ids": "<|eot_id|>",
+    "turns": "<end_of_turn>",
+    "bar_roles": "<|end|>",
+    "fullwidth_roles": "<｜end▁of▁sentence｜>",
+    "hash_roles": "</s>",
+    "plain": "<|endoftext|>",
+}
+
+
+def _ws_label(ws: str) -> str:
+    return {"": "none", "\n": "newline", "\n\n": "blank_line", " ": "space"}.get(ws, repr(ws))
+
+
+def _role_header(frame: str, role: str) -> str:
+    if frame == "chatml":
+        return f"<|im_start|>{role}\n"
+    if frame == "header_ids":
+        return f"<|start_header_id|>{role}<|end_header_id|>\n\n"
+    if frame == "turns":
+        return f"<start_of_turn>{'model' if role == 'assistant' else role}\n"
+    if frame == "bar_roles":
+        return f"<|{role}|>\n"
+    if frame == "fullwidth_roles":
+        return f"<｜{role.capitalize()}｜>"
+    if frame == "hash_roles":
+        return f"### {role.capitalize()}:\n"
+    if frame == "plain":
+        return f"{role.capitalize()}: "
+    raise ValueError(f"unknown frame {frame!r}")
+
+
+# ---------------------------------------------------------------------------------------- the template
+def lit(text: str) -> str:
+    """``text`` as a Jinja string literal."""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\t", "\\t")
+    return f"'{escaped}'"
+
+
+def emit(*parts: str) -> str:
+    """A Jinja output statement that writes the concatenation of the expressions ``parts``."""
+    return "{{- " + " ~ ".join(parts) + " -}}"
+
+
+_VALUE_MACROS = """\
+{%- macro raw_or_json(v) -%}
+    {%- if v is string -%}{{- v -}}{%- else -%}{{- v | tojson -}}{%- endif -%}
+{%- endmacro -%}
+{%- macro json_type(v) -%}
+    {%- if v is string -%}string{%- elif v is boolean -%}boolean{%- elif v is none -%}null
+    {%- elif v is integer -%}integer{%- elif v is float -%}number{%- elif v is mapping -%}object
+    {%- else -%}array{%- endif -%}
+{%- endmacro -%}
+{%- macro py_value(v) -%}
+    {%- if v is string -%}
+        {%- set s = v | replace('\\\\', '\\\\\\\\') | replace("'", "\\\\'") -%}
+        {{- "'" ~ s | replace('\\n', '\\\\n') | replace('\\t', '\\\\t') ~ "'" -}}
+    {%- elif v is boolean -%}{{- 'True' if v else 'False' -}}
+    {%- elif v is none -%}{{- 'None' -}}
+    {%- elif v is mapping -%}
+        {{- '{' -}}
+        {%- for k, x in v | items -%}
+            {{- py_value(k) ~ ': ' ~ py_value(x) -}}{%- if not loop.last -%}{{- ', ' -}}{%- endif -%}
+        {%- endfor -%}
+        {{- '}' -}}
+    {%- elif v is sequence -%}
+        {{- '[' -}}
+        {%- for x in v -%}{{- py_value(x) -}}{%- if not loop.last -%}{{- ', ' -}}{%- endif -%}{%- endfor -%}
+        {{- ']' -}}
+    {%- else -%}{{- v | tojson -}}
+    {%- endif -%}
+{%- endmacro -%}
+{%- macro text(content) -%}
+    {%- if content is string -%}{{- content -}}
+    {%- elif content is iterable and content is not mapping -%}
+        {%- for part in content -%}
+            {%- if part is mapping and part.text is defined -%}{{- part.text -}}{%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+{%- endmacro -%}
+"""
+
+
+def write_template(draw: FormatDraw) -> str:
+    """``draw`` as a Jinja chat template (transformers' conventions: ``messages``, ``tools``,
+    ``add_generation_prompt``; arguments as a mapping)."""
+    lines = [f"{{#- fuzzed format, seed {draw.seed}: {_describe(draw)} -#}}", _VALUE_MACROS]
+    lines += _call_macros(draw)
+    lines += _frame(draw)
+    return "\n".join(lines) + "\n"
+
+
+def _describe(draw: FormatDraw) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(draw.axes.items()) if not k.startswith("ws_"))
+
+
+def _json_args(draw: FormatDraw) -> str:
+    if draw.details.get("compact"):
+        return "(args if args is string else args | tojson(separators=(',', ':')))"
+    return "(args if args is string else args | tojson)"
+
+
+def _open_call() -> list[str]:
+    return [
+        "    {%- set f = tc.function if tc.function is defined else tc -%}",
+        "    {%- set args = f.arguments if f.arguments is defined else {} -%}",
+    ]
+
+
+def _call_macros(draw: FormatDraw) -> list[str]:
+    """The ``call(tc)`` and ``calls(tcs)`` macros of the layout (the history and the example use them)."""
+    if draw.headed is not None:
+        return _headed_macros(draw)
+    d = draw.details
+    body: list[str] = ["{%- macro call(tc) -%}", *_open_call()]
+    if draw.layout not in ("json_object", "name_json"):
+        body.append(
+            "    {%- if args is string -%}{{- raise_exception('arguments must be an object') -}}{%- endif -%}"
+        )
+    if draw.call is not None:
+        body.append("    " + emit(lit(draw.call.open + draw.call.lead)))
+    if draw.layout == "json_object":
+        sep, colon = (",", ":") if d.get("compact") else (", ", ": ")
+        name = lit('{"' + d["name_key"] + '"' + colon) + " ~ (f.name | tojson)"
+        ident = lit(sep + '"' + d["id_key"] + '"' + colon) + " ~ (tc.id | tojson)"
+        args = lit(sep + '"' + d["args_key"] + '"' + colon) + " ~ " + _json_args(draw) + " ~ '}'"
+        if draw.ids == "before":
+            ident = lit('{"' + d["id_key"] + '"' + colon) + " ~ (tc.id | tojson)"
+            name = lit(sep + '"' + d["name_key"] + '"' + colon) + " ~ (f.name | tojson)"
+            body.append("    " + emit(ident, name, args))
+        elif draw.ids == "after":
+            body.append("    " + emit(name, ident, args))
+        else:
+            body.append("    " + emit(name, args))
+    elif draw.layout == "name_json":
+        body += _id_part(draw, "before")
+        body.append("    " + emit("f.name"))
+        body += _id_part(draw, "after")
+        body.append("    " + emit(lit(d["name_sep"]), _json_args(draw)))
+    elif draw.layout == "tagged_kv":
+        body += _id_part(draw, "before")
+        body.append("    " + emit("f.name", lit(d["name_ws"])))
+        body += _id_part(draw, "after")
+        body += [
+            "    {%- for k, v in args | items -%}",
+            "        " + emit(lit(d["key_open"]), "k", lit(d["key_close"] + d["pair_ws"] + d["value_open"]),
+                              "raw_or_json(v)", lit(d["value_close"])),
+            "        {%- if not loop.last -%}" + emit(lit(d["arg_ws"])) + "{%- endif -%}",
+            "    {%- endfor -%}",
+        ]  # fmt: skip
+    elif draw.layout in ("tagged_eq", "attr_typed"):
+        inner, ws = d["inner"], d["inner_ws"]
+        if draw.layout == "tagged_eq":
+            fn_head = "'" + _el(inner, d["fn_word"] + "=") + "' ~ f.name ~ '" + _el_end(inner) + "'"
+        else:
+            fn_head = "'" + _el(inner, d["fn_word"] + ' name="') + "' ~ f.name ~ '\"" + _el_end(inner) + "'"
+        body += _id_part(draw, "before")
+        body.append("    " + emit(fn_head, lit(ws)))
+        body += _id_part(draw, "after")
+        if draw.layout == "tagged_eq":
+            p_head = "'" + _el(inner, d["param_word"] + "=") + "' ~ k ~ '" + _el_end(inner) + "'"
+        elif d["type_attr"] == "string_flag":
+            p_head = (
+                "'" + _el(inner, d["param_word"] + ' name="') + "' ~ k ~ '\" string=\"' ~ "
+                "('true' if v is string else 'false') ~ '\"" + _el_end(inner) + "'"
+            )
+        else:
+            p_head = (
+                "'"
+                + _el(inner, d["param_word"] + ' name="')
+                + "' ~ k ~ '\" type=\"' ~ json_type(v) ~ '\""
+                + _el_end(inner)
+                + "'"
+            )
+        body += [
+            "    {%- for k, v in args | items -%}",
+            "        " + emit(p_head, lit(d["value_ws"]), "raw_or_json(v)", lit(d["value_ws"]),
+                              lit(spell_close(inner, d["param_word"]) + ws)),
+            "    {%- endfor -%}",
+            "    " + emit(lit(spell_close(inner, d["fn_word"]))),
+        ]  # fmt: skip
+    else:  # pythonic
+        value = "(v | tojson)" if draw.layout == "pythonic_json" else "py_value(v)"
+        comma = ", " if d.get("spaced") else ","
+        body += [
+            "    " + emit("f.name", "'('"),
+            "    {%- for k, v in args | items -%}",
+            "        " + emit("k", "'='", value),
+            "        {%- if not loop.last -%}" + emit(lit(comma)) + "{%- endif -%}",
+            "    {%- endfor -%}",
+            "    " + emit("')'"),
+        ]  # fmt: skip
+    if draw.call is not None:
+        body.append("    " + emit(lit(draw.call.trail + draw.call.close)))
+    body.append("{%- endmacro -%}")
+
+    array = bool(d.get("list") or d.get("array"))
+    calls = ["{%- macro calls(tcs) -%}"]
+    if draw.section is not None:
+        calls.append("    " + emit(lit(draw.section.open + draw.section.lead)))
+    if array:
+        calls.append("    " + emit("'['"))
+    calls += [
+        "    {%- for tc in tcs -%}",
+        "        {%- if not loop.first -%}" + emit(lit(draw.separator)) + "{%- endif -%}",
+        "        " + emit("call(tc)"),
+        "    {%- endfor -%}",
+    ]
+    if array:
+        calls.append("    " + emit("']'"))
+    if draw.section is not None:
+        calls.append("    " + emit(lit(draw.section.trail + draw.section.close)))
+    calls.append("{%- endmacro -%}")
+    return body + calls
+
+
+def _el(spelling: str, head: str) -> str:
+    """The start of an element with attributes, up to where the dynamic part goes (escaped for ``'...'``)."""
+    opened = spell_element(spelling, head + "\x00")
+    return opened[: opened.index("\x00")].replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _el_end(spelling: str) -> str:
+    opened = spell_element(spelling, "x=\x00")
+    return opened[opened.index("\x00") + 1 :]
+
+
+def _id_part(draw: FormatDraw, where: str) -> list[str]:
+    if draw.ids != where or draw.id_region is None:
+        return []
+    return ["    " + emit(lit(draw.id_region.open), "tc.id", lit(draw.id_region.close))]
+
+
+def _headed_macros(draw: FormatDraw) -> list[str]:
+    h = draw.headed
+    assert h is not None
+    args = _json_args(draw)
+    if h.recipient == "to":
+        head = lit(h.header("assistant", h.call_channel, " to=" + h.namespace + "\x00"))
+        before, after = head.split("\x00")
+        header = f"{before}' ~ f.name ~ '{after}"
+        body = args
+    elif h.recipient == "role_name":
+        head = lit(h.header(h.call_role + " \x00", h.call_channel))
+        before, after = head.split("\x00")
+        header = f"{before}' ~ f.name ~ '{after}"
+        body = args
+    else:
+        header = lit(h.header(h.call_role, h.call_channel))
+        colon = ":" if draw.details.get("compact") else ": "
+        sep = "," if draw.details.get("compact") else ", "
+        body = f"'{{\"name\"{colon}' ~ (f.name | tojson) ~ '{sep}\"arguments\"{colon}' ~ {args} ~ '}}'"
+    return [
+        "{%- macro call(tc) -%}",
+        *_open_call(),
+        "    " + emit(header, body, lit(h.call_end + h.end_nl)),
+        "{%- endmacro -%}",
+        "{%- macro calls(tcs) -%}",
+        "    {%- for tc in tcs -%}" + emit("call(tc)") + "{%- endfor -%}",
+        "{%- endmacro -%}",
+    ]
+
+
+_EXAMPLE_CALL = "{'id': 'call_1', 'name': 'tool_name', 'arguments': {'argument': 'value'}}"
+
+
+def _frame(draw: FormatDraw) -> list[str]:
+    """The conversation: system block (clock, tools), user / tool / assistant turns, generation prompt."""
+    headed = draw.headed
+    if headed is not None:
+        role = {r: headed.start + r + headed.message for r in ("system", "user", "assistant", "tool")}
+        end = {r: headed.end + headed.end_nl for r in ("system", "user", "tool")}
+    else:
+        role = dict(draw.roles)
+        end = {
+            "system": draw.turn_end,
+            "tool": draw.turn_end,
+            "user": draw.turn_end if draw.end_after_user else "",
+        }
+    out = [
+        "{%- if messages[0].role == 'system' -%}",
+        "    {%- set system_text = text(messages[0].content) -%}",
+        "    {%- set loop_messages = messages[1:] -%}",
+        "{%- else -%}",
+        "    {%- set system_text = '' -%}",
+        "    {%- set loop_messages = messages -%}",
+        "{%- endif -%}",
+    ]
+    if draw.bos:
+        out.append(emit(lit(draw.bos)))
+    condition = "true" if draw.clock != "none" else "system_text or tools"
+    out.append(f"{{%- if {condition} -%}}")
+    out.append("    " + emit(lit(role["system"])))
+    if draw.clock != "none":
+        fmt = "%d %b %Y" if draw.clock == "date" else "%Y-%m-%d %H:%M:%S"
+        out.append("    " + emit(lit("Today's date: "), f"strftime_now({lit(fmt)})", lit("\n\n")))
+    out.append("    " + emit("system_text"))
+    out.append("    {%- if tools -%}")
+    out.append("        {%- if system_text -%}" + emit(lit("\n\n")) + "{%- endif -%}")
+    out += _tool_declaration(draw)
+    out.append("    {%- endif -%}")
+    out.append("    " + emit(lit(end["system"])))
+    out.append("{%- endif -%}")
+    out.append("{%- for message in loop_messages -%}")
+    out.append("    {%- if message.role == 'assistant' -%}")
+    out += ["        " + line for line in _assistant(draw)]
+    out.append("    {%- elif message.role == 'tool' -%}")
+    if draw.tool_result_region is not None and headed is None:
+        r = draw.tool_result_region
+        out.append(
+            "        "
+            + emit(
+                lit(role["user"] + r.open + r.lead),
+                "text(message.content)",
+                lit(r.trail + r.close + end["user"]),
+            )
+        )
+    else:
+        out.append("        " + emit(lit(role["tool"]), "text(message.content)", lit(end["tool"])))
+    out.append("    {%- else -%}")
+    if headed is not None:
+        header = emit(lit(headed.start), "message.role", lit(headed.message))
+        out.append("        " + header + emit("text(message.content)", lit(end["user"])))
+    else:
+        out.append("        {%- if message.role == 'user' -%}" + emit(lit(role["user"])) + "{%- else -%}"
+                   + emit(lit(role["system"])) + "{%- endif -%}")  # fmt: skip
+        out.append("        " + emit("text(message.content)", lit(end["user"])))
+    out.append("    {%- endif -%}")
+    out.append("{%- endfor -%}")
+    out.append("{%- if add_generation_prompt -%}")
+    if headed is not None:
+        # With a role switch for calls the model writes the role itself: the prompt stops at the start.
+        out.append("    " + emit(lit(headed.start + ("assistant" if headed.recipient == "to" else ""))))
+    else:
+        out.append("    " + emit(lit(role["assistant"])))
+        if draw.forced_open and draw.reasoning is not None:
+            out.append("    " + emit(lit(draw.reasoning.open + draw.reasoning.lead)))
+    out.append("{%- endif -%}")
+    return out
+
+
+def _tool_declaration(draw: FormatDraw) -> list[str]:
+    out: list[str] = []
+    each = "(tool.function if tool.function is defined else tool) | tojson"
+    if draw.tool_declaration == "json_lines":
+        out.append("        " + emit(lit("You can call the following functions:\n")))
+        out.append("        {%- for tool in tools -%}" + emit(each, lit("\n")) + "{%- endfor -%}")
+    elif draw.tool_declaration == "tagged_block":
+        spelling = draw.spelling if draw.spelling in ATTRIBUTE_SPELLINGS else "angle"
+        out.append("        " + emit(lit("# Tools\n\n" + spell_open(spelling, "tools") + "\n")))
+        out.append("        {%- for tool in tools -%}" + emit(each, lit("\n")) + "{%- endfor -%}")
+        out.append("        " + emit(lit(spell_close(spelling, "tools"))))
+    else:
+        out.append("        " + emit(lit("## Available tools\n")))
+        out.append("        {%- for tool in tools -%}")
+        out.append("            {%- set fn = tool.function if tool.function is defined else tool -%}")
+        out.append("            " + emit(lit("\n### "), "fn.name", lit("\n"), "(fn.description or '')"))
+        out.append("            " + emit(lit("\nParameters: "), "(fn.parameters | tojson)", lit("\n")))
+        out.append("        {%- endfor -%}")
+    if draw.instruction:
+        out.append(
+            "        "
+            + emit(lit("\n\nTo call a function, reply with:\n"), f"calls([{_EXAMPLE_CALL}])", lit("\n"))
+        )
+    return out
+
+
+def _assistant(draw: FormatDraw) -> list[str]:
+    """The assistant message: reasoning, answer, calls, then the end of the turn."""
+    h = draw.headed
+    has_reasoning = (
+        "message.reasoning_content is defined and message.reasoning_content is string"
+        " and message.reasoning_content"
+    )
+    has_content = "message.content is string and message.content"
+    has_calls = "message.tool_calls is defined and message.tool_calls"
+    if h is not None:
+        out = []
+        if h.reasoning_channel:
+            out.append(f"{{%- if {has_reasoning} -%}}"
+                       + emit(lit(h.header("assistant", h.reasoning_channel)), "message.reasoning_content",
+                              lit(h.end + h.end_nl)) + "{%- endif -%}")  # fmt: skip
+        answer = emit(lit(h.header("assistant", h.answer_channel)), "message.content", lit(h.end + h.end_nl))
+        out.append(f"{{%- if {has_content} -%}}" + answer + "{%- endif -%}")
+        out.append(f"{{%- if {has_calls} -%}}" + emit("calls(message.tool_calls)") + "{%- endif -%}")
+        return out
+    out = [emit(lit(draw.roles["assistant"]))]
+    r = draw.reasoning
+    if r is not None:
+        line = f"{{%- if {has_reasoning} -%}}" + emit(
+            lit(r.open + r.lead), "message.reasoning_content", lit(r.trail + r.close + draw.reasoning_after)
+        )
+        if draw.forced_open:
+            line += "{%- else -%}" + emit(lit(r.open + r.lead + r.close + draw.reasoning_after))
+        out.append(line + "{%- endif -%}")
+    a = draw.answer
+    content = "message.content"
+    if a is not None:
+        out.append(f"{{%- if {has_content} -%}}" + emit(lit(a.open + a.lead), content, lit(a.trail + a.close))
+                   + f"{{%- if {has_calls} -%}}" + emit(lit(draw.content_to_calls)) + "{%- endif -%}"
+                   + "{%- endif -%}")  # fmt: skip
+    else:
+        out.append(f"{{%- if {has_content} -%}}" + emit(content)
+                   + f"{{%- if {has_calls} -%}}" + emit(lit(draw.content_to_calls)) + "{%- endif -%}"
+                   + "{%- endif -%}")  # fmt: skip
+    out.append(f"{{%- if {has_calls} -%}}" + emit("calls(message.tool_calls)") + "{%- endif -%}")
+    out.append(emit(lit(draw.turn_end)))
+    return out
