@@ -42,7 +42,7 @@ LAYERS: tuple[str, ...] = (
     "engines",
     "conformance",
     "export",
-    "workflow",
+    "services",
     "tui",
     "commands",
     "cli",

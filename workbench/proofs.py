@@ -1,16 +1,18 @@
-"""What every export target shares: the error types and the consumer's :class:`Proof`.
+"""What every export target and every engine proof shares: the error types and the consumer's :class:`Proof`.
 
-Kept apart from the targets so that each target module depends only on this one, never on another target.
+Kept apart from the targets so that each target module depends only on this one, never on another target,
+and below :mod:`workbench.engines`, whose proofs build :class:`Proof` values too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.runtime.errors import WorkbenchError
-from workbench.validate import PASS, UNSUPPORTED
+from workbench.validate import FAIL, PASS, UNSUPPORTED, CaseResult, ValidationReport
 
 
 class ExportError(WorkbenchError):
@@ -113,3 +115,40 @@ def open_tokenizer(path: str | Path) -> tuple[Any, str]:
         why = first_line(exc) or type(exc).__name__
         raise ExportError(f"cannot read the tokenizer {file}: {why}") from None
     return tokenizer, folder.name
+
+
+#: ``(case, the consumer's message) -> differences``: how one consumer's message is held to the case's.
+Differences = Callable[[CaseResult, dict[str, Any]], list[str]]
+
+
+def consumer_case_proofs(
+    report: ValidationReport,
+    results: Sequence[dict[str, Any]],
+    differences: Differences,
+    set_aside: Callable[[CaseResult], str] | None = None,
+) -> tuple[CaseProof, ...]:
+    """Each round-trip case as a consumer's harness answered it (``{"id", "one_shot", "streamed"}``), one-shot
+    and streamed, against our parser's message.  A case the report does not apply is unsupported; a
+    disagreement ``set_aside`` explains (beyond what the target can express) is set aside, not failed."""
+    by_id = {c["id"]: c for c in results}
+    out: list[CaseProof] = []
+    for case in report.cases:
+        if case.status == UNSUPPORTED or case.parsed is None:
+            out.append(CaseProof(case.id, UNSUPPORTED, case.reason or "case not applicable"))
+            continue
+        got = by_id.get(case.id, {})
+        problems = []
+        for mode in ("one_shot", "streamed"):
+            message = got.get(mode) or {"error": "no result"}
+            if "error" in message:
+                problems.append(f"{mode}: raised {message['error']}")
+                continue
+            diff = differences(case, message)
+            if diff:
+                problems.append(f"{mode}: {diff[0]}")
+        aside = set_aside(case) if problems and set_aside is not None else ""
+        if aside:
+            out.append(CaseProof(case.id, UNSUPPORTED, aside))
+        else:
+            out.append(CaseProof(case.id, FAIL if problems else PASS, "; ".join(problems)))
+    return tuple(out)

@@ -64,7 +64,7 @@ def _conversation(*calls: dict[str, Any]) -> list[dict[str, Any]]:
 def typed_tools(calls: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The probe tools with each argument of the first call typed as its value: templates that write a
     value by its declared type, and parsers that read a raw value by it, then agree with the value."""
-    from workbench.runtime.formats.call_pattern.samples import json_type
+    from workbench.runtime.values import json_type
 
     args = calls[0]["function"]["arguments"] if calls else {}
     out = []

@@ -33,7 +33,7 @@ from workbench.commands._common import (
     render_budget,
     strict_json,
 )
-from workbench.workflow import load_inputs
+from workbench.services import load_inputs
 
 
 def register(app: typer.Typer) -> None:

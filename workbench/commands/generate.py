@@ -43,8 +43,8 @@ from workbench.commands._common import (
     warn_unread_kwargs,
 )
 from workbench.runtime.chat import load_messages, load_tools
+from workbench.services import record_session, resolve, save_generation_session, spec_warning
 from workbench.template.limits import DEFAULT_TIME_LIMIT
-from workbench.workflow import record_session, resolve, save_generation_session, spec_warning
 
 
 def register(app: typer.Typer) -> None:

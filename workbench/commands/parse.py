@@ -55,8 +55,8 @@ from workbench.engines import parse_profiles
 from workbench.inputs import read_input_text
 from workbench.runtime.chat import Tool, load_tools
 from workbench.runtime.events import Event
+from workbench.services import parse_options, resolve, spec_warning
 from workbench.template.limits import DEFAULT_TIME_LIMIT
-from workbench.workflow import parse_options, resolve, spec_warning
 
 _PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]+")
 #: Shortest piece ``--stream`` feeds (shorter runs join the next): about a token's worth of text, so the

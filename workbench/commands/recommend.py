@@ -184,9 +184,9 @@ def prepare(
     from workbench.engines.tokenizers import tokenizer_for
     from workbench.export import resolve_inputs
     from workbench.proofs import ExportError
+    from workbench.services import load_inputs
     from workbench.template.budget import RenderBudget
     from workbench.validate import PASS
-    from workbench.workflow import load_inputs
 
     source, given = load_inputs(template or None, spec)
     what = source.name if source is not None else str(spec)

@@ -106,12 +106,19 @@ def check_llamacpp(expect: Mapping[str, Any], got: Observed) -> list[str]:
     return diffs
 
 
+def _call_count_differs(expected: Sequence[Mapping[str, Any]], actual: Sequence[ObservedCall]) -> list[str]:
+    """One line when the number of calls differs (the calls are then not compared one by one)."""
+    if len(expected) == len(actual):
+        return []
+    return [
+        f"tool_calls: expected {len(expected)} call(s) {show([c.get('name') for c in expected])}, "
+        f"got {len(actual)} {show([c.name for c in actual])}"
+    ]
+
+
 def _llamacpp_calls(expected: Sequence[Mapping[str, Any]], actual: Sequence[ObservedCall]) -> list[str]:
     if len(expected) != len(actual):
-        return [
-            f"tool_calls: expected {len(expected)} call(s) {show([c.get('name') for c in expected])}, "
-            f"got {len(actual)} {show([c.name for c in actual])}"
-        ]
+        return _call_count_differs(expected, actual)
     diffs: list[str] = []
     for i, (want, have) in enumerate(zip(expected, actual, strict=True)):
         where = f"tool_calls[{i}]"
@@ -201,10 +208,7 @@ def peer_calls_differences(
 ) -> list[str]:
     """Differences for one expected list of calls (also used for each ``tool_calls_any_of`` option)."""
     if len(expected) != len(actual):
-        return [
-            f"tool_calls: expected {len(expected)} call(s) {show([c.get('name') for c in expected])}, "
-            f"got {len(actual)} {show([c.name for c in actual])}"
-        ]
+        return _call_count_differs(expected, actual)
     diffs: list[str] = []
     for i, (want, have) in enumerate(zip(expected, actual, strict=True)):
         where = f"tool_calls[{i}]"

@@ -17,8 +17,15 @@ from typing import Any
 from workbench.engines.harness import schema
 from workbench.engines.harness.launch import run_harness_module
 from workbench.engines.venv import engines_missing_reason, engines_python
-from workbench.proofs import CaseProof, ExportError, Proof
-from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport, compare_messages
+from workbench.proofs import CaseProof, ExportError, Proof, consumer_case_proofs
+from workbench.validate import (
+    FAIL,
+    ROUND_TRIP_TOOLS,
+    UNSUPPORTED,
+    CaseResult,
+    ValidationReport,
+    compare_messages,
+)
 
 #: What the harness calls each way of loading a plug-in, and the engine it belongs to.
 RUNNERS = {"vllm-file": "vllm", "vllm-package": "vllm", "sglang": "sglang"}
@@ -113,26 +120,12 @@ def plugin_proof(job: PluginJob, answer: dict[str, Any], runner: str, versions: 
     if not result["accepted"]:
         reason = f"not loaded by {LABELS[runner]} {version}: {result['reason']}"
         return Proof(target, (CaseProof("load", FAIL, reason),), notes=(reason,))
-    by_id = {c["id"]: c for c in result["cases"]}
-    out: list[CaseProof] = []
-    for case in job.report.cases:
-        if case.status == UNSUPPORTED or case.parsed is None:
-            out.append(CaseProof(case.id, UNSUPPORTED, case.reason or "case not applicable"))
-            continue
-        got = by_id.get(case.id, {})
-        problems = []
-        for mode in ("one_shot", "streamed"):
-            message = got.get(mode) or {"error": "no result"}
-            if "error" in message:
-                problems.append(f"{mode}: raised {message['error']}")
-                continue
-            diff = compare_messages(case.parsed, message, compare_ids=False) or exact_differences(
-                case.parsed, message
-            )
-            if diff:
-                problems.append(f"{mode}: {diff[0]}")
-        out.append(CaseProof(case.id, FAIL if problems else PASS, "; ".join(problems)))
-    return Proof(target, tuple(out), notes=(f"{LABELS[runner]} {version}",))
+    def differences(case: CaseResult, message: dict[str, Any]) -> list[str]:
+        expected = case.parsed or {}
+        return compare_messages(expected, message, compare_ids=False) or exact_differences(expected, message)
+
+    out = consumer_case_proofs(job.report, result["cases"], differences)
+    return Proof(target, out, notes=(f"{LABELS[runner]} {version}",))
 
 
 PLUGIN_TARGETS = ("vllm-plugin", "sglang-plugin")

@@ -18,10 +18,17 @@ from workbench.engines.harness import schema
 from workbench.engines.harness.launch import run_harness_module
 from workbench.engines.response_rules import set_aside_reason
 from workbench.engines.venv import engines_missing_reason, engines_python
-from workbench.proofs import CaseProof, ExportError, Proof
+from workbench.proofs import CaseProof, ExportError, Proof, consumer_case_proofs
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
-from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport, compare_messages
+from workbench.validate import (
+    FAIL,
+    ROUND_TRIP_TOOLS,
+    UNSUPPORTED,
+    CaseResult,
+    ValidationReport,
+    compare_messages,
+)
 
 
 @dataclass(frozen=True)
@@ -78,27 +85,10 @@ def engine_proof(
     if not result["accepted"]:
         reason = f"refused by {display} {version}: {result['reason']}"
         return Proof(target, (CaseProof("validator", FAIL, reason),), notes=(reason,))
-    by_id = {c["id"]: c for c in result["cases"]}
-    out: list[CaseProof] = []
-    for case in job.report.cases:
-        if case.status == UNSUPPORTED or case.parsed is None:
-            out.append(CaseProof(case.id, UNSUPPORTED, case.reason or "case not applicable"))
-            continue
-        got = by_id.get(case.id, {})
-        problems = []
-        for mode in ("one_shot", "streamed"):
-            message = got.get(mode) or {"error": "no result"}
-            if "error" in message:
-                problems.append(f"{mode}: raised {message['error']}")
-                continue
-            diff = compare_messages(
-                case.parsed, message, compare_ids=case.compare_ids and engine(consumer).compares_ids
-            )
-            if diff:
-                problems.append(f"{mode}: {diff[0]}")
-        aside = set_aside_reason(spec, case) if problems else ""
-        if aside:
-            out.append(CaseProof(case.id, UNSUPPORTED, aside))
-        else:
-            out.append(CaseProof(case.id, FAIL if problems else PASS, "; ".join(problems)))
-    return Proof(target, tuple(out), notes=(f"{display} {version}",))
+    compare_ids = engine(consumer).compares_ids
+
+    def differences(case: CaseResult, message: dict[str, Any]) -> list[str]:
+        return compare_messages(case.parsed or {}, message, compare_ids=case.compare_ids and compare_ids)
+
+    out = consumer_case_proofs(job.report, result["cases"], differences, lambda c: set_aside_reason(spec, c))
+    return Proof(target, out, notes=(f"{display} {version}",))

@@ -29,6 +29,23 @@ class NotJsonError(ValueError):
     """A value that cannot be represented as JSON (bytes, NaN, unknown names)."""
 
 
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return "object"
+
+
 def schema_types(schema: Any) -> frozenset[str]:
     """The JSON types a (sub)schema allows; empty when it does not say (no schema, ``{}``)."""
     if not isinstance(schema, Mapping):

@@ -12,30 +12,42 @@ from workbench.validate.cases import ROUND_TRIP_TOOLS
 from workbench.validate.report import ERROR, FAIL, PASS
 
 
-def compare_messages(expected: dict[str, Any], parsed: dict[str, Any], *, compare_ids: bool) -> list[str]:
+def compare_messages(
+    expected: dict[str, Any],
+    parsed: dict[str, Any],
+    *,
+    compare_ids: bool,
+    exact: bool = False,
+    words: tuple[str, str] = ("expected", "got"),
+) -> list[str]:
     """Differences between an expected and a parsed message (parse-contract dicts), one line each.
 
-    Text is compared without leading/trailing whitespace (templates trim and pad content); arguments are
-    compared as JSON values where ``true`` is not ``1``; ids only when the format carries them.
+    The one message comparison (validation, the exports' proofs, session replay).  Text is compared without
+    leading/trailing whitespace (templates trim and pad content) unless ``exact`` (a replay: the same parser
+    on the same text); arguments are compared as JSON values where ``true`` is not ``1``; ids only when the
+    format carries them.  ``words`` name the two sides in the lines (``("recorded", "replayed")``).
     """
+    want_word, got_word = words
     out: list[str] = []
     for key in ("content", "reasoning_content"):
-        want, got = (expected.get(key) or "").strip(), (parsed.get(key) or "").strip()
+        want, got = expected.get(key) or "", parsed.get(key) or ""
+        if not exact:
+            want, got = want.strip(), got.strip()
         if want != got:
-            out.append(f"{key}: expected {want!r}, got {got!r}")
+            out.append(f"{key}: {want_word} {want!r}, {got_word} {got!r}")
     want_calls, got_calls = expected.get("tool_calls") or [], parsed.get("tool_calls") or []
     if len(want_calls) != len(got_calls):
-        out.append(f"tool_calls: expected {len(want_calls)}, got {len(got_calls)}")
+        out.append(f"tool_calls: {want_word} {len(want_calls)}, {got_word} {len(got_calls)}")
     for i, (w, g) in enumerate(zip(want_calls, got_calls, strict=False)):
         if w.get("name") != g.get("name"):
-            out.append(f"tool_calls[{i}].name: expected {w.get('name')!r}, got {g.get('name')!r}")
+            out.append(f"tool_calls[{i}].name: {want_word} {w.get('name')!r}, {got_word} {g.get('name')!r}")
         if not json_equal(w.get("arguments"), g.get("arguments")):
             out.append(
-                f"tool_calls[{i}].arguments: expected {_short(w.get('arguments'))}, "
-                f"got {_short(g.get('arguments'))}"
+                f"tool_calls[{i}].arguments: {want_word} {_short(w.get('arguments'))}, "
+                f"{got_word} {_short(g.get('arguments'))}"
             )
         if compare_ids and (w.get("id") or "") != (g.get("id") or ""):
-            out.append(f"tool_calls[{i}].id: expected {w.get('id')!r}, got {g.get('id')!r}")
+            out.append(f"tool_calls[{i}].id: {want_word} {w.get('id')!r}, {got_word} {g.get('id')!r}")
     return out
 
 

@@ -38,11 +38,8 @@ import importlib.abc
 import importlib.util
 import io
 import json
-import logging
-import os
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -52,13 +49,16 @@ from workbench.engines.harness.response import (
     Deltas,
     Message,
     _first_line,
-    _guarded,
     _ipython_stub,
     _load_tokenizer,
-    _message,
+    case_result,
+    harness_error,
+    quiet_engines,
     sglang_one_shot,
     sglang_streamed,
     versions,
+    vllm_message,
+    vllm_request,
     vllm_streamed,
 )
 from workbench.engines.harness.schema import PluginRequest, from_json, to_json
@@ -69,7 +69,6 @@ from workbench.engines.harness.schema import PluginRequest, from_json, to_json
 def _vllm_cases(name: str, tokenizer: Any, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each case through the parser vLLM's serving layer composes for ``--tool-call-parser NAME
     --reasoning-parser NAME --enable-auto-tool-choice`` (``ParserManager.get_parser``)."""
-    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.parser.parser_manager import ParserManager
 
     parser_cls = ParserManager.get_parser(
@@ -79,9 +78,7 @@ def _vllm_cases(name: str, tokenizer: Any, cases: list[dict[str, Any]]) -> list[
     deltas = Deltas(tokenizer)
     results = []
     for case in cases:
-        request = ChatCompletionRequest(
-            model="workbench", messages=[{"role": "user", "content": "x"}], tools=case["tools"] or None
-        )
+        request = vllm_request(case)
         prompt_ids = deltas.encode(case["prefix"])
         # The serving layer lets the parser adjust each request first; our markers must survive
         # detokenization, so the parser has to turn skipping special tokens off.
@@ -92,12 +89,7 @@ def _vllm_cases(name: str, tokenizer: Any, cases: list[dict[str, Any]]) -> list[
             if kept:
                 raise ValueError(kept)
             parser = parser_cls(tokenizer, request.tools)
-            reasoning, content, calls = parser.parse(case["output"], request, enable_auto_tools=True)
-            return _message(
-                reasoning,
-                content,
-                [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls or []],
-            )
+            return vllm_message(*parser.parse(case["output"], request, enable_auto_tools=True))
 
         def streamed(
             case: dict[str, Any] = case, request: Any = request, prompt_ids: list[int] = prompt_ids
@@ -105,7 +97,7 @@ def _vllm_cases(name: str, tokenizer: Any, cases: list[dict[str, Any]]) -> list[
             parser = parser_cls(tokenizer, request.tools)
             return vllm_streamed(parser, deltas, case["output"], request, prompt_ids)
 
-        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+        results.append(case_result(case, one_shot, streamed))
     return results
 
 
@@ -433,7 +425,7 @@ def run_sglang(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
         def streamed(case: dict[str, Any] = case) -> Message:
             return sglang_streamed(*parsers(), deltas, case["output"])
 
-        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+        results.append(case_result(case, one_shot, streamed))
     return {"accepted": True, "reason": "", "cases": results}
 
 
@@ -535,12 +527,7 @@ def run_job(job: dict[str, Any], engines: list[str], tokenizers: dict[str, Any])
             with contextlib.redirect_stdout(io.StringIO()):
                 out["engines"][runner] = fn(job, tokenizers[path])
         except Exception as exc:
-            out["engines"][runner] = {
-                "accepted": False,
-                "reason": f"harness error: {_first_line(exc)}",
-                "trace": traceback.format_exc(limit=4),
-                "cases": [],
-            }
+            out["engines"][runner] = harness_error(exc, limit=4)
     return out
 
 
@@ -559,8 +546,7 @@ def refuse_workbench_imports() -> None:
 
 
 def main() -> int:
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-    logging.disable(logging.WARNING)
+    quiet_engines()
     request = from_json(PluginRequest, json.load(sys.stdin))
     engines = request.engines or ["vllm", "sglang"]
     refuse_workbench_imports()

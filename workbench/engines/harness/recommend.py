@@ -36,8 +36,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -319,8 +317,7 @@ def load_tokenizer(path: str, special: list[str]) -> tuple[Any, list[str]]:
 
 
 def main() -> int:
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-    logging.disable(logging.WARNING)
+    base.quiet_engines()
     request = from_json(RecommendRequest, json.load(sys.stdin))
     engine = request.engine
     jobs = []

@@ -67,6 +67,45 @@ def _message(reasoning: str | None, content: str | None, calls: list[dict[str, A
     }
 
 
+def vllm_message(reasoning: str | None, content: str | None, calls: Any) -> Message:
+    """vLLM's one-shot ``parse`` result (its ``ToolCall`` objects) as a message."""
+    return _message(
+        reasoning, content, [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls or []]
+    )
+
+
+def vllm_request(case: dict[str, Any]) -> Any:
+    """The chat request vLLM's serving layer hands its parsers for one case (its tools)."""
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+    return ChatCompletionRequest(
+        model="workbench", messages=[{"role": "user", "content": "x"}], tools=case["tools"] or None
+    )
+
+
+def case_result(
+    case: dict[str, Any], one_shot: Callable[[], Message], streamed: Callable[[], Message]
+) -> dict[str, Any]:
+    """One case's answer: the consumer's message one-shot and streamed (or what it raised)."""
+    return {"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)}
+
+
+def harness_error(exc: BaseException, limit: int) -> dict[str, Any]:
+    """A consumer (or a way of loading a plug-in) the harness itself failed on: not accepted, with why."""
+    return {
+        "accepted": False,
+        "reason": f"harness error: {_first_line(exc)}",
+        "trace": traceback.format_exc(limit=limit),
+        "cases": [],
+    }
+
+
+def quiet_engines() -> None:
+    """The engines log at import and per request; a harness answers on stdout only."""
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    logging.disable(logging.WARNING)
+
+
 def _guarded(fn: Callable[[], Message]) -> Message:
     """A consumer raising on an output is a finding, reported as the case's result."""
     try:
@@ -181,7 +220,6 @@ def _load_tokenizer(path: str) -> Any:
 
 
 def run_vllm(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any]]) -> dict[str, Any]:
-    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.parser.response_template import (
         ResponseTemplateParser,
         validate_response_template_for_serving,
@@ -194,9 +232,7 @@ def run_vllm(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any
     deltas = Deltas(tokenizer)
     results = []
     for case in cases:
-        request = ChatCompletionRequest(
-            model="workbench", messages=[{"role": "user", "content": "x"}], tools=case["tools"] or None
-        )
+        request = vllm_request(case)
         prompt_ids = deltas.encode(case["prefix"])
 
         def parser(request: Any = request, prompt_ids: list[int] = prompt_ids) -> Any:
@@ -207,19 +243,14 @@ def run_vllm(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, Any
             return p
 
         def one_shot(case: dict[str, Any] = case, request: Any = request) -> Message:
-            reasoning, content, calls = parser(request).parse(case["output"], request, enable_auto_tools=True)
-            return _message(
-                reasoning,
-                content,
-                [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls or []],
-            )
+            return vllm_message(*parser(request).parse(case["output"], request, enable_auto_tools=True))
 
         def streamed(
             case: dict[str, Any] = case, request: Any = request, prompt_ids: list[int] = prompt_ids
         ) -> Message:
             return vllm_streamed(parser(request, prompt_ids), deltas, case["output"], request, prompt_ids)
 
-        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+        results.append(case_result(case, one_shot, streamed))
     return {"accepted": True, "reason": "", "cases": results}
 
 
@@ -278,7 +309,7 @@ def run_sglang(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, A
         def streamed(case: dict[str, Any] = case) -> Message:
             return sglang_streamed(*parsers(), deltas, case["output"])
 
-        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+        results.append(case_result(case, one_shot, streamed))
     return {"accepted": True, "reason": "", "cases": results}
 
 
@@ -320,7 +351,7 @@ def run_transformers(template: dict[str, Any], tokenizer: Any, cases: list[dict[
             message, _events = stream.finalize()
             return _hf_message(message)
 
-        results.append({"id": case["id"], "one_shot": _guarded(one_shot), "streamed": _guarded(streamed)})
+        results.append(case_result(case, one_shot, streamed))
     return {"accepted": True, "reason": "", "cases": results}
 
 
@@ -358,12 +389,7 @@ def run_job(job: dict[str, Any], consumers: list[str], tokenizers: dict[str, Any
             with contextlib.redirect_stdout(io.StringIO()):
                 out["consumers"][name] = RUNNERS[name](job["template"], tokenizers[path], job["cases"])
         except Exception as exc:
-            out["consumers"][name] = {
-                "accepted": False,
-                "reason": f"harness error: {_first_line(exc)}",
-                "trace": traceback.format_exc(limit=3),
-                "cases": [],
-            }
+            out["consumers"][name] = harness_error(exc, limit=3)
     return out
 
 
@@ -381,8 +407,7 @@ def check() -> int:
 
 
 def main() -> int:
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-    logging.disable(logging.WARNING)
+    quiet_engines()
     if sys.argv[1:] == ["--check"]:
         return check()
     request = from_json(ResponseRequest, json.load(sys.stdin))

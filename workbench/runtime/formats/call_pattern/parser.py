@@ -31,7 +31,14 @@ from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of, marker_set
 from workbench.runtime.parsing.tool_tag import TagParser
 from workbench.runtime.spec import ArgVariant, ValueEncoding, pattern_literal
-from workbench.runtime.values import NotJsonError, PythonExtent, convert_tagged, dumps, python_literal
+from workbench.runtime.values import (
+    NotJsonError,
+    PythonExtent,
+    convert_tagged,
+    dumps,
+    json_type,
+    python_literal,
+)
 
 _DIGITS = re.compile(r"\d+")
 #: Characters a function name or an argument key never holds: a slot read up to the wrong literal (one
@@ -188,28 +195,20 @@ class CallPatternParser(TagParser):
     def _encoded_value(self, call: CallLog | None) -> Gen[str | None]:
         """Emit one value in the pattern's encoding, up to where it ends (each character scanned once);
         its text, or None when the output ended inside it."""
-        m = self.m
-        index = call.index if call is not None else None
-        kind = "tool_args" if call is not None else "marker"
-        yield from m.ws(index=index)
-        scanner = ExtentScanner(self.p.encoding)
-        pieces: list[str] = []
-        while True:
-            j, done = scanner.advance(m.buf, m.pos, m.final)
-            pieces.append(m.emit(kind, j - m.pos, index))
-            if done:
-                return "".join(pieces)
-            if m.final:
-                return None
-            yield from m.wait()
+        yield from self.m.ws(index=call.index if call is not None else None)
+        return (yield from self._scanned(call, ExtentScanner(self.p.encoding)))
 
     def _python_value(self, call: CallLog | None) -> Gen[str | None]:
         """Emit one Python literal, up to where it ends (quotes and brackets followed, each character
         scanned once); its text, or None when the output ended inside it."""
+        return (yield from self._scanned(call, PythonExtent()))
+
+    def _scanned(self, call: CallLog | None, scanner: ExtentScanner | PythonExtent) -> Gen[str | None]:
+        """Emit what ``scanner`` says the value spans, as it arrives; its text, or None when the output
+        ended inside it."""
         m = self.m
         index = call.index if call is not None else None
         kind = "tool_args" if call is not None else "marker"
-        scanner = PythonExtent()
         pieces: list[str] = []
         while True:
             j, done = scanner.advance(m.buf, m.pos, m.final)
@@ -375,21 +374,7 @@ def _read_as(text: str, variant: ArgVariant, encoding: ValueEncoding) -> tuple[b
         return text.strip() in ("None", "null"), None
     else:
         value = convert_tagged(text, {"type": sorted(types)}, False, False)
-    return _json_type(value) in types or (_json_type(value) == "integer" and "number" in types), value
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
+    return json_type(value) in types or (json_type(value) == "integer" and "number" in types), value
 
 
 def _lit(look: Look, part: str) -> None:

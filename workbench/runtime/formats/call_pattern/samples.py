@@ -9,28 +9,11 @@ from typing import TYPE_CHECKING, Any
 from workbench.runtime.formats.base import SampleCall
 from workbench.runtime.formats.call_pattern.encoding import write as write_encoded
 from workbench.runtime.spec import ArgVariant, CallPattern, pattern_literal
-from workbench.runtime.values import write_python
+from workbench.runtime.values import json_type, write_python
 
 if TYPE_CHECKING:
     from workbench.runtime.chat import Tool
     from workbench.runtime.spec import FormatSpec
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a Python value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return "object"
 
 
 def variant_for(pattern: CallPattern, type_name: str) -> ArgVariant | None:

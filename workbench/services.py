@@ -128,13 +128,9 @@ def generation_settings(gen: Generator) -> dict[str, Any]:
 
     Without ``thinking_opened`` a prompt that opened reasoning would be replayed as if it had not.
     """
-    gate = gen.plan.reasoning
-    return {
-        "constrain": bool(gen.constrain),
-        "enable_thinking": bool(gen.reasoning),
-        "thinking_opened": bool(gate is not None and gate.starts_inside),
-        "parallel_tool_calls": bool(gen.plan.parallel),
-    }
+    from workbench.generation.generate import parse_settings
+
+    return {"constrain": bool(gen.constrain), **parse_settings(gen)}
 
 
 def record_session(
