@@ -10,14 +10,18 @@ which build a tag per request.  The export and the plug-ins call :func:`assemble
 The document, in order:
 
 - reasoning (when ``reasoning`` and the format reasons): optional, free text up to the end marker; when the
-  output opens the block itself, whitespace may come before it (GLM's template renders ``\\n<think>``);
+  output opens the block itself, a few blanks may come before it (:data:`BOUNDED_WHITESPACE`: GLM's template
+  renders ``\\n<think>``);
 - the answer, by tool choice: ``auto`` free text until the format's trigger, then only the format's tool
   section (one section then whitespace without parallel calls); ``required`` / a tool's name: the tool
-  section from the start (after the whitespace or blank line a format writes before it); ``none`` free text
-  that never writes the trigger.
+  section from the start (after a few blanks, :data:`BOUNDED_WHITESPACE`, and the blank line a format writes
+  before it) and a few blanks after it; ``none`` free text that never writes the trigger.
 
 The format's grammar is in reading mode (``lenient``: every spelling of a value the parser reads) with any
-JSON whitespace, since a consumer's template may print JSON with other separators than ``json.dumps``.
+JSON whitespace, since a consumer's template may print JSON with other separators than ``json.dumps``; under
+a required call each run of blanks in the JSON is bounded (:data:`FORCED_JSON_WHITESPACE`).  Wherever
+nothing but the call may follow, the whitespace is bounded: a model that drifts into blanks (a random one
+does at once) must still get to its call within ``max_tokens`` (issue 19).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from typing import Any
 from workbench.runtime.chat import Tool
 from workbench.runtime.formats import family
 from workbench.runtime.grammar.elements import (
+    BOUNDED_WHITESPACE,
+    FORCED_JSON_WHITESPACE,
     WHITESPACE,
     Element,
     GrammarError,
@@ -134,7 +140,14 @@ def assemble(
     grammar_cls = grammar_class(spec.tools.format)
     if grammar_cls is None:
         raise GrammarError(f"no tool-call grammar for the format {spec.tools.format!r}")
-    fmt = grammar_cls(spec.tools, any_whitespace=True, output_prefix=spec.prompt.output_prefix, lenient=True)
+    forced = choice not in ("auto", "none")
+    fmt = grammar_cls(
+        spec.tools,
+        any_whitespace=True,
+        output_prefix=spec.prompt.output_prefix,
+        lenient=True,
+        max_whitespace=FORCED_JSON_WHITESPACE if forced else None,
+    )
     selected = tools if choice in TOOL_CHOICES else [t for t in tools if t.name == choice]
     multi = parallel and spec.tools.parallel and choice in ("auto", "required")
     gate = reasoning_gate(spec, reasoning=True, thinking_opened=None)
@@ -144,7 +157,7 @@ def assemble(
         answer = fmt.plain_answer()
     else:
         section = fmt.section(selected, parallel=multi)
-        answer = seq(WHITESPACE, _forced_lead(fmt, gate is not None), section, WHITESPACE)
+        answer = seq(BOUNDED_WHITESPACE, _forced_lead(fmt, gate is not None), section, BOUNDED_WHITESPACE)
     parts: list[Element] = []
     if reasoning and gate is not None:
         parts.append(reasoning_block(gate))
@@ -155,10 +168,10 @@ def assemble(
 
 
 def reasoning_block(gate: ReasoningGate) -> Element:
-    """Optional reasoning, free up to its end marker; whitespace may precede a block the output opens."""
+    """Optional reasoning, free up to its end marker; a few blanks may precede a block the output opens."""
     if gate.starts_inside:
         return optional(tag("", any_text(), gate.end))
-    return optional(seq(WHITESPACE, tag(gate.start, any_text(), gate.end)))
+    return optional(seq(BOUNDED_WHITESPACE, tag(gate.start, any_text(), gate.end)))
 
 
 def _auto_answer(fmt: ToolGrammar, tools: Sequence[Tool], parallel: bool) -> Element:

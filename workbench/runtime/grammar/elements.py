@@ -208,9 +208,19 @@ def regex(pattern: str) -> Element:
     return RegexFormat(pattern)
 
 
-#: Optional blanks (spaces, tabs, newlines): what templates put around markers, before a reasoning block and
-#: after the last call.  The one whitespace rule of every grammar.
+#: Optional blanks (spaces, tabs, newlines): what templates put around markers and after the last call.  The
+#: one whitespace rule of every grammar where free text may follow anyway.
 WHITESPACE: Element = RegexFormat(r"[ \t\n]*")
+#: The blanks that may come before a block the output opens (a reasoning block, the call a request
+#: requires) and after a required call: as many as templates render there (GLM's ``"\n<think>"``, a blank
+#: line), and no more.  Where nothing else may follow, any amount would let a model write whitespace until
+#: ``max_tokens`` (issue 19: a random model under ``tool_choice="required"`` never got to its call).
+BOUNDED_WHITESPACE: Element = RegexFormat(r"[ \t\n]{0,4}")
+#: Most blanks in a row inside a required call's JSON (xgrammar's ``max_whitespace_cnt``): every project
+#: template's JSON fits (``json.dumps`` separators, one space).  No bound where the model may also answer
+#: in free text (``auto``), so a template that indents its JSON is still read there (Command R+ writes runs
+#: of 9 and more blanks; its ``required`` tag rejected its calls before this bound, on their lead).
+FORCED_JSON_WHITESPACE = 2
 
 
 def structural_tag(element: Element) -> str:
@@ -228,11 +238,14 @@ def clean_xgrammar_error(exc: BaseException) -> str:
     return _XGR_PREFIX.sub("", text)
 
 
-def json_schema_ebnf(schema: Any, *, any_whitespace: bool = False, what: str = "schema") -> str:
+def json_schema_ebnf(
+    schema: Any, *, any_whitespace: bool = False, what: str = "schema", max_whitespace: int | None = None
+) -> str:
     """xgrammar's EBNF for a JSON schema (``root`` rule), or :class:`GrammarError` naming ``what``.
 
     ``any_whitespace=False`` gives ``json.dumps``-style separators (``", "`` and ``": "``), which is how
-    chat templates render arguments with ``tojson``.
+    chat templates render arguments with ``tojson``; with ``any_whitespace``, ``max_whitespace`` bounds each
+    run of blanks (``None``: any length).
     """
     if schema is True or schema == {}:
         schema = {}
@@ -242,15 +255,17 @@ def json_schema_ebnf(schema: Any, *, any_whitespace: bool = False, what: str = "
         text = json.dumps(schema, sort_keys=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise GrammarError(f"{what}: not JSON-serialisable ({exc})") from None
-    return _schema_ebnf_cached(text, any_whitespace, what)
+    return _schema_ebnf_cached(text, any_whitespace, what, max_whitespace if any_whitespace else None)
 
 
 @lru_cache(maxsize=256)
-def _schema_ebnf_cached(schema_text: str, any_whitespace: bool, what: str) -> str:
+def _schema_ebnf_cached(schema_text: str, any_whitespace: bool, what: str, max_whitespace: int | None) -> str:
     import xgrammar as xgr
 
     try:
-        grammar = xgr.Grammar.from_json_schema(schema_text, any_whitespace=any_whitespace, strict_mode=True)
+        grammar = xgr.Grammar.from_json_schema(
+            schema_text, any_whitespace=any_whitespace, strict_mode=True, max_whitespace_cnt=max_whitespace
+        )
     except Exception as exc:  # xgrammar raises RuntimeError/ValueError with a C++ location prefix
         raise GrammarError(f"{what} cannot be compiled by xgrammar: {clean_xgrammar_error(exc)}") from None
     text = str(grammar)

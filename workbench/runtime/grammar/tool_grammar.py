@@ -48,9 +48,12 @@ class ToolGrammar:
         any_whitespace: bool = False,
         output_prefix: str = "",
         lenient: bool = False,
+        max_whitespace: int | None = None,
     ) -> None:
         self.t = tools_spec
         self.any_whitespace = any_whitespace
+        # with any_whitespace: the most blanks in a row inside JSON (None: any number)
+        self.max_whitespace = max_whitespace
         # Reading mode: also accept every spelling of a value the parser reads (the exported structural tag
         # proves itself on what templates write); generation keeps to the canonical spelling.
         self.lenient = lenient
@@ -124,6 +127,13 @@ class ToolGrammar:
             out.append(ebnf(PYTHON_LITERAL_EBNF))
         return out
 
+    def schema_ebnf(self, schema: Any, what: str) -> str:
+        """xgrammar's EBNF for a JSON value of ``schema`` with this grammar's whitespace rule (every
+        format's JSON goes through here)."""
+        return json_schema_ebnf(
+            schema, any_whitespace=self.any_whitespace, what=what, max_whitespace=self.max_whitespace
+        )
+
     def python_canonical(self, tool_name: str, key: str, schema: Any) -> Element:
         """A value as :func:`~workbench.runtime.values.write_python` writes a Python literal, held to the
         schema: ``True``/``False``, ``None``, JSON for the rest (valid Python)."""
@@ -136,7 +146,7 @@ class ToolGrammar:
         if isinstance(schema, dict) and "enum" in schema:
             return one_of(*(const(write_python(v)) for v in schema["enum"]))
         what = f"tool {tool_name!r} parameter {key!r}"
-        return ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
+        return ebnf(self.schema_ebnf(schema, what))
 
     # ----------------------------------------------------------------------------- assembly
     def call(self, tool: Tool) -> Element:

@@ -26,7 +26,6 @@ from workbench.runtime.grammar.elements import (
     any_text,
     const,
     ebnf,
-    json_schema_ebnf,
     one_of,
     regex,
     seq,
@@ -108,7 +107,7 @@ class CallPatternGrammar(ToolGrammar):
         p = self.t.pattern
         what = f"tool {tool.name!r}"
         if p.args == "json":
-            return ebnf(json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=what))
+            return ebnf(self.schema_ebnf(tool.parameters, what))
         props, required = self._properties(tool)
         if p.args == "object":
             enc = p.encoding
@@ -183,5 +182,5 @@ class CallPatternGrammar(ToolGrammar):
                 value = one_of(value, *self.value_alternatives(sub), ebnf(PYTHON_LITERAL_EBNF))
             return seq(const(head), value, const(tail))
         what = f"tool {tool_name!r} parameter {key!r}"
-        value = ebnf(json_schema_ebnf(sub, any_whitespace=self.any_whitespace, what=what))
+        value = ebnf(self.schema_ebnf(sub, what))
         return seq(const(head), value, const(tail))

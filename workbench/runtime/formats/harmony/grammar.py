@@ -24,7 +24,7 @@ from workbench.runtime.formats.harmony.markers import (
     START_ASSISTANT,
     call_header,
 )
-from workbench.runtime.grammar.elements import Element, const, ebnf, json_schema_ebnf, one_of, optional, seq
+from workbench.runtime.grammar.elements import Element, const, ebnf, one_of, optional, seq
 from workbench.runtime.grammar.tool_grammar import ToolGrammar
 
 
@@ -34,7 +34,7 @@ class HarmonyGrammar(ToolGrammar):
 
     def call_body(self, tool: Tool) -> Element:
         args = ebnf(
-            json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}")
+            self.schema_ebnf(tool.parameters, f"tool {tool.name!r}")
         )
         return seq(const(call_header(tool.name)), args, const(CALL))
 

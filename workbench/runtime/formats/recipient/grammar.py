@@ -23,7 +23,6 @@ from workbench.runtime.grammar.elements import (
     GrammarError,
     const,
     ebnf,
-    json_schema_ebnf,
     one_of,
     optional,
     repeat,
@@ -66,7 +65,7 @@ class RecipientGrammar(ToolGrammar):
     def call_body(self, tool: Tool) -> Element:
         """``NAME\\n{json}``: one message to ``tool`` without its opener."""
         args = ebnf(
-            json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}")
+            self.schema_ebnf(tool.parameters, f"tool {tool.name!r}")
         )
         return seq(const(tool.name + self.header_end), args)
 

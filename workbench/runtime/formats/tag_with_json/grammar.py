@@ -7,7 +7,7 @@ Examples: DeepSeek V3.1 ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json
 from __future__ import annotations
 
 from workbench.runtime.chat import Tool
-from workbench.runtime.grammar.elements import Element, const, ebnf, json_schema_ebnf, regex, seq
+from workbench.runtime.grammar.elements import Element, const, ebnf, regex, seq
 from workbench.runtime.grammar.tool_grammar import ToolGrammar
 
 # Ids written by the model (Mistral's [CALL_ID] takes nine alphanumerics; any template accepts those).
@@ -19,7 +19,7 @@ class TagWithJsonGrammar(ToolGrammar):
 
     def arguments(self, tool: Tool) -> Element:
         return ebnf(
-            json_schema_ebnf(tool.parameters, any_whitespace=self.any_whitespace, what=f"tool {tool.name!r}")
+            self.schema_ebnf(tool.parameters, f"tool {tool.name!r}")
         )
 
     def call_id(self) -> Element:

@@ -24,7 +24,6 @@ from workbench.runtime.grammar.elements import (
     any_text,
     const,
     ebnf,
-    json_schema_ebnf,
     one_of,
     regex,
     seq,
@@ -69,7 +68,7 @@ class TagWithTaggedGrammar(ToolGrammar):
         what = f"tool {tool_name!r} parameter {key!r}"
 
         def json_value() -> Element:
-            value = ebnf(json_schema_ebnf(schema, any_whitespace=self.any_whitespace, what=what))
+            value = ebnf(self.schema_ebnf(schema, what))
             return seq(const(begin), one_of(value, *self.value_alternatives(schema)), const(end))
 
         if not written_raw(schema):
