@@ -68,3 +68,14 @@ def _no_unexpected_tui_error(request: pytest.FixtureRequest, monkeypatch: pytest
     yield
     if request.node.get_closest_marker("tui_error") is None:
         assert not reported, f"unexpected errors in the TUI: {reported}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``make test`` runs on two pytest-xdist workers with ``--dist loadgroup``: the tests of one engines
+    module stay on one worker, because they share what is expensive to make once per process (a cached
+    engines-venv run of every template, a running vLLM or SGLang server)."""
+    engines = REPO / "tests" / "engines"
+    for item in items:
+        path = Path(str(item.path))
+        if path.parent == engines:
+            item.add_marker(pytest.mark.xdist_group(path.stem))

@@ -401,3 +401,25 @@ def test_the_request_tags_hold_each_tool_choice() -> None:
                 assert verdict(other, case.output) != "", (name, case.id)
             checked += 1
     assert checked >= 30
+
+
+def test_a_tool_the_runtime_cannot_read_is_parsed_by_name_and_never_raises(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """vLLM accepts ``"parameters": {"type": null}``; our tool reader refuses it.  The plug-in must still
+    answer (the fuzz in test_plugin_never_raises.py found it raising ChatDataError on every parse): the
+    call is read by its name, a tool without a readable name is left out, each said once in the log."""
+    source = load_template(PROJECT_TEMPLATES / "chatml-think-tools.jinja")
+    runtime = Runtime(analyze(source).spec)
+    tools = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": None}}},
+        {"type": "function", "function": {"name": 7}},
+    ]
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    with caplog.at_level("WARNING", logger="workbench_plugin"):
+        content, calls = runtime.parse_rest(output, tools)
+    assert content == ""
+    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [("get_weather", {"city": "Paris"})]
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2, warnings
+    assert "read without the schema" in warnings[0] and "left out" in warnings[1]

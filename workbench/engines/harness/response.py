@@ -189,7 +189,9 @@ def sglang_streamed(reasoning_parser: Any, call_parser: Any, deltas: Deltas, out
     return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
 
 
-def vllm_streamed(parser: Any, deltas: Deltas, output: str, request: Any, prompt_ids: list[int]) -> Message:
+def vllm_streamed(
+    parser: Any, deltas: Deltas, output: str, request: Any, prompt_ids: list[int] | None
+) -> Message:
     """Feed ``output`` to a vLLM parser as token deltas (``parse_delta``) and assemble the streamed message:
     what vLLM's serving layer does with the deltas, for the built-in parsers and the plug-ins alike."""
     reasoning, content = [], []

@@ -224,7 +224,10 @@ class WorkbenchReasoningParser(ReasoningParser):
         delta_token_ids: Sequence[int],
     ) -> DeltaMessage | None:
         if self._split is None:
-            self._split = _core.ReasoningSplit(FORMAT, opened=self._opened)
+            # Without a prompt (vLLM saw none, or it ended outside reasoning) the one-shot rule decides
+            # (``extract_reasoning``), so both paths read one output the same way.
+            opened = self._opened if self._opened is not None else FORMAT.opened_for()
+            self._split = _core.ReasoningSplit(FORMAT, opened=opened)
         reasoning, rest = self._split.feed(delta_text)
         if not reasoning and rest is None:
             return None

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.runtime.chat import Tool
+from workbench.runtime.chat import ChatDataError, Tool
 from workbench.runtime.parsing.deltas import DeltaTracker
 from workbench.runtime.parsing.markers import core_of
 from workbench.runtime.parsing.options import ParseOptions
@@ -118,13 +118,38 @@ class Runtime:
 
 
 def _tools(tools: Sequence[Any] | None) -> list[Tool] | None:
-    """Engine tool objects (pydantic models or dicts) as the parser's tools; None when there are none."""
+    """Engine tool objects (pydantic models or dicts) as the parser's tools; None when there are none.
+
+    The engines accept tool definitions our runtime refuses (vLLM takes ``"parameters": {"type": null}``):
+    a plug-in must still answer, so such a tool's calls are read without its schema (the name alone), and a
+    tool without a readable name is left out; either way once in the server's log, never an exception."""
     out = []
-    for tool in tools or ():
+    for n, tool in enumerate(tools or ()):
         data = tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else tool
-        if isinstance(data, dict):
-            out.append(Tool.from_openai(data))
+        if not isinstance(data, dict):
+            continue
+        try:
+            out.append(Tool.from_openai(data, f"tools[{n}]"))
+        except ChatDataError as exc:
+            fallback = _schemaless(data)
+            _log.warning(
+                "%s; %s", exc, "its calls are read without the schema" if fallback else "the tool is left out"
+            )
+            if fallback is not None:
+                out.append(fallback)
     return out or None
+
+
+def _schemaless(data: dict[str, Any]) -> Tool | None:
+    """The tool by its name alone (any arguments), when the name itself is readable."""
+    fn = data.get("function", data)
+    name = fn.get("name") if isinstance(fn, dict) else None
+    if not isinstance(name, str):
+        return None
+    try:
+        return Tool.from_openai({"type": "function", "function": {"name": name}})
+    except ChatDataError:
+        return None
 
 
 @dataclass
