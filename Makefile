@@ -82,7 +82,7 @@ $(ENGINES_STAMP): constraints-engines.txt
 	# imports torchvision, whose wheels here are CUDA builds that cannot load against this CPU torch: a
 	# stand-in for it is kept out of the venv, in scripts/engines_shims (put on PYTHONPATH for SGLang only).
 	$(ENGINES_PIP) install -c constraints-engines.txt ipython gguf soundfile
-	$(ENGINES_PY) workbench/data/engine_harness.py --check
+	$(ENGINES_PY) -m workbench.engines.harness.response --check  # from here: the harness is in the package
 	touch $(ENGINES_STAMP)
 
 engines: $(ENGINES_STAMP)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from workbench.paths import shared_dir
+
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("WORKBENCH_SHARED", REPO.parent / "shared"))
+SHARED = shared_dir()  # ../shared, or $WORKBENCH_SHARED (the one place that finds it)
 PROJECT_TEMPLATES = REPO / "templates"
 
 # No timed assertions in tests (speed is the benchmarks' job): hypothesis' per-example deadline and its

@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Input, Static
 from textual.worker import WorkerCancelled, WorkerFailed
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui.actions import ACTIONS
 from workbench.tui.app import WorkbenchApp
@@ -473,7 +473,7 @@ async def test_a_recorded_session_opens_and_steps_without_a_model(tmp_path: Path
     session_mod = pytest.importorskip("workbench.session")
     steps = demo_steps()
     spec = demo_analysis().spec
-    from workbench.chat import Message, Tool
+    from workbench.runtime.chat import Message, Tool
 
     session = session_mod.session_from_generation(
         template_text=DEMO_TEMPLATE,
@@ -537,7 +537,7 @@ async def test_malformed_stage_data_becomes_a_notification_not_a_traceback() -> 
 
 
 async def test_output_view_wraps_incrementally_to_the_same_rows_as_a_full_wrap() -> None:
-    from workbench.events import Event
+    from workbench.runtime.events import Event
 
     app = make_app(start_mode="generate")
     async with app.run_test(size=(60, 24)) as pilot:

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from tests.test_tui_app import demo_done, make_app, settle
-from workbench.chat import Message
 from workbench.generation.step import Step
+from workbench.runtime.chat import Message
 from workbench.session import load_session, replay_session
 from workbench.tui.steps import GeneratorDriver
 

@@ -13,7 +13,7 @@ from textual.widgets import DataTable
 from tests.conftest import PROJECT_TEMPLATES, shared_templates
 from tests.test_analysis_helpers import analysis_of
 from tests.test_tui_app import make_app, settle
-from workbench.spec import FormatSpec, to_plain
+from workbench.runtime.spec import FormatSpec, to_plain
 from workbench.tui.screens.analysis import AnalysisScreen
 from workbench.tui.spec_fields import spec_rows
 

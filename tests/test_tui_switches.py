@@ -19,9 +19,10 @@ from textual.widgets import Checkbox, DataTable, Input, Select, Static, TabbedCo
 
 from tests.conftest import PROJECT_TEMPLATES
 from tests.test_tui_app import RecordingApp, settle, text_of
-from workbench.analysis import Analysis, analyze
-from workbench.chat import Message
+from workbench.analysis import Analysis
+from workbench.formats import analyze
 from workbench.generation.step import Step
+from workbench.runtime.chat import Message
 from workbench.session import save_session, session_from_generation
 from workbench.template.source import TemplateSource, load_template
 from workbench.tui.controllers.analysis import extra_pairs, switches_of, validation_kwargs, with_pair

@@ -192,7 +192,7 @@ async def test_the_model_state_reactive_reaches_the_workspace_and_the_generate_s
 
 
 def test_the_step_log_records_a_step_with_its_message_and_a_rewind_reparses() -> None:
-    from workbench.chat import Message
+    from workbench.runtime.chat import Message
 
     log = StepLog()
     steps = demo_steps()[:3]

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.export import ExportError, export
-from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
+from workbench.runtime.spec import FormatSpec, ReasoningSpec, ToolsSpec
 from workbench.template.source import TemplateSource
 from workbench.validate import (
     FAIL,
@@ -144,7 +144,7 @@ def test_export_refuses_and_forced_provenance_records_the_untested_features() ->
 
 
 def test_the_plugin_and_response_template_provenance_carry_the_verdict() -> None:
-    from workbench.export.plugin_common import provenance
+    from workbench.engines.plugins import provenance
 
     report = validate(inline(RAISES_ON_EVERY_TOOL_SET), CALLS_SPEC)
     exported = export("spec", template=inline(RAISES_ON_EVERY_TOOL_SET), spec=CALLS_SPEC, force=True).spec
@@ -359,7 +359,7 @@ def test_text_sent_while_streaming_and_later_changed_fails_the_case() -> None:
 
 
 def test_streamed_runs_are_the_conformance_runners() -> None:
-    from workbench.conformance.runner import chunk_runs
+    from workbench.streaming.chunks import chunk_runs
     from workbench.validate import feeding_runs
 
     runs = feeding_runs("some output text", "one_call")

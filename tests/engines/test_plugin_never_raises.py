@@ -5,7 +5,7 @@ A server calls a plug-in's methods with requests its clients wrote (any tools, a
 exception escaping a plug-in method is a failed request (vLLM answers HTTP 500, SGLang drops the stream), so
 the contract is: what the plug-in cannot read it logs once and returns as content.
 
-Hypothesis draws the requests and outputs here; :file:`workbench/data/plugin_fuzz_harness.py` builds each
+Hypothesis draws the requests and outputs here; :mod:`workbench.engines.harness.fuzz` builds each
 request through the engine's own request models (vLLM's ``ChatCompletionRequest``, SGLang's ``Tool`` and
 ``ToolChoice``: what they refuse never reaches a plug-in) and runs every method the engine calls, one-shot,
 as token deltas and as random chunks of tokens.  For every project template:
@@ -23,7 +23,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
-import os
 import queue
 import subprocess
 import tempfile
@@ -38,17 +37,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import PROJECT_TEMPLATES
-from workbench.analysis import analyze
-from workbench.export.engines import engines_missing_reason, engines_python, tokenizer_for
-from workbench.export.plugin_common import PluginNames
-from workbench.export.plugin_proof import build_plugin, write_files
+from workbench.engines.harness.launch import harness_env, harness_invocation
+from workbench.engines.plugin_proof import build_plugin, write_files
+from workbench.engines.plugins import PluginNames
+from workbench.engines.tokenizers import tokenizer_for
+from workbench.engines.venv import engines_missing_reason, engines_python
 from workbench.export.spec_target import spec_with_provenance
+from workbench.formats import analyze
 from workbench.template.source import load_template
 from workbench.validate import UNSUPPORTED, validate
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared]
 
-HARNESS = Path(__file__).resolve().parents[2] / "workbench" / "data" / "plugin_fuzz_harness.py"
 #: Drawn cases per engine (each a few tens of milliseconds in the long-lived harness).
 EXAMPLES = 150
 ANSWER_TIMEOUT = 120.0
@@ -77,7 +77,7 @@ def exported() -> tuple[dict[str, Any], ...]:
             {
                 "key": source.name,
                 "parser": names.parser,
-                "tokenizer": str(tokenizer_for(source.name)),
+                "tokenizer": str(tokenizer_for(source.name, spec=spec)),
                 "vllm": {"file": str(folder / f"{names.slug}_vllm.py")},
                 "sglang": {
                     "module": str(folder / f"{names.slug}_sglang.py"),
@@ -188,11 +188,13 @@ class Harness:
     def __init__(self) -> None:
         python = engines_python()
         assert python is not None
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the plug-ins load without us
-        env |= {"TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+        env = harness_env({"OMP_NUM_THREADS": "1"})  # no PYTHONPATH: the plug-ins load without us
+        # the harness runs as a module from a folder holding only the workbench package, for its lifetime
+        self._folder = contextlib.ExitStack()
+        command, cwd = self._folder.enter_context(harness_invocation("fuzz", python))
         self.process = subprocess.Popen(
-            [str(python), str(HARNESS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True, env=env,
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, env=env, cwd=cwd,
         )  # fmt: skip
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -223,6 +225,7 @@ class Harness:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        self._folder.close()
 
 
 @pytest.fixture(scope="module")

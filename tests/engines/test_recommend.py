@@ -7,7 +7,7 @@ the shared machine.  The expected names are the engines' own registry keys (vLLM
 SGLang ``FunctionCallParser.ToolCallParserEnum``) that each engine's documentation gives for the family.
 
 Where the documented parser misses, the test is a strict xfail naming the engine code responsible
-(``ENGINE_ISSUES`` in ``workbench/commands/recommend.py``; evidence in docs/export.md); the test also checks
+(``ENGINE_ISSUES`` in ``workbench/engines/issues.py``; evidence in docs/export.md); the test also checks
 that ``recommend`` itself gives that reason, so the answer a user sees says which side is wrong.
 """
 
@@ -20,15 +20,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import shared_path
-from workbench.commands.recommend import (
-    ENGINE_ISSUES,
-    _judge,
-    engine_issue,
-    recommend,
-    render,
-    special_tokens,
-)
-from workbench.export.engines import engines_missing_reason, engines_python
+from workbench.commands.recommend import _judge, recommend, render, special_tokens
+from workbench.engines.issues import ENGINE_ISSUES, engine_issue
+from workbench.engines.venv import engines_missing_reason, engines_python
 
 # template -> (vLLM --tool-call-parser, SGLang --tool-call-parser) documented for the family; None: the
 # engine documents no parser for it
@@ -164,7 +158,7 @@ def test_without_engines_recommend_says_so_in_one_line(monkeypatch: pytest.Monke
 
 
 def test_special_tokens_are_the_templates_own_spellings() -> None:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.template.source import load_template
 
     source = load_template("chatml-think-tools")
@@ -213,7 +207,7 @@ def _call(value: Any) -> dict[str, Any]:
 
 
 def _spec() -> Any:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.template.source import load_template
 
     spec = analyze(load_template("chatml-think-tools")).spec

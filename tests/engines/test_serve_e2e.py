@@ -54,15 +54,15 @@ from tests.engines.servers import (
     start_server,
     streamed_answer,
 )
-from workbench.analysis import analyze
-from workbench.chat import Tool
-from workbench.export.engines import engines_missing_reason, engines_python
-from workbench.export.plugin_common import PluginNames
-from workbench.export.plugin_proof import build_plugin, write_files
+from workbench.engines.plugin_proof import build_plugin, write_files
+from workbench.engines.plugins import PluginNames
+from workbench.engines.venv import engines_missing_reason, engines_python
 from workbench.export.spec_target import spec_with_provenance
-from workbench.parsing import StreamParser
-from workbench.parsing.options import ParseOptions
-from workbench.spec import FormatSpec
+from workbench.formats import analyze
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing import StreamParser
+from workbench.runtime.parsing.options import ParseOptions
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 
 pytestmark = [pytest.mark.slow, pytest.mark.serve]

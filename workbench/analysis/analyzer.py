@@ -13,17 +13,18 @@ other probes established.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from workbench import __version__
 from workbench.analysis import arguments, content, pattern, prompt, reasoning, switches, tools, workarounds
+from workbench.analysis.dedicated import Dedicated
 from workbench.analysis.diff import element_markers, element_syntax
 from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
-from workbench.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
+from workbench.runtime.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
 from workbench.template.budget import budget_for
 from workbench.template.render import (
     DEFAULT_TIME_LIMIT,
@@ -91,8 +92,17 @@ _PHASES: tuple[tuple[str, Callable[[Findings], None]], ...] = (
 )
 
 
-def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Analysis:
+def analyze(
+    source: TemplateSource | str,
+    *,
+    dedicated: Sequence[Dedicated],
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> Analysis:
     """Analyse a chat template by differential rendering and return its spec and the evidence.
+
+    ``dedicated`` are the format families' dedicated detectors, tried in order before the generic analysis
+    of a call; :func:`workbench.formats.analyze` passes every registered one (the families sit above this
+    package, so it cannot look them up itself).
 
     Raises:
         TemplateError: the template does not compile, or cannot render a plain user message.
@@ -104,7 +114,7 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
     with fixed_clock(), budget_for(time_limit, "the analysis") as budget:
         renderer = ProbeRenderer(src, time_limit=time_limit)
         _check_renderable(renderer)
-        f = Findings(renderer=renderer)
+        f = Findings(renderer=renderer, dedicated=tuple(dedicated))
         with element_markers(element_syntax(renderer.get("content") or "")):
             spec = _run_phases(f, src, renderer)
         budget.raise_if_exhausted()  # never a spec read from renders the budget refused
@@ -126,7 +136,7 @@ def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> Fo
             phase(f)
         except Exception as exc:  # a template can always surprise a phase; keep the others' results
             f.warn(f"{name} phase failed: {type(exc).__name__}: {exc}")
-    if f.tools.get("format") in ("harmony",):
+    if f.claimed is not None and f.claimed.fills_reasoning:
         prompt.analyze_prompt_facts(f)
     f.applied_workarounds = workarounds.apply_workarounds(renderer.patched_source, f)
     if f.applied_workarounds and f.reasoning.get("mode") != "none":
@@ -156,7 +166,7 @@ def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> Fo
                 f.warn(f"{probe.id}: render failed: {f.probes[probe.id].error}")
     spec = build_spec(f, src)
     t1 = f.probes.get("T1")
-    if t1 is not None and t1.render_b is not None:
+    if t1 is not None and t1.render_b is not None and not (f.claimed is not None and f.claimed.keeps_spec):
         try:
             spec, pattern_notes = pattern.adopt_pattern(spec, pattern.probe_render(renderer), f.end_markers)
         except Exception as exc:  # the pattern is a second opinion: never lose the first one to it

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.runtime.formats.harmony import FAMILY as HARMONY
+
 FIELDS = ("reasoning", "tools")
 
 
@@ -42,7 +44,7 @@ CORRECTIONS: tuple[Correction, ...] = (
         "openai-gpt-oss-120b",
         "tools",
         "dedicated",
-        "harmony",
+        HARMONY.name,
         "snapshot_dispatch 'GPT-OSS': a Harmony handler parses to=functions.NAME recipients",
     ),
     Correction(

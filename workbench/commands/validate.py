@@ -46,7 +46,7 @@ from workbench.commands._common import (
     render_budget,
     warn_unread_kwargs,
 )
-from workbench.workflow import load_inputs
+from workbench.services import load_inputs
 
 if TYPE_CHECKING:
     from workbench.validate import ValidationReport

@@ -26,8 +26,11 @@ from textual.screen import Screen
 from textual.widget import AwaitMount
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from workbench.chat import Message
-from workbench.spec import FormatSpec
+from workbench.generation.step import Step
+from workbench.runtime.chat import Message
+from workbench.runtime.parsing import StreamParser
+from workbench.runtime.spec import FormatSpec
+from workbench.session import new_parser
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.actions import ACTIONS
@@ -50,7 +53,7 @@ from workbench.tui.workspace import ModelState, Workspace
 
 if TYPE_CHECKING:
     from workbench.generation.step import Step
-    from workbench.parsing import StreamParser
+    from workbench.runtime.parsing import StreamParser
 
 #: The screens imported on first use: mode -> (module, class).
 LAZY_SCREENS: dict[str, tuple[str, str]] = {
@@ -628,7 +631,6 @@ class WorkbenchApp(Guarded, App[None]):
     def on_session_loaded(self, message: msg.SessionLoaded) -> None:
         session = message.session
         steps = list(session.steps)
-        from workbench.session import new_parser
 
         self.install_replay(steps, lambda: new_parser(session), label=f"session {Path(message.path).name}")
         for topic in sorted(session_flow.accept_session(self.workspace, session, message.path)):

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 
 FEATURES: dict[str, str] = {
     "content": "a plain answer",

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.errors import WorkbenchError
+from workbench.runtime.errors import WorkbenchError
 from workbench.validate.cases import FEATURES, HARDER_CASES
 from workbench.validate.verdict import UntestedFeature, ValidationVerdict, compute_verdict, raises_on
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.template.budget import budget_for
 from workbench.template.render import TemplateError, fixed_clock
 from workbench.template.source import TemplateSource
@@ -51,7 +51,7 @@ def _validate(
     continuation: bool,
 ) -> ValidationReport:
     if spec is None:
-        from workbench.analysis import analyze
+        from workbench.formats import analyze
 
         spec = analyze(source, time_limit=time_limit).spec
     results: list[CaseResult] = []

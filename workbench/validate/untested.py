@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.validate.cases import HARDER_CASES
 from workbench.validate.report import NOT_RENDERED, RAISED, UNSUPPORTED, UNTESTABLE, CaseResult
 from workbench.validate.verdict import UntestedFeature

@@ -1,21 +1,16 @@
-"""Harmony (gpt-oss): every part of a turn is a channel message; calls are commentary messages addressed to
-``functions.NAME``.  The tokens are the format's own (:mod:`workbench.formats.harmony.markers`)."""
+"""Harmony's analysis and export side: the detector (channel headers the generic diffs only see in
+fragments) and the response-template regions of a whole Harmony turn."""
 
 from __future__ import annotations
 
-from workbench.formats.base import FormatFamily
+from workbench.analysis.dedicated import Dedicated
+from workbench.formats.base import FormatHooks
 from workbench.formats.harmony.detect import detect
 from workbench.formats.harmony.export import response_fields
-from workbench.formats.harmony.grammar import HarmonyGrammar
-from workbench.formats.harmony.parser import HarmonyMachine
-from workbench.formats.harmony.samples import write_calls, write_output
+from workbench.runtime.formats.harmony import FAMILY
 
-FAMILY = FormatFamily(
-    name="harmony",
-    grammar=HarmonyGrammar,
-    write_calls=write_calls,
-    turn_machine=HarmonyMachine,
-    write_output=write_output,
-    detect=detect,
+HOOKS = FormatHooks(
+    family=FAMILY,
+    dedicated=Dedicated(detect, fills_reasoning=True, keeps_spec=True),
     response_fields=response_fields,
 )

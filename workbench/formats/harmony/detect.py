@@ -16,7 +16,7 @@ from workbench.analysis.jsonfind import find_json_containing
 from workbench.analysis.markers import markers_in
 from workbench.analysis.probes import FUNC_A, FUNC_B, VALUE_A
 from workbench.analysis.state import Findings
-from workbench.formats.harmony.markers import (
+from workbench.runtime.formats.harmony.markers import (
     CHANNEL,
     CONTENT_END,
     CONTENT_START,

@@ -1,19 +1,16 @@
-"""RECIPIENT: every message is addressed (functionary v3.2: ``>>>all\\ntext``, ``>>>get_weather\\n{...}``)."""
+"""RECIPIENT's analysis and export side: the detector of addressed messages (``>>>name``); a response
+template cannot close such a call."""
 
 from __future__ import annotations
 
-from workbench.formats.base import FormatFamily
+from workbench.analysis.dedicated import Dedicated
+from workbench.formats.base import FormatHooks
 from workbench.formats.recipient.detect import detect
-from workbench.formats.recipient.grammar import RecipientGrammar
-from workbench.formats.recipient.parser import RecipientParser
-from workbench.formats.recipient.samples import write_calls
+from workbench.runtime.formats.recipient import FAMILY
 
-FAMILY = FormatFamily(
-    name="recipient",
-    grammar=RecipientGrammar,
-    write_calls=write_calls,
-    parser=RecipientParser,
-    detect=detect,
+HOOKS = FormatHooks(
+    family=FAMILY,
+    dedicated=Dedicated(detect, keeps_spec=True),
     response_template_gap=(
         "recipient-style calls (>>>name) have no closing marker a response_template can use"
     ),
