@@ -258,7 +258,7 @@ def test_the_cli_says_amber_with_exit_code_0_and_json_carries_the_status(tmp_pat
 
 
 def test_export_goes_ahead_and_every_provenance_records_the_limit() -> None:
-    from workbench.export.plugin_common import provenance
+    from workbench.engines.plugins import provenance
 
     source = inline(READS_TYPE)
     result = export("spec", template=source, spec=CALLS_SPEC)  # no --force needed
