@@ -78,6 +78,7 @@ def _no_unexpected_tui_error(request: pytest.FixtureRequest, monkeypatch: pytest
         assert not reported, f"unexpected errors in the TUI: {reported}"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups off the markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``make test`` runs on two pytest-xdist workers with ``--dist loadgroup``: the tests of one engines
     module stay on one worker, because they share what is expensive to make once per process (a cached
