@@ -180,7 +180,11 @@ def test_the_cli_proves_the_export_and_records_the_engine_version(
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["proof"]["passed"] is True
-    assert sum(c["status"] == "pass" for c in summary["proof"]["cases"]) == 11 * len(RUNNERS[engine])
+    # Every case each way of loading ran passes: the 11 round trips of the first plug-in tests, and since
+    # issue 20 the harder tool sets' cases too (16 per way for Qwen3 0.6B).
+    cases = summary["proof"]["cases"]
+    assert not [c for c in cases if c["status"] == "fail"], cases
+    assert sum(c["status"] == "pass" for c in cases) >= 11 * len(RUNNERS[engine])
     assert (out / written).is_file()
     prov = json.loads((out / "provenance.json").read_text())
     versions = engine_versions()
