@@ -253,13 +253,15 @@ def _visible(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _without_cut_call(streamed: dict[str, Any], one_shot: dict[str, Any]) -> dict[str, Any]:
-    """The streamed message less a last call the output ended inside (its arguments are no whole JSON
-    value): the one-shot answer leaves such a call out (``max_tokens`` cut it), but a stream has already
-    sent its name and the arguments so far when the output ends, and says so with ``finish_reason:
-    "length"``.  Any other difference stays."""
+    """The streamed message less the calls whose arguments never became a whole JSON value, when the
+    one-shot answer has fewer calls: the one-shot parse leaves such a call out (the output ended inside it,
+    or -- in a spliced output -- the next call began before its arguments closed), but a stream has already
+    sent its name and the arguments so far (the last case: with ``finish_reason: "length"``; the spliced
+    case is a known gap of streaming a malformed output, in the closing note).  A call the one-shot answer
+    has and the stream lacks, or any other difference, stays."""
     calls = streamed["tool_calls"]
-    if len(calls) == len(one_shot["tool_calls"]) + 1 and not isinstance(calls[-1][1], dict):
-        return streamed | {"tool_calls": calls[:-1]}
+    if len(calls) > len(one_shot["tool_calls"]):
+        return streamed | {"tool_calls": [c for c in calls if isinstance(c[1], dict)]}
     return streamed
 
 
