@@ -30,9 +30,11 @@ run: $(STAMP)
 	-$(VENV)/bin/workbench model fetch
 	$(VENV)/bin/workbench tui
 
+# Every test, on two pytest-xdist workers (CI has two cores); the tests of one engines module stay on one
+# worker (tests/conftest.py), so a served end-to-end module starts each of its servers once.
 test: $(STAMP)
 	$(VENV)/bin/ruff check workbench tests benchmarks scripts
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # The fast loop: lint, types, and every test not marked slow, on two pytest workers (pytest-xdist):
 # measured 2 min 26 s here (2 cores) including ruff and mypy; 4 min 39 s on one worker.
@@ -80,7 +82,7 @@ $(ENGINES_STAMP): constraints-engines.txt
 	# imports torchvision, whose wheels here are CUDA builds that cannot load against this CPU torch: a
 	# stand-in for it is kept out of the venv, in scripts/engines_shims (put on PYTHONPATH for SGLang only).
 	$(ENGINES_PIP) install -c constraints-engines.txt ipython gguf soundfile
-	$(ENGINES_PY) workbench/data/engine_harness.py --check
+	$(ENGINES_PY) -m workbench.engines.harness.response --check  # from here: the harness is in the package
 	touch $(ENGINES_STAMP)
 
 engines: $(ENGINES_STAMP)

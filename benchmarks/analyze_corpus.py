@@ -35,15 +35,16 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from workbench.analysis import analyze  # noqa: E402
 from workbench.analysis.probes import USER_TEXT  # noqa: E402
+from workbench.formats import analyze  # noqa: E402
+from workbench.paths import shared_dir  # noqa: E402
 from workbench.selfcheck import check_spec  # noqa: E402
 from workbench.template import render as render_module  # noqa: E402
 from workbench.template import render_cache, worker  # noqa: E402
 from workbench.template.render import render, render_many  # noqa: E402
 from workbench.template.source import TemplateSource, load_template  # noqa: E402
 
-SHARED = REPO.parent / "shared"
+SHARED = shared_dir()  # ../shared, or $WORKBENCH_SHARED
 SUMMARY = SHARED / "conformance" / "llamacpp-analysis" / "summary.json"
 
 

@@ -21,14 +21,14 @@ import time
 
 import torch
 
-from workbench.chat import Message, Tool
 from workbench.generation.generate import Generator
 from workbench.generation.loaded import LoadedModel
 from workbench.generation.model import ModelError, default_model_cached, load_model
 from workbench.generation.sampling import SamplingConfig
 from workbench.generation.step import Step
-from workbench.grammar.reference_specs import QWEN3_LIKE
+from workbench.runtime.chat import Message, Tool
 from workbench.template.source import load_template
+from workbench.testing.reference_specs import QWEN3_LIKE
 
 WEATHER = Tool(
     name="get_weather",

@@ -15,7 +15,7 @@ is extracted to a temporary folder and the modules it imports but does not need 
 protocol models, env flags, orjson) are stubbed.  Without the wheels the comparison is reported as skipped.
 
 The scale part (``--only shapes``) feeds hostile output *shapes* of 64 KB to 8 MB, one-shot and streamed
-(4-character chunks, a :class:`~workbench.parsing.DeltaTracker` taking deltas after every chunk, as an
+(4-character chunks, a :class:`~workbench.runtime.parsing.DeltaTracker` taking deltas after every chunk, as an
 engine plug-in streams): many small calls, marker soup, near-markers (text full of ``<`` and marker
 prefixes), deep nesting, and long prose. For each shape and mode it prints microseconds per kilobyte and the
 per-byte cost ratio largest/smallest (goal <= 1.5: the parser is linear in every shape).  The shapes are
@@ -47,8 +47,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from workbench.parsing import DeltaTracker, StreamParser, parse  # noqa: E402
-from workbench.spec import (  # noqa: E402
+from workbench.runtime.parsing import DeltaTracker, StreamParser, parse  # noqa: E402
+from workbench.runtime.spec import (  # noqa: E402
     CallPattern,
     FormatSpec,
     ReasoningSpec,

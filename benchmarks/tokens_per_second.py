@@ -30,11 +30,11 @@ from typing import Any
 
 import torch
 
-from workbench.chat import Message, Tool
 from workbench.generation.generate import Generator
 from workbench.generation.kv import cache_name, forward_with_cache
 from workbench.generation.loaded import LoadedModel
 from workbench.generation.model import ModelError, load_model
+from workbench.runtime.chat import Message, Tool
 from workbench.template.source import DEFAULT_TEMPLATE, load_template
 from workbench.tui.controllers import engine as engine_mod
 from workbench.tui.controllers.engine import EngineController, GenerationRequest
@@ -53,7 +53,7 @@ MESSAGES = [Message("user", "What is the weather in Paris? Answer with a tool ca
 
 
 def spec_for_template() -> Any:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
 
     return analyze(load_template(DEFAULT_TEMPLATE)).spec
 

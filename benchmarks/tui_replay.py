@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.generation.step import Step
-from workbench.parsing import StreamParser
+from workbench.runtime.parsing import StreamParser
 from workbench.template.source import TemplateSource
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.demo import DEMO_TEMPLATE, demo_parser, demo_steps

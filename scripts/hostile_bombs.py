@@ -76,7 +76,7 @@ def bombs() -> dict[str, tuple[str, str | bytes]]:
 # ------------------------------------------------------------------------------------------- one bomb
 def run_one(name: str, cap_mb: int, time_limit: float) -> dict[str, Any]:
     """Run one bomb in this process (the child side); returns the figures as a dict."""
-    from workbench.errors import WorkbenchError
+    from workbench.runtime.errors import WorkbenchError
     from workbench.template import render as wb_render
     from workbench.template import worker
 

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(REPO))
 
-from workbench.chat import Message, Tool  # noqa: E402
+from workbench.runtime.chat import Message, Tool  # noqa: E402
 from workbench.session import ModelRecord, save_session, session_from_generation  # noqa: E402
 
 WEATHER = Tool(
@@ -90,7 +90,7 @@ EXAMPLES = (
 
 def record(example: Example, loaded: Any) -> Any:
     """Run the generator on the example, forcing the scripted answer; return the session."""
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.generation.generate import ForceRefused, Generator
     from workbench.template.source import load_template
 

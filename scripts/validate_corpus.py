@@ -20,11 +20,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from workbench.analysis import analyze  # noqa: E402
+from workbench.formats import analyze  # noqa: E402
+from workbench.paths import shared_dir  # noqa: E402
 from workbench.template.source import load_template  # noqa: E402
 from workbench.validate import validate  # noqa: E402
 
-SHARED = REPO.parent / "shared"
+SHARED = shared_dir()  # ../shared, or $WORKBENCH_SHARED
 
 
 def corpus(refs: list[str]) -> list[Path]:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from workbench.paths import shared_dir
+
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("WORKBENCH_SHARED", REPO.parent / "shared"))
+SHARED = shared_dir()  # ../shared, or $WORKBENCH_SHARED (the one place that finds it)
 PROJECT_TEMPLATES = REPO / "templates"
 
 # No timed assertions in tests (speed is the benchmarks' job): hypothesis' per-example deadline and its
@@ -47,6 +48,14 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions and recovery copies go to the user data directory: a test writes into a temporary one,
+    never into the real ``~/.local/share/template-workbench`` (tests that check the platformdirs default
+    remove the variable themselves)."""
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+
+
+@pytest.fixture(autouse=True)
 def _no_unexpected_tui_error(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
     """In the TUI tests, no handler may fail: every error ``WorkbenchApp.report_error`` reports (the one
     handler that turns an exception into a notification instead of a traceback) fails the test, unless the
@@ -67,3 +76,15 @@ def _no_unexpected_tui_error(request: pytest.FixtureRequest, monkeypatch: pytest
     yield
     if request.node.get_closest_marker("tui_error") is None:
         assert not reported, f"unexpected errors in the TUI: {reported}"
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups off the markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``make test`` runs on two pytest-xdist workers with ``--dist loadgroup``: the tests of one engines
+    module stay on one worker, because they share what is expensive to make once per process (a cached
+    engines-venv run of every template, a running vLLM or SGLang server)."""
+    engines = REPO / "tests" / "engines"
+    for item in items:
+        path = Path(str(item.path))
+        if path.parent == engines:
+            item.add_marker(pytest.mark.xdist_group(path.stem))

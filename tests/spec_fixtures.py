@@ -2,7 +2,7 @@
 
 Each spec is written from its model family's published output format, never from the analyzer, so a change
 in the analyzer cannot change what the parsing tests prove.  Where a spec is a reference spec of
-``workbench.grammar.reference_specs`` with a deliberate difference, it is built from that spec and the
+``workbench.testing.reference_specs`` with a deliberate difference, it is built from that spec and the
 difference is spelled out; the parsing tests care only about the tool-call markers, so most specs here set
 nothing else.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from workbench.grammar.reference_specs import DEEPSEEK_V31_LIKE, XML_TAGGED
-from workbench.spec import FormatSpec, ToolsSpec
+from workbench.runtime.spec import FormatSpec, ToolsSpec
+from workbench.testing.reference_specs import DEEPSEEK_V31_LIKE, XML_TAGGED
 
 # Hermes / Qwen 2.5: one JSON object per <tool_call> section (the newline before the closing tag is the
 # parser's to skip, so it is not part of the marker).

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.analysis import analyze
+from workbench.formats import analyze
 from workbench.template.render import ANALYSIS_INSTANT, fixed_clock, render
 from workbench.template.source import TemplateSource
 from workbench.validate import validate

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PROJECT_TEMPLATES, SHARED
-from workbench.analysis import Analysis, analyze
+from workbench.analysis import Analysis
+from workbench.formats import analyze
 from workbench.template.source import load_template
 
 SHARED_TEMPLATES = SHARED / "templates"

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from tests.conftest import PROJECT_TEMPLATES
-from workbench.analysis import PROBES, VARIANTS, analyze
+from workbench.analysis import PROBES, VARIANTS
 from workbench.analysis.probes import (
     ARG_A,
     CONTENT_TEXT,
@@ -21,6 +21,7 @@ from workbench.analysis.probes import (
     VALUE_B,
     stringify_arguments,
 )
+from workbench.formats import analyze
 from workbench.template.render import TemplateError
 
 NEEDLES = (FUNC_A, FUNC_B, VALUE_A, VALUE_B, ID_A, ID_B, REASONING_TEXT, CONTENT_TEXT)
@@ -128,7 +129,7 @@ def test_a_template_that_concatenates_arguments_is_rendered_with_json_text() -> 
     t = analysis.spec.tools
     assert (t.format, t.call_start, t.call_end) == ("call_pattern", "<call>", "</call>")
     assert t.pattern.call == ("$name", ":", "$args") and t.pattern.args == "json"
-    from workbench.parsing import parse
+    from workbench.runtime.parsing import parse
 
     call = parse(analysis.spec, '<call>lookup:{"q": 1}</call>').message.tool_calls[0]
     assert (call.name, call.arguments_value()) == ("lookup", {"q": 1})

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tests.test_analysis_helpers import project
 from workbench.analysis import PROBES
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 
 
 def test_chatml_think_tools_is_qwen3_like() -> None:

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import SHARED
 from tests.test_analysis_helpers import shared, shared_names
 from workbench.analysis.llamacpp import CORRECTIONS
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 
 pytestmark = pytest.mark.shared
 SUMMARY = SHARED / "conformance" / "llamacpp-analysis" / "summary.json"

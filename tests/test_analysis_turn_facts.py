@@ -10,10 +10,11 @@ real templates are checked when ../shared is present.
 from __future__ import annotations
 
 from tests.test_analysis_helpers import project, shared, template_text
-from workbench.analysis import Analysis, analyze
+from workbench.analysis import Analysis
 from workbench.analysis.prompt import analyze_output_prefix
 from workbench.analysis.renders import ProbeRenderer
 from workbench.analysis.state import Findings
+from workbench.formats import analyze
 from workbench.template.render import render
 from workbench.template.source import TemplateSource
 

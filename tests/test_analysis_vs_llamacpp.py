@@ -74,6 +74,15 @@ def test_deepseek_v31_is_forced_open_not_forced_closed() -> None:
     assert spec.reasoning.mode == "forced_open" and spec.prompt.thinking_opened
 
 
+def test_seed_oss_budget_zero_closes_the_block() -> None:
+    default = _prompt("ByteDance-Seed-OSS")
+    closed = _prompt("ByteDance-Seed-OSS", thinking_budget=0)
+    assert "<seed:think>" not in default  # the model opens the block itself
+    assert closed.rstrip().endswith("</seed:think>") and "<seed:think>" in closed  # a closed block
+    spec = shared("ByteDance-Seed-OSS").spec
+    assert spec.reasoning.mode == "forced_closed" and "thinking_budget" in spec.prompt.switches
+
+
 @pytest.mark.parametrize("name", ["StepFun3.5-Flash", "MiniMax-M2"])
 def test_prompts_that_always_open_think_are_forced_open(name: str) -> None:
     prompts = {_prompt(name), _prompt(name, enable_thinking=True), _prompt(name, enable_thinking=False)}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.test_analysis_helpers import shared, template_text
-from workbench.analysis import analyze
 from workbench.analysis.renders import ProbeRenderer
 from workbench.analysis.workarounds import RENDER_PATCHES, WORKAROUNDS
+from workbench.formats import analyze
 from workbench.template.render import TemplateError, render
 from workbench.template.source import TemplateSource
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.analysis import analyze
+from workbench.formats import analyze
 from workbench.template.source import load_template
 from workbench.validate import validate
 

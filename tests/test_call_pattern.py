@@ -20,12 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import PROJECT_TEMPLATES
-from workbench.analysis import analyze
-from workbench.chat import Tool
-from workbench.formats.call_pattern.encoding import EncodingError, read, write
-from workbench.grammar import build_grammar
-from workbench.parsing import parse, parse_events
-from workbench.spec import SPEC_VERSION, FormatSpec, SpecError, ValueEncoding
+from workbench.formats import analyze
+from workbench.runtime.chat import Tool
+from workbench.runtime.formats.call_pattern.encoding import EncodingError, read, write
+from workbench.runtime.grammar import build_grammar
+from workbench.runtime.parsing import parse, parse_events
+from workbench.runtime.spec import SPEC_VERSION, FormatSpec, SpecError, ValueEncoding
 from workbench.template.render import render
 from workbench.template.source import load_template
 
@@ -353,7 +353,7 @@ OPTIONAL = Tool(
         "type": "object",
         "properties": {
             "count": {"type": "integer"},
-            "nothing": {"type": ["string", "null"]},
+            "nothing": {"type": ["integer", "null"]},
             "label": {"type": "string"},
         },
     },

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.chat import ChatDataError, load_messages, load_tools
-from workbench.errors import WorkbenchError
+from workbench.runtime.chat import ChatDataError, load_messages, load_tools
+from workbench.runtime.errors import WorkbenchError
 
 
 def _assistant(*calls: object) -> list[dict[str, object]]:
@@ -80,7 +80,7 @@ def test_arguments_that_are_not_strict_json_stay_text(arguments: str) -> None:
     """The parse contract prints arguments as JSON: a value strict JSON cannot hold stays the model's text."""
     import json
 
-    from workbench.chat import ToolCall
+    from workbench.runtime.chat import ToolCall
 
     value = ToolCall(name="f", arguments=arguments).arguments_value()
     assert value == arguments

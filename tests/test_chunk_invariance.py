@@ -31,10 +31,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import PROJECT_TEMPLATES, REPO
 from tests.test_python_literals import PY_CALLS
-from workbench.chat import Tool
-from workbench.parsing import ParseOptions, StreamParser
-from workbench.parsing.samples import SampleCall, sample_output
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing import ParseOptions, StreamParser
+from workbench.runtime.parsing.samples import SampleCall, sample_output
+from workbench.runtime.spec import FormatSpec
 from workbench.validate.compare import json_equal
 
 JSON_TYPES = ("string", "integer", "number", "boolean", "null", "array", "object", "nested")
@@ -87,9 +87,9 @@ class Format:
 
 @functools.cache
 def formats() -> tuple[Format, ...]:
-    from workbench.analysis import analyze
-    from workbench.grammar import reference_specs
+    from workbench.formats import analyze
     from workbench.template.source import TemplateSource, load_template
+    from workbench.testing import reference_specs
 
     out: list[Format] = []
     paths = sorted(PROJECT_TEMPLATES.glob("*.jinja")) + sorted(
@@ -223,9 +223,9 @@ def test_every_format_reads_every_value_type_the_same_at_any_chunking(
 
 
 def test_the_grid_covers_every_family() -> None:
-    from workbench.formats import FORMATS
+    from workbench.runtime.formats import builtin_names
 
-    assert {f.spec.tools.format for f in formats()} >= set(FORMATS)
+    assert {f.spec.tools.format for f in formats()} >= set(builtin_names())
 
 
 # ------------------------------------------------------------------------------------------- hypothesis

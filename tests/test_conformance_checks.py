@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from workbench.conformance.checks import c_trim, check_llamacpp, check_peer, typed_equal
-from workbench.conformance.invariants import continuity_violations, nameless_calls
-from workbench.conformance.observed import Observed, ObservedCall
+from workbench.streaming.invariants import continuity_violations, nameless_calls
+from workbench.streaming.observed import Observed, ObservedCall
 
 
 def msg(content: str | None = None, reasoning: str | None = None, *calls: ObservedCall) -> Observed:

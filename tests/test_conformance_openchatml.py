@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import REPO
 from workbench.conformance import CaseResult, Runner, load_case_paths
 from workbench.conformance.checks import check_peer
-from workbench.conformance.observed import Observed
+from workbench.streaming.observed import Observed
 
 CASES = REPO / "workbench" / "data" / "conformance" / "openchatml.json"
 

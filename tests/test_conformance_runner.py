@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from workbench.chat import Message, ToolCall
 from workbench.conformance import cases as cases_mod
 from workbench.conformance import targets as targets_mod
 from workbench.conformance.cases import LLAMACPP, PEERS, Case, CaseFileError, cases_from_data, load_case_paths
 from workbench.conformance.plan import FINAL, PARTIAL, plan_for
 from workbench.conformance.runner import Runner, chunkings
 from workbench.conformance.targets import SPEC, FamilyRule, SpecProvider, Target, target_for
-from workbench.events import Diagnostic, Event
-from workbench.spec import FormatSpec, ReasoningSpec
+from workbench.runtime.chat import Message, ToolCall
+from workbench.runtime.events import Diagnostic, Event
+from workbench.runtime.spec import FormatSpec, ReasoningSpec
 
 MARKERS = ("<think>", "</think>", "<call>", "</call>")
 TOY_SPEC = FormatSpec(reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"))

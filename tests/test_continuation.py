@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import PROJECT_TEMPLATES, shared_path
-from workbench.parsing import ParseOptions, StreamParser, parse
-from workbench.spec import FormatSpec
+from workbench.runtime.parsing import ParseOptions, StreamParser, parse
+from workbench.runtime.spec import FormatSpec
 from workbench.template.render import render
 from workbench.template.source import TemplateSource, load_template
 
@@ -30,7 +30,7 @@ OPENED_ANSWER = PROJECT_TEMPLATES / "new-formats" / "opened-answer.jinja"
 
 @functools.cache
 def analysed(path: str) -> tuple[TemplateSource, FormatSpec]:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
 
     source = load_template(path)
     return source, analyze(source).spec

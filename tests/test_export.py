@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench import __version__
-from workbench import spec as spec_module
 from workbench.cli import app
 from workbench.export import check_spec_schema, export, load_spec_schema
-from workbench.spec import FormatSpec
+from workbench.runtime import spec as spec_module
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 
 runner = CliRunner()

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import shared_path, shared_templates
-from workbench.analysis import analyze
 from workbench.export import (
     ExportError,
     Unsupported,
@@ -20,7 +19,8 @@ from workbench.export import (
     prove_response_template,
     prove_structural_tag,
 )
-from workbench.spec import FormatSpec
+from workbench.formats import analyze
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 from workbench.validate import ValidationReport, validate
 

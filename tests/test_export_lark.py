@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHARED, shared_path, shared_templates
-from workbench.analysis import analyze
 from workbench.export import Unsupported
 from workbench.export.lark import (
     build_lark,
@@ -19,7 +18,8 @@ from workbench.export.lark import (
     load_lark_tokenizer,
     prove_lark,
 )
-from workbench.spec import FormatSpec
+from workbench.formats import analyze
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 from workbench.validate import ROUND_TRIP_TOOLS, validate
 

@@ -19,12 +19,13 @@ from tests.conftest import SHARED
 from tests.test_export_response_template import (
     EXPRESSIBLE,  # the project templates a response template can express
 )
-from workbench.analysis import analyze
 from workbench.cli import app
+from workbench.engines.response_proof import Job, engine_proof, run_harness
+from workbench.engines.response_rules import PROFILES, SERVING_FIELDS, patterns, portability_problems
+from workbench.engines.tokenizers import tokenizer_for
 from workbench.export import Unsupported, build_response_template
-from workbench.export.engines import Job, engine_proof, run_harness, tokenizer_for
-from workbench.export.profiles import PROFILES, SERVING_FIELDS, patterns, portability_problems
-from workbench.spec import FormatSpec
+from workbench.formats import analyze
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 from workbench.validate import validate
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from transformers.utils.chat_parsing import ResponseParser, parse_response
 
-from workbench.analysis import analyze
 from workbench.export import (
     Unsupported,
     build_response_template,
     normalize_hf_message,
     prove_response_template,
 )
-from workbench.spec import FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
+from workbench.formats import analyze
+from workbench.runtime.spec import FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
 from workbench.template.source import load_template
 from workbench.validate import ROUND_TRIP_TOOLS, validate
 

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from tests.conftest import shared_path
-from workbench.analysis import analyze
 from workbench.export import (
     Unsupported,
     build_structural_tag,
@@ -16,7 +15,8 @@ from workbench.export import (
     load_grammar_tokenizer,
     prove_structural_tag,
 )
-from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
+from workbench.formats import analyze
+from workbench.runtime.spec import FormatSpec, ReasoningSpec, ToolsSpec
 from workbench.template.source import load_template
 from workbench.validate import ROUND_TRIP_TOOLS, validate
 

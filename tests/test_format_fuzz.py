@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.template.render import render
 from workbench.testing.format_fuzz import (
     FRAMES,

@@ -1,9 +1,10 @@
 """Adding a format is one family object and one registry line: a toy format goes through every stage.
 
 The toy format writes calls as ``@@call NAME {json}@@end``.  It is registered at test time only
-(:func:`workbench.formats.register`), and then parsed (one-shot and streamed), constrained (xgrammar accepts a
-sample call), validated against a toy chat template (the round trip), and exported (structural tag, spec).
-docs/INTERFACES.md ("Adding a format") walks through the same example.
+(:func:`workbench.formats.register`: its runtime family and its export-side gap), and then parsed (one-shot
+and streamed), constrained (xgrammar accepts a sample call), validated against a toy chat template (the round
+trip), and exported (structural tag, spec). docs/INTERFACES.md ("Adding a format") walks through the same
+example.
 """
 
 from __future__ import annotations
@@ -14,17 +15,27 @@ from collections.abc import Iterator, Sequence
 import pytest
 import xgrammar as xgr
 
-from workbench.chat import Tool
 from workbench.export import export, load_grammar_tokenizer
-from workbench.formats import FORMATS, FormatFamily, SampleCall, family, register, unregister
-from workbench.formats.tag_with_json.parser import TagWithJsonParser
-from workbench.formats.values import dumps
-from workbench.grammar import build_grammar
-from workbench.grammar.elements import Element, const, ebnf, json_schema_ebnf, seq
-from workbench.grammar.tool_grammar import ToolGrammar
-from workbench.parsing import StreamParser, parse
-from workbench.parsing.samples import sample_output
-from workbench.spec import FormatSpec, PromptSpec, ToolsSpec
+from workbench.formats import (
+    FormatFamily,
+    SampleCall,
+    check_registry,
+    families,
+    family,
+    hooks,
+    register,
+    unregister,
+)
+from workbench.runtime import formats as runtime_formats
+from workbench.runtime.chat import Tool
+from workbench.runtime.formats.tag_with_json.parser import TagWithJsonParser
+from workbench.runtime.grammar import build_grammar
+from workbench.runtime.grammar.elements import Element, const, ebnf, json_schema_ebnf, seq
+from workbench.runtime.grammar.tool_grammar import ToolGrammar
+from workbench.runtime.parsing import StreamParser, parse
+from workbench.runtime.parsing.samples import sample_output
+from workbench.runtime.spec import FormatSpec, PromptSpec, ToolsSpec
+from workbench.runtime.values import dumps
 from workbench.template.source import TemplateSource
 from workbench.validate import ROUND_TRIP_TOOLS, validate
 
@@ -55,13 +66,8 @@ def write_toy_calls(
     )
 
 
-TOY = FormatFamily(
-    name="toy",
-    grammar=ToyGrammar,
-    write_calls=write_toy_calls,
-    parser=ToyParser,
-    response_template_gap="the toy format has no response-template hook",
-)
+TOY = FormatFamily(name="toy", grammar=ToyGrammar, write_calls=write_toy_calls, parser=ToyParser)
+TOY_GAP = "the toy format has no response-template hook"
 
 TOY_SPEC = FormatSpec(
     tools=ToolsSpec(format="toy", call_start="@@call ", name_suffix=" ", call_end="@@end", parallel=True),
@@ -93,16 +99,17 @@ CALL_TEXT = 'Let me look.@@call get_weather {"city": "Paris"}@@end'
 
 @pytest.fixture(autouse=True)
 def toy_registered() -> Iterator[None]:
-    register(TOY)
+    register(TOY, response_template_gap=TOY_GAP)
     yield
     unregister("toy")
 
 
 # ------------------------------------------------------------------------------------------ the stages
 def test_registering_makes_the_family_visible_to_every_stage() -> None:
-    assert family("toy") is TOY and FORMATS["toy"] is TOY
+    assert family("toy") is TOY and families()["toy"] is TOY and runtime_formats.family("toy") is TOY
+    assert hooks("toy") is not None and hooks("toy").response_template_gap == TOY_GAP
     with pytest.raises(ValueError, match="registered already"):
-        register(TOY)
+        register(TOY, response_template_gap=TOY_GAP)
 
 
 def test_the_toy_format_parses_one_shot() -> None:
@@ -152,14 +159,20 @@ def test_the_toy_spec_exports_as_json() -> None:
 
 
 def test_the_spec_names_exactly_the_registered_formats() -> None:
-    """Until ``spec.TOOL_FORMATS`` reads the registry, a family added without its name there is caught."""
-    from workbench.spec import TOOL_FORMATS
+    """``spec.TOOL_FORMATS`` is the built-in families; a family registered at run time is accepted too."""
+    from workbench.runtime.spec import TOOL_FORMATS, tool_format_names
 
-    assert set(TOOL_FORMATS) - {"none"} == set(FORMATS) - {"toy"}
+    assert set(TOOL_FORMATS) - {"none"} == set(families()) - {"toy"}
+    assert tool_format_names() == (*TOOL_FORMATS, "toy")
+    assert FormatSpec.from_dict(TOY_SPEC.to_dict()) == TOY_SPEC
 
 
-@pytest.mark.parametrize("name", sorted(set(FORMATS) - {"toy"}))
+def test_every_runtime_family_has_its_analysis_and_export_side() -> None:
+    assert check_registry() == []
+
+
+@pytest.mark.parametrize("name", sorted(set(runtime_formats.builtin_names())))
 def test_every_part_of_a_family_goes_by_the_family_format_name(name: str) -> None:
-    fam = FORMATS[name]
+    fam = families()[name]
     assert fam.name == name and fam.grammar.name == name
     assert fam.parser is None or fam.parser.name == name

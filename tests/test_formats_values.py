@@ -1,8 +1,8 @@
 """One value encoding: what a family's sample writer writes, its grammar accepts and its parser reads back.
 
 For every format family and every kind of parameter schema, a value the schema allows is written by the
-family's sample writer (:func:`workbench.parsing.samples.write_calls`, which follows
-:mod:`workbench.formats.values`), fed to the family's grammar (xgrammar's matcher, byte-level, no tokenizer,
+family's sample writer (:func:`workbench.runtime.parsing.samples.write_calls`, which follows
+:mod:`workbench.runtime.values`), fed to the family's grammar (xgrammar's matcher, byte-level, no tokenizer,
 as ``tests/test_grammar.py`` does) and parsed back: the arguments must come back equal.
 """
 
@@ -17,20 +17,20 @@ import xgrammar as xgr
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.chat import Tool
-from workbench.formats import FORMATS
-from workbench.formats.values import convert_tagged, write_value, written_raw
-from workbench.grammar import build_grammar
-from workbench.grammar.reference_specs import (
+from workbench.runtime.chat import Tool
+from workbench.runtime.formats import names as format_names
+from workbench.runtime.grammar import build_grammar
+from workbench.runtime.parsing import parse
+from workbench.runtime.parsing.samples import SampleCall, write_calls
+from workbench.runtime.spec import ArgVariant, CallPattern, FormatSpec, PromptSpec, ToolsSpec, ValueEncoding
+from workbench.runtime.values import convert_tagged, write_value, written_raw
+from workbench.testing.reference_specs import (
     DEEPSEEK_V31_LIKE,
     FUNCTIONARY_V32_LIKE,
     HARMONY,
     QWEN3_LIKE,
     XML_TAGGED,
 )
-from workbench.parsing import parse
-from workbench.parsing.samples import SampleCall, write_calls
-from workbench.spec import ArgVariant, CallPattern, FormatSpec, PromptSpec, ToolsSpec, ValueEncoding
 
 # The pythonic-calls project template, as the analyzer reads it (LFM2-style markers around a Python list).
 PYTHONIC = FormatSpec(
@@ -147,7 +147,7 @@ def _accepts(compiled: Any, text: str) -> bool:
 
 
 def test_every_registered_family_is_covered() -> None:
-    assert set(FORMATS) == {name.split("/")[0] for name in FAMILY_SPECS}
+    assert set(format_names()) == {name.split("/")[0] for name in FAMILY_SPECS}
 
 
 @pytest.mark.parametrize("kind", list(SCHEMAS))

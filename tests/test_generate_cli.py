@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.generation.tiny import build_fallback_tokenizer, make_tiny_model
-from workbench.grammar.reference_specs import QWEN3_LIKE
+from workbench.testing.reference_specs import QWEN3_LIKE
 
 WEATHER = {
     "type": "function",

@@ -11,15 +11,15 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from workbench.analysis import analyze
-from workbench.chat import Message, Tool
+from workbench.formats import analyze
 from workbench.generation.generate import Generator
 from workbench.generation.loaded import LoadedModel
 from workbench.generation.sampling import SamplingConfig
 from workbench.generation.tiny import load_tiny
-from workbench.grammar.reference_specs import REFERENCE_SPECS
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Message, Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource, load_template
+from workbench.testing.reference_specs import REFERENCE_SPECS
 
 SEEDS = 50
 # Bounded strings, enums and ranged integers keep a random model's arguments short; every one of these

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.chat import Message, Tool
 from workbench.generation.generate import ForceRefused, GenerationError, Generator
 from workbench.generation.loaded import LoadedModel
 from workbench.generation.sampling import SamplingConfig
 from workbench.generation.step import Step
 from workbench.generation.tiny import load_tiny
-from workbench.grammar.reference_specs import DEEPSEEK_V31_LIKE, QWEN3_LIKE
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Message, Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
+from workbench.testing.reference_specs import DEEPSEEK_V31_LIKE, QWEN3_LIKE
 
 WEATHER = Tool(
     "get_weather",

@@ -9,10 +9,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from workbench.chat import Message, Tool
 from workbench.generation import model as model_mod
 from workbench.generation.model import ModelError, default_model_cached, load_model
 from workbench.generation.tiny import build_fallback_tokenizer, make_tiny_model
+from workbench.runtime.chat import Message, Tool
 
 
 def test_folder_without_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_default_model_offline_and_not_cached_says_what_to_do(
 def test_default_smollm2_writes_a_valid_weather_call() -> None:
     if not default_model_cached():
         pytest.skip("SmolLM2 is not cached (run `workbench generate` once online to fetch it)")
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.generation.generate import Generator
     from workbench.template.source import load_template
 
@@ -140,7 +140,7 @@ def test_corrupt_weights_are_one_model_error(tmp_path: Path, damage: str) -> Non
 def test_prompt_longer_than_the_model_context_is_refused() -> None:
     from workbench.generation.generate import GenerationError, Generator
     from workbench.generation.tiny import load_tiny
-    from workbench.spec import FormatSpec
+    from workbench.runtime.spec import FormatSpec
 
     loaded = load_tiny(prefer_shared=False)
     limit = loaded.model.config.max_position_embeddings

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.chat import Message
 from workbench.generation.generate import Generator
 from workbench.generation.loaded import LoadedModel
 from workbench.generation.step import Step
 from workbench.generation.tiny import load_tiny
-from workbench.grammar.reference_specs import QWEN3_LIKE
+from workbench.runtime.chat import Message
 from workbench.template.source import load_template
+from workbench.testing.reference_specs import QWEN3_LIKE
 
 E_ACUTE = "é".encode()  # two bytes: b"\xc3\xa9"
 

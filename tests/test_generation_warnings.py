@@ -8,8 +8,8 @@ import warnings
 
 import pytest
 
-from workbench.chat import Message
 from workbench.generation.kv import NEW_NAME, OLD_NAME, cache_name
+from workbench.runtime.chat import Message
 
 
 class _Records(logging.Handler):

@@ -11,15 +11,15 @@ import json
 
 import pytest
 
-from workbench.chat import Message, Tool
 from workbench.generation import why
 from workbench.generation.generate import GenerationError, Generator
 from workbench.generation.loaded import LoadedModel
 from workbench.generation.sampling import SamplingConfig
 from workbench.generation.step import Step
 from workbench.generation.tiny import load_tiny
-from workbench.grammar.reference_specs import QWEN3_LIKE
+from workbench.runtime.chat import Message, Tool
 from workbench.template.source import load_template
+from workbench.testing.reference_specs import QWEN3_LIKE
 
 WEATHER = Tool(
     "get_weather",

@@ -12,11 +12,11 @@ import json
 import pytest
 import xgrammar as xgr
 
-from workbench.chat import Tool
-from workbench.grammar import GrammarError, build_grammar
-from workbench.grammar.elements import json_schema_ebnf
-from workbench.grammar.reference_specs import DEEPSEEK_V31_LIKE, HARMONY, MISTRAL_LIKE, QWEN3_LIKE, XML_TAGGED
-from workbench.spec import FormatSpec, ToolsSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.grammar import GrammarError, build_grammar
+from workbench.runtime.grammar.elements import json_schema_ebnf
+from workbench.runtime.spec import FormatSpec, ToolsSpec
+from workbench.testing.reference_specs import DEEPSEEK_V31_LIKE, HARMONY, MISTRAL_LIKE, QWEN3_LIKE, XML_TAGGED
 
 WEATHER = Tool(
     "get_weather",

@@ -17,12 +17,12 @@ import pytest
 import xgrammar as xgr
 
 from tests.conftest import SHARED, shared_path
-from workbench.analysis import analyze
-from workbench.chat import Message, Tool
-from workbench.grammar import GrammarError, build_grammar
-from workbench.grammar.reference_specs import FUNCTIONARY_V32_LIKE
-from workbench.spec import FormatSpec, PromptSpec
+from workbench.formats import analyze
+from workbench.runtime.chat import Message, Tool
+from workbench.runtime.grammar import GrammarError, build_grammar
+from workbench.runtime.spec import FormatSpec, PromptSpec
 from workbench.template.source import TemplateSource, load_template
+from workbench.testing.reference_specs import FUNCTIONARY_V32_LIKE
 
 WEATHER = Tool(
     "get_weather",
@@ -246,7 +246,7 @@ def generate(
 
 def parsed_calls(gen: Any, spec: FormatSpec) -> list[tuple[str, Any]]:
     """Parse the generated text on its own with the same spec (not the generator's live parser)."""
-    from workbench.parsing import ParseOptions, parse
+    from workbench.runtime.parsing import ParseOptions, parse
 
     result = parse(spec, gen.text, TOOLS, options=ParseOptions(enable_thinking=False))
     return [(c.name, c.arguments_value()) for c in result.message.tool_calls]

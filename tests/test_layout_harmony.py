@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHARED
-from workbench.analysis import analyze
 from workbench.conformance.cases import load_case_paths
 from workbench.conformance.runner import Runner
 from workbench.conformance.targets import SpecProvider, Target
-from workbench.spec import FormatSpec
+from workbench.formats import analyze
+from workbench.runtime.spec import FormatSpec
 from workbench.spec_io import load_spec
 from workbench.template.source import load_template
 

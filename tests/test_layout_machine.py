@@ -16,11 +16,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import PROJECT_TEMPLATES
-from workbench.analysis import analyze
-from workbench.chat import Tool
-from workbench.parsing import ParseOptions, StreamParser, parse
-from workbench.parsing.samples import SampleCall, sample_output
-from workbench.spec import CallPattern, FormatSpec, LayoutMessage, ReasoningSpec, ToolsSpec, TurnLayout
+from workbench.formats import analyze
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing import ParseOptions, StreamParser, parse
+from workbench.runtime.parsing.samples import SampleCall, sample_output
+from workbench.runtime.spec import (
+    CallPattern,
+    FormatSpec,
+    LayoutMessage,
+    ReasoningSpec,
+    ToolsSpec,
+    TurnLayout,
+)
 from workbench.template.source import load_template
 
 NEW_FORMATS = PROJECT_TEMPLATES / "new-formats"

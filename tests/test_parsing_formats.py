@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tests.spec_fixtures import CODER, DEEPSEEK_V31, GLM, HERMES, KIMI, MISTRAL_NEMO, MISTRAL_V11
-from workbench.chat import Tool
-from workbench.parsing import ParseOptions, parse, parse_events
-from workbench.spec import FormatSpec, ToolsSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing import ParseOptions, parse, parse_events
+from workbench.runtime.spec import FormatSpec, ToolsSpec
 
 
 def calls(

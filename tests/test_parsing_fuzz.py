@@ -12,8 +12,9 @@ import random
 import pytest
 
 from tests.test_parsing_properties import CALLS, TOOLS, all_specs, marker_alphabet, samples_for
-from workbench.parsing import ParseOptions, StreamParser, parse
-from workbench.spec import FormatSpec
+from workbench.engines.policies import parse_options
+from workbench.runtime.parsing import ParseOptions, StreamParser, parse
+from workbench.runtime.spec import FormatSpec
 
 OPTIONS = [
     ParseOptions(),
@@ -21,8 +22,8 @@ OPTIONS = [
     ParseOptions(thinking_opened=True),
     ParseOptions(enable_thinking=False, exclusive_tool_calls=True),
     ParseOptions(parse_tools=False),
-    ParseOptions.for_engine("vllm"),
-    ParseOptions.for_engine("sglang"),
+    parse_options("vllm"),
+    parse_options("sglang"),
 ]
 
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from workbench.chat import Tool
-from workbench.parsing import ParseOptions, parse, parse_events
-from workbench.spec import FormatSpec, ToolsSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing import ParseOptions, parse, parse_events
+from workbench.runtime.spec import FormatSpec, ToolsSpec
 
 HARMONY = FormatSpec(tools=ToolsSpec(format="harmony"), end_markers=("<|return|>",))
 TOOLS = [

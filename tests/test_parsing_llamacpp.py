@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, SHARED
-from workbench.chat import Tool
-from workbench.parsing import ParseOptions, StreamParser, parse
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing import ParseOptions, StreamParser, parse
+from workbench.runtime.spec import FormatSpec
 
 FIXTURES = REPO / "specs" / "_parser_fixtures"
 CASES_DIR = SHARED / "conformance" / "llamacpp"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.parsing import ParseOptions, parse, parse_events
-from workbench.spec import ContentSpec, FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
+from workbench.runtime.parsing import ParseOptions, parse, parse_events
+from workbench.runtime.spec import ContentSpec, FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
 
 QWEN_TOOLS = ToolsSpec(format="json_native", section_start="<tool_call>\n", section_end="</tool_call>")
 
@@ -204,8 +204,8 @@ def test_the_grammar_reads_repeated_start_markers_as_the_parser_does() -> None:
     import json
 
     from tests.test_grammar import QWEN_CALL, WEATHER, accepts
-    from workbench.export.plugin_tags import request_tag
-    from workbench.grammar.reference_specs import QWEN3_LIKE
+    from workbench.runtime.serving.tags import request_tag
+    from workbench.testing.reference_specs import QWEN3_LIKE
 
     output = "<think><think><think>X</think>\n\n" + QWEN_CALL
     tag = json.dumps(request_tag(QWEN3_LIKE, [WEATHER.to_openai()], "required", reasoning=True))

@@ -15,10 +15,11 @@ import pytest
 from tests.spec_fixtures import CODER_NEWLINE_IN_VALUE_END, GLM, MISTRAL_V11
 from tests.spec_fixtures import HERMES as HERMES_TOOLS_ONLY
 from tests.spec_fixtures import KIMI as KIMI_NAMESPACED
-from workbench.chat import Message, Tool
-from workbench.parsing import ParseOptions, ParseResult, StreamParser, parse, parse_events
-from workbench.parsing.tools_base import WEAK_HOLD_LIMIT
-from workbench.spec import FormatSpec, PromptSpec, ToolsSpec
+from workbench.engines.policies import parse_options
+from workbench.runtime.chat import Message, Tool
+from workbench.runtime.parsing import ParseOptions, ParseResult, StreamParser, parse, parse_events
+from workbench.runtime.parsing.tools_base import WEAK_HOLD_LIMIT
+from workbench.runtime.spec import FormatSpec, PromptSpec, ToolsSpec
 
 # ------------------------------------------------------------------------------------------ specs
 HERMES = replace(HERMES_TOOLS_ONLY, end_markers=("<|im_end|>",))
@@ -91,27 +92,27 @@ def test_policy_values_are_validated() -> None:
     with pytest.raises(ValueError, match="unclosed_calls"):
         ParseOptions(unclosed_calls="maybe")
     with pytest.raises(ValueError, match="unknown engine"):
-        ParseOptions.for_engine("tgi")
+        parse_options("tgi")
     with pytest.raises(TypeError, match="no_such_switch"):
-        ParseOptions.for_engine("vllm", no_such_switch=True)
+        parse_options("vllm", no_such_switch=True)
 
 
 def test_engine_profiles_select_the_documented_policies() -> None:
-    assert ParseOptions.for_engine("workbench") == ParseOptions()
-    assert ParseOptions.for_engine("llama.cpp") == ParseOptions()
-    vllm = ParseOptions.for_engine("vllm")
+    assert parse_options("workbench") == ParseOptions()
+    assert parse_options("llama.cpp") == ParseOptions()
+    vllm = parse_options("vllm")
     assert (vllm.check_tool_names, vllm.untyped_values, vllm.value_newlines) == (False, "string", "markers")
     assert (vllm.unclosed_calls, vllm.text_after_calls) == ("content", "drop")
-    vllm_stream = ParseOptions.for_engine("vllm", streaming=True)
+    vllm_stream = parse_options("vllm", streaming=True)
     assert (vllm_stream.unclosed_calls, vllm_stream.text_after_calls) == ("keep", "content")
-    sglang = ParseOptions.for_engine("SGLang")
+    sglang = parse_options("SGLang")
     assert (sglang.check_tool_names, sglang.untyped_values) == (True, "json")
     assert (sglang.space_before_calls, sglang.unclosed_calls) == ("strip_json", "content")
-    assert ParseOptions.for_engine("sglang", streaming=True).space_before_calls == "keep"
+    assert parse_options("sglang", streaming=True).space_before_calls == "keep"
 
 
 def test_engine_profiles_keep_the_request_switches() -> None:
-    opts = ParseOptions.for_engine("vllm", enable_thinking=False, untyped_values="json")
+    opts = parse_options("vllm", enable_thinking=False, untyped_values="json")
     assert opts.enable_thinking is False and opts.untyped_values == "json"
     assert opts.check_tool_names is False
 

@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import PROJECT_TEMPLATES, REPO, shared_templates
-from workbench.chat import Message, Tool
-from workbench.parsing import ParseOptions, StreamParser, parse
-from workbench.parsing.samples import SampleCall, sample_output
-from workbench.spec import FormatSpec
+from workbench.engines.policies import parse_options
+from workbench.runtime.chat import Message, Tool
+from workbench.runtime.parsing import ParseOptions, StreamParser, parse
+from workbench.runtime.parsing.samples import SampleCall, sample_output
+from workbench.runtime.spec import FormatSpec
 
 TOOLS = [
     Tool(
@@ -50,7 +51,7 @@ def all_specs() -> tuple[tuple[str, FormatSpec], ...]:
     for path in sorted((REPO / "specs").rglob("*.json")):
         out.append((f"spec:{path.stem}", FormatSpec.from_json(path.read_text(encoding="utf-8"))))
     try:
-        from workbench.analysis import analyze
+        from workbench.formats import analyze
         from workbench.template.source import load_template
     except ImportError:
         return tuple(out)
@@ -80,8 +81,8 @@ def options_for(spec: FormatSpec) -> list[ParseOptions]:
         ParseOptions(),
         ParseOptions(extract_reasoning=False),
         ParseOptions(enable_thinking=False, exclusive_tool_calls=True),
-        ParseOptions.for_engine("vllm"),
-        ParseOptions.for_engine("sglang"),
+        parse_options("vllm"),
+        parse_options("sglang"),
     ]
 
 

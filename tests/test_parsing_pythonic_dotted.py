@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_parsing_properties import chunk
-from workbench.chat import Message, Tool
-from workbench.parsing import StreamParser, parse
-from workbench.spec import FormatSpec, ToolsSpec
+from workbench.runtime.chat import Message, Tool
+from workbench.runtime.parsing import StreamParser, parse
+from workbench.runtime.spec import FormatSpec, ToolsSpec
 
 BARE = FormatSpec(tools=ToolsSpec(format="pythonic"))
 WRAPPED = FormatSpec(

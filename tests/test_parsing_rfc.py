@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO, shared_path
-from workbench.chat import Tool
-from workbench.parsing import ParseOptions, parse, parse_events
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing import ParseOptions, parse, parse_events
+from workbench.runtime.spec import FormatSpec
 
 SPEC = FormatSpec.from_json((REPO / "specs/_parser_fixtures/deepseek-ai-DeepSeek-V3.1.json").read_text())
 STAGES = {"REASONING_STAGE": True, "CONTENT_STAGE": False, None: None}

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from tests.spec_fixtures import CODER, HERMES, MISTRAL_NEMO
-from workbench.chat import Tool
-from workbench.parsing import DeltaTracker, ParseOptions, StreamParser, parse, parse_events
-from workbench.spec import FormatSpec, ReasoningSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing import DeltaTracker, ParseOptions, StreamParser, parse, parse_events
+from workbench.runtime.spec import FormatSpec, ReasoningSpec
 
 QWEN3 = FormatSpec(
     reasoning=ReasoningSpec(mode="forced_closed", start="<think>", end="</think>\n\n"),

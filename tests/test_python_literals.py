@@ -16,17 +16,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.analysis import analyze
-from workbench.chat import Tool
-from workbench.formats.values import (
+from workbench.formats import analyze
+from workbench.runtime.chat import Tool
+from workbench.runtime.parsing import StreamParser, parse
+from workbench.runtime.spec import FormatSpec
+from workbench.runtime.values import (
     MAX_LITERAL_CHARS,
     MAX_LITERAL_DEPTH,
     NotJsonError,
     PythonExtent,
     python_literal,
 )
-from workbench.parsing import StreamParser, parse
-from workbench.spec import FormatSpec
 from workbench.template.render import render
 from workbench.template.source import TemplateSource
 from workbench.validate import validate

@@ -35,7 +35,7 @@ runner = CliRunner()
 
 def test_a_template_the_spec_describes_gets_only_works_and_not_rendered() -> None:
     source = load_template("chatml-think-tools")
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
 
     verdicts = check_spec(source, analyze(source).spec)
     statuses = {v.feature: v.status for v in verdicts}

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from workbench.chat import Message, Tool, ToolCall
-from workbench.events import Event
 from workbench.generation.step import Candidate, Step
+from workbench.runtime.chat import Message, Tool, ToolCall
+from workbench.runtime.events import Event
+from workbench.runtime.spec import FormatSpec, ReasoningSpec, ToolsSpec
 from workbench.session import (
     SESSION_VERSION,
     ModelRecord,
@@ -22,7 +23,6 @@ from workbench.session import (
     load_session,
     save_session,
 )
-from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
 
 SPEC = FormatSpec(
     reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"),
@@ -204,3 +204,26 @@ def test_bad_fields_are_named(tmp_path: Path, mutate, pattern: str) -> None:
     path = tmp_path / "s.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     _assert_refused(path, pattern)
+
+
+def test_replay_comparison_is_validations_and_exact() -> None:
+    """Replay holds a replayed message to the recorded one with validation's comparison: ``true`` is not
+    ``1`` (Python's ``True == 1`` made them equal before), and text is compared exactly (the same parser on
+    the same text), ids included."""
+    from workbench.session import compare_contract
+
+    def message(value: object, content: str = "Hi", call_id: str = "c0") -> dict[str, object]:
+        call = {"id": call_id, "name": "f", "arguments": {"x": value}}
+        return {"content": content, "reasoning_content": "", "tool_calls": [call]}
+
+    assert compare_contract(message(True), message(True)) == []
+    assert compare_contract(message(True), message(1)) == [
+        'tool_calls[0].arguments: recorded {"x": true}, replayed {"x": 1}'
+    ]
+    assert compare_contract(message(1), message(1.0)) == []  # one JSON number
+    assert compare_contract(message(True, "Hi"), message(True, "Hi ")) == [
+        "content: recorded 'Hi', replayed 'Hi '"
+    ]
+    assert compare_contract(message(True, call_id="a"), message(True, call_id="b")) == [
+        "tool_calls[0].id: recorded 'a', replayed 'b'"
+    ]

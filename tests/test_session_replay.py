@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.generation.step import Step
+from workbench.runtime.spec import FormatSpec, ReasoningSpec, ToolsSpec
 from workbench.session import (
     ModelRecord,
     SessionError,
@@ -21,7 +22,6 @@ from workbench.session import (
     save_session,
     session_from_generation,
 )
-from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((REPO / "sessions").glob("*.json"))
@@ -144,7 +144,7 @@ def _steps(texts: list[str]) -> list[Step]:
 def test_text_fed_to_the_parser_is_replayed_rather_than_raw_token_text(tmp_path: Path) -> None:
     # "é" split over two tokens: alone, each token decodes to a replacement character; the generator fed the
     # parser "" and then "é".  Replay must feed what the parser got, or the message would hold U+FFFD.
-    from workbench.chat import Message
+    from workbench.runtime.chat import Message
 
     token_texts = ["<think>", "x", "</think>", "caf", "\ufffd", "\ufffd", "<|im_end|>"]
     fed = ["<think>", "x", "</think>", "caf", "", "é", ""]
@@ -172,7 +172,7 @@ def test_text_fed_to_the_parser_is_replayed_rather_than_raw_token_text(tmp_path:
 
 
 def test_step_texts_must_match_the_steps() -> None:
-    from workbench.chat import Message
+    from workbench.runtime.chat import Message
 
     with pytest.raises(SessionError, match="2 entries for 3 steps"):
         session_from_generation(
@@ -199,7 +199,7 @@ def test_template_record_hash_is_the_sha256_of_the_text() -> None:
 
 def test_a_recorded_stop_token_is_not_fed_when_the_exact_texts_are_unknown() -> None:
     # What the TUI records: token texts only, the last step being the stop token.
-    from workbench.chat import Message
+    from workbench.runtime.chat import Message
 
     steps = _steps(["Hello", " there", "<|im_end|>"])
     steps[-1] = Step(

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.spec import (
+from workbench.runtime.spec import (
     CONTENT_MODES,
     REASONING_MODES,
     TOOL_FORMATS,

@@ -10,10 +10,9 @@ from typing import get_args
 import pytest
 from typer.testing import CliRunner
 
-from workbench import spec as spec_module
 from workbench.cli import app
-from workbench.grammar.reference_specs import QWEN3_LIKE
-from workbench.spec import (
+from workbench.runtime import spec as spec_module
+from workbench.runtime.spec import (
     FormatSpec,
     PromptSpec,
     ReasoningSpec,
@@ -21,6 +20,7 @@ from workbench.spec import (
     ToolsSpec,
 )
 from workbench.spec_io import load_spec
+from workbench.testing.reference_specs import QWEN3_LIKE
 
 OUTPUT = "<think>plan</think>\n\nOK."
 
@@ -28,8 +28,14 @@ OUTPUT = "<think>plan</think>\n\nOK."
 def test_runtime_tuples_are_the_literal_types_arguments() -> None:
     assert get_args(spec_module.ReasoningMode) == spec_module.REASONING_MODES
     assert get_args(spec_module.ContentMode) == spec_module.CONTENT_MODES
-    assert get_args(spec_module.ToolFormatName) == spec_module.TOOL_FORMATS
     assert get_args(spec_module.IdPosition) == spec_module.ID_POSITIONS
+
+
+def test_the_tool_formats_are_none_and_the_format_registry() -> None:
+    from workbench.runtime import formats
+
+    assert ("none", *formats.builtin_names()) == spec_module.TOOL_FORMATS
+    assert all(formats.family(name) is not None for name in spec_module.TOOL_FORMATS[1:])
     assert ToolsSpec._enums == {"format": spec_module.TOOL_FORMATS, "id_position": spec_module.ID_POSITIONS}
 
 
@@ -138,7 +144,7 @@ def test_parse_and_validate_accept_the_same_analyze_output(tmp_path: Path, analy
 
 def test_an_unhandled_workbench_error_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
     from workbench.commands import render as render_cmd
-    from workbench.errors import WorkbenchError
+    from workbench.runtime.errors import WorkbenchError
 
     def boom(*args: object, **kwargs: object) -> None:
         raise WorkbenchError("something the command did not expect\nsecond line")

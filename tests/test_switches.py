@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import PROJECT_TEMPLATES
-from workbench.analysis import analyze
 from workbench.cli import app
-from workbench.spec import FormatSpec, SpecError
+from workbench.formats import analyze
+from workbench.runtime.spec import FormatSpec, SpecError
 from workbench.template.source import TemplateSource, load_template
 from workbench.template.variables import find_switches
 
@@ -211,9 +211,9 @@ def test_generate_renders_the_prompt_with_the_switches() -> None:
     """A switch that closes reasoning in the prompt turns the generator's reasoning phase off."""
     pytest.importorskip("torch")
     pytest.importorskip("xgrammar")
-    from workbench.chat import Message
     from workbench.generation.generate import Generator
     from workbench.generation.tiny import load_tiny
+    from workbench.runtime.chat import Message
 
     src = load_template(EFFORT)
     spec = analyze(src).spec

@@ -12,7 +12,6 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.test_switches import THINKING_OFF_BY_DEFAULT
-from workbench.analysis import analyze
 from workbench.analysis.switches import (
     ENABLE_THINKING,
     ThinkingSwitch,
@@ -21,6 +20,7 @@ from workbench.analysis.switches import (
     with_thinking_switch,
 )
 from workbench.cli import app
+from workbench.formats import analyze
 from workbench.template.render import render
 from workbench.template.source import TemplateSource, load_template
 from workbench.validate import PASS, validate
@@ -151,9 +151,9 @@ def test_a_kw_key_the_template_never_reads_is_a_warning_naming_what_it_reads(
 def test_the_generator_renders_the_prompt_with_the_switch_off() -> None:
     pytest.importorskip("torch")
     pytest.importorskip("xgrammar")
-    from workbench.chat import Message
     from workbench.generation.generate import Generator
     from workbench.generation.tiny import load_tiny
+    from workbench.runtime.chat import Message
 
     src = source()
     spec = analyze(src).spec

@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Input, Static
 from textual.worker import WorkerCancelled, WorkerFailed
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui.actions import ACTIONS
 from workbench.tui.app import WorkbenchApp
@@ -74,11 +74,16 @@ async def wait_workers(app: WorkbenchApp) -> None:
 async def settle(app: WorkbenchApp, pilot: Any) -> None:
     """Wait until the app is idle: no worker running, including workers that finished work started (the
     app starts its analysis once a warm-up worker has loaded the heavy modules)."""
+    idle = 0
     for _ in range(20):
         await pilot.pause()
         await wait_workers(app)
         await pilot.pause()
-        if not any(w.is_running for w in app.workers):
+        busy = any(w.is_running for w in app.workers) or getattr(app, "switching_mode", False)
+        # Idle twice in a row: a message posted after a refresh (the keys held during a screen switch
+        # are posted once the new screen is drawn) may start a worker only on the next pass.
+        idle = 0 if busy else idle + 1
+        if idle == 2:
             return
 
 
@@ -468,7 +473,7 @@ async def test_a_recorded_session_opens_and_steps_without_a_model(tmp_path: Path
     session_mod = pytest.importorskip("workbench.session")
     steps = demo_steps()
     spec = demo_analysis().spec
-    from workbench.chat import Message, Tool
+    from workbench.runtime.chat import Message, Tool
 
     session = session_mod.session_from_generation(
         template_text=DEMO_TEMPLATE,
@@ -532,7 +537,7 @@ async def test_malformed_stage_data_becomes_a_notification_not_a_traceback() -> 
 
 
 async def test_output_view_wraps_incrementally_to_the_same_rows_as_a_full_wrap() -> None:
-    from workbench.events import Event
+    from workbench.runtime.events import Event
 
     app = make_app(start_mode="generate")
     async with app.run_test(size=(60, 24)) as pilot:

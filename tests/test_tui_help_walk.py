@@ -83,7 +83,7 @@ async def test_every_help_key_of_a_screen_does_something_visible(
                 await settle(app, pilot)
 
 
-async def test_a_failed_analysis_does_not_leave_the_template_header_saying_analysing() -> None:
+async def test_a_failed_analysis_does_not_leave_the_template_header_saying_analyzing() -> None:
     from tests.test_tui_app import make_app
 
     app = make_app()
@@ -91,11 +91,11 @@ async def test_a_failed_analysis_does_not_leave_the_template_header_saying_analy
         app.workspace.analysis_running = True
         app.changed("analysis")
         await settle(app, pilot)
-        assert "analysing" in app.screen.query_one("#nav").status  # type: ignore[attr-defined]
+        assert "analyzing" in app.screen.query_one("#nav").status  # type: ignore[attr-defined]
         app.post_message(AnalysisFailed("boom"))
         await settle(app, pilot)
         status = app.screen.query_one("#nav").status  # type: ignore[attr-defined]
-        assert "analysing" not in status and "analysis failed" in status
+        assert "analyzing" not in status and "analysis failed" in status
 
 
 async def test_the_constrain_switch_follows_the_engine_state() -> None:

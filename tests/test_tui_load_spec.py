@@ -13,7 +13,7 @@ from textual.widgets import Input
 from typer.testing import CliRunner
 
 from tests.test_tui_app import demo_done, make_app, settle
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.tui.controllers import generate as generate_flow
 from workbench.tui.controllers.export import prepare_export
 from workbench.tui.demo import demo_analysis

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Input, Static, TextArea
 
 from tests.test_analysis_helpers import analysis_of
 from tests.test_tui_app import RecordingApp, make_app, settle, text_of
-from workbench.spec import FormatSpec, to_plain
+from workbench.runtime.spec import FormatSpec, to_plain
 from workbench.template.source import load_template
 from workbench.tui.screens.analysis import AnalysisScreen
 from workbench.tui.screens.modals import ConfirmScreen, EditFieldScreen

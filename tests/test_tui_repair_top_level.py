@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import DataTable, Input, Static
 
 from tests.test_tui_app import demo_done, make_app, settle, text_of
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.tui.screens.analysis import spec_rows
 
 pytestmark = pytest.mark.anyio

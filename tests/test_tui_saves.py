@@ -25,7 +25,7 @@ SIZE = (120, 36)
 
 def other_session(tmp_path: Path) -> Path:
     """A session recorded with a template other than the demo one (its text differs)."""
-    from workbench.chat import Message, Tool
+    from workbench.runtime.chat import Message, Tool
 
     session = session_from_generation(
         template_text=DEMO_TEMPLATE + "{# the session's own template #}",

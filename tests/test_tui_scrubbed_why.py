@@ -9,7 +9,7 @@ from textual.widgets import Input
 
 from tests.test_tui_app import make_app, settle
 from tests.test_tui_stepping import live_app, start
-from workbench.chat import Message
+from workbench.runtime.chat import Message
 from workbench.tui.screens.inspector import InspectorScreen
 from workbench.tui.screens.modals import AskScreen
 
@@ -18,10 +18,10 @@ SIZE = (120, 36)
 
 def test_the_replayed_position_agrees_with_every_recorded_step() -> None:
     pytest.importorskip("xgrammar")
-    from workbench.chat import load_tools
     from workbench.generation import why
     from workbench.generation.generate import Generator
     from workbench.generation.tiny import load_tiny
+    from workbench.runtime.chat import load_tools
     from workbench.tui.demo import demo_analysis
     from workbench.tui.workspace import DEFAULT_TOOLS
 

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from tests.test_tui_app import demo_done, make_app, settle
-from workbench.chat import Message
 from workbench.generation.step import Step
+from workbench.runtime.chat import Message
 from workbench.session import load_session, replay_session
 from workbench.tui.steps import GeneratorDriver
 
@@ -50,8 +50,8 @@ def _fake_generator() -> SimpleNamespace:
 async def test_a_saved_live_session_keeps_the_fed_texts_and_replays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # the app saves under ./sessions/, creating it when missing
-    app = make_app(start_mode="inspector")
+    monkeypatch.chdir(tmp_path)
+    app = make_app(start_mode="inspector", session_dir=tmp_path / "sessions")  # created when missing
     async with app.run_test(size=(120, 36)) as pilot:
         app.post_message(demo_done())
         await settle(app, pilot)

@@ -61,10 +61,10 @@ def test_inspector_snapshot_small_terminal(snap_compare: Any) -> None:
 def _grammar_position() -> Any:
     """A grammar position as the live generator reports it (built by hand: a snapshot must not depend on
     a model's speed), with the real EBNF of the demo format's tool section."""
-    from workbench.chat import load_tools
     from workbench.generation.why import GrammarPosition
-    from workbench.grammar import build_grammar
-    from workbench.grammar.reference_specs import QWEN3_LIKE
+    from workbench.runtime.chat import load_tools
+    from workbench.runtime.grammar import build_grammar
+    from workbench.testing.reference_specs import QWEN3_LIKE
     from workbench.tui.workspace import DEFAULT_TOOLS
 
     plan = build_grammar(QWEN3_LIKE, load_tools(DEFAULT_TOOLS), tool_choice="auto", reasoning=False)

@@ -13,7 +13,7 @@ from textual.widgets import DataTable
 from tests.conftest import PROJECT_TEMPLATES, shared_templates
 from tests.test_analysis_helpers import analysis_of
 from tests.test_tui_app import make_app, settle
-from workbench.spec import FormatSpec, to_plain
+from workbench.runtime.spec import FormatSpec, to_plain
 from workbench.tui.screens.analysis import AnalysisScreen
 from workbench.tui.spec_fields import spec_rows
 
@@ -26,9 +26,10 @@ PROJECT = [
 ]
 
 
-async def crawl(paths: list[Path], only: str = "") -> int:
-    """Open every row (or every row whose path starts with ``only``) of every template's spec table and
-    submit it unchanged; the rows crawled."""
+async def crawl(paths: list[Path], only: str = "", seen: set[str] | None = None) -> int:
+    """Open every row (or every row whose path starts with ``only``; with ``seen``, every row whose path no
+    earlier template had, adding it) of every template's spec table and submit it unchanged; the rows
+    crawled."""
     app = make_app(start_mode="analysis")
     crawled = 0
     async with app.run_test(size=SIZE) as pilot:
@@ -43,8 +44,10 @@ async def crawl(paths: list[Path], only: str = "") -> int:
             keys = [str(k.value) for k in table.rows]
             assert keys == [r.path for r in spec_rows(spec, spec)], path.name
             for row, key in enumerate(keys):
-                if not key.startswith(only):
+                if not key.startswith(only) or (seen is not None and key in seen):
                     continue
+                if seen is not None:
+                    seen.add(key)
                 table = app.screen.query_one("#markers", DataTable)
                 table.focus()
                 table.move_cursor(row=row)
@@ -77,8 +80,13 @@ async def test_every_row_of_every_project_template_opens_and_submits_unchanged()
 
 @pytest.mark.slow
 @pytest.mark.shared
-async def test_every_row_of_every_shared_template_opens_and_submits_unchanged() -> None:
+async def test_every_field_of_the_shared_templates_opens_and_submits_unchanged() -> None:
+    """Every row path any shared template's spec has, crawled on the first template that has it (about a
+    second a row: every row of all 36 templates, 2,200 rows, was what made CI run past its 90 minutes; the
+    project templates above are crawled whole)."""
     paths = shared_templates()
     if not paths:
         pytest.skip("../shared not present")
-    assert await crawl(paths) >= len(paths) * 60
+    seen: set[str] = set()
+    crawled = await crawl(paths, seen=seen)
+    assert crawled == len(seen) >= 60

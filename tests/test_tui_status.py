@@ -4,10 +4,14 @@ the spec table at least 8 rows tall at 120x36; toggles marked by a glyph, not on
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
-from textual.widgets import Checkbox, DataTable, RadioButton
+from textual.widgets import Checkbox, DataTable, Input, RadioButton, Static
 
 from tests.test_tui_app import demo_done, make_app, settle
+from workbench.template.source import load_template
 from workbench.tui.demo import demo_analysis
 from workbench.tui.screens.export import export_status
 from workbench.tui.verdict import Verdict
@@ -105,3 +109,65 @@ def test_a_report_with_untested_tool_calls_is_never_green_on_the_top_line() -> N
     assert not shown.green and shown.state == "not_validated"
     assert shown.label == "✗ NOT validated: tool calls untested"
     assert "tool calls untested" in shown.text
+
+
+LIMITED_TEMPLATE = Path(__file__).resolve().parents[1] / "docs" / "walkthrough2" / "typed-tools-only.jinja"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+async def test_a_template_that_raises_on_an_untyped_parameter_is_amber_on_every_screen(
+    size: tuple[int, int], tmp_path: Path
+) -> None:
+    """Validated with the plain tools while the template raises on harder tool sets: the top line says so
+    with its own glyph (never ✓), Analysis names the limit, Export goes ahead and its file records it."""
+    from tests.test_tui_app import RecordingApp
+
+    source = load_template(str(LIMITED_TEMPLATE))
+    app = RecordingApp(source, replay_delay=0.0, load_model=False, start_mode="analysis")
+    async with app.run_test(size=size) as pilot:
+        await settle(app, pilot)
+        report = app.workspace.validation
+        assert report is not None and report.verdict.status == "limited"
+        count = f"{report.verdict.passed}/{report.verdict.applicable}"
+        for mode in SCREENS:
+            app.switch_mode(mode)
+            await settle(app, pilot)
+            line = nav_text(app)
+            assert f"! validated {count}, plain tools only" in line and "✓" not in line, (mode, line)
+            assert len(line) <= size[0]
+        app.switch_mode("analysis")
+        await settle(app, pilot)
+        said = str(app.screen.query_one("#verdict-line", Static).render())
+        assert "the template raises on" in said and "a parameter without `type`" in said
+        app.switch_mode("export")
+        await settle(app, pilot)
+        assert "limits recorded" in nav_text(app) or size[0] < 100
+        out = tmp_path / "limited.spec.json"
+        app.screen.query_one("#export-path", Input).value = str(out)
+        await pilot.press("s")
+        await settle(app, pilot)
+        verdict = json.loads(out.read_text())["provenance"]["validation"]["verdict"]
+        assert verdict["status"] == "limited" and "a parameter without `type`" in verdict["limits"]
+
+
+def test_the_adapter_shows_a_limited_report_amber() -> None:
+    from types import SimpleNamespace
+
+    from workbench.tui.verdict import report_verdict
+    from workbench.validate.verdict import compute_verdict
+
+    verdict = compute_verdict(
+        passed=11,
+        applicable=11,
+        all_pass=True,
+        failed=(),
+        untested=(),
+        unstable="",
+        limits=("a parameter without `type`",),
+    )
+    shown = report_verdict(SimpleNamespace(verdict=verdict))  # type: ignore[arg-type]
+    assert shown.state == "limited" and not shown.green and shown.exportable
+    assert shown.label == "! validated 11/11, plain tools only"
+    assert shown.text.endswith("the template raises on a parameter without `type`")
+    status = export_status(True, shown, edited=False)
+    assert status == "ready to export (s), limits recorded"

@@ -14,7 +14,7 @@ import pytest
 from textual.widgets import Input
 
 from tests.test_tui_app import RecordingApp, make_app, settle
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.tui.controllers import engine as engine_mod
 from workbench.tui.demo import demo_analysis
 from workbench.tui.messages import RequestGenerate

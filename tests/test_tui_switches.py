@@ -19,9 +19,10 @@ from textual.widgets import Checkbox, DataTable, Input, Select, Static, TabbedCo
 
 from tests.conftest import PROJECT_TEMPLATES
 from tests.test_tui_app import RecordingApp, settle, text_of
-from workbench.analysis import Analysis, analyze
-from workbench.chat import Message
+from workbench.analysis import Analysis
+from workbench.formats import analyze
 from workbench.generation.step import Step
+from workbench.runtime.chat import Message
 from workbench.session import save_session, session_from_generation
 from workbench.template.source import TemplateSource, load_template
 from workbench.tui.controllers.analysis import extra_pairs, switches_of, validation_kwargs, with_pair
@@ -201,7 +202,7 @@ async def test_a_tui_saved_session_records_the_switches(
     from workbench.tui.steps import GeneratorDriver
 
     monkeypatch.chdir(tmp_path)
-    app = make_app(start_mode="inspector")
+    app = make_app(start_mode="inspector", session_dir=tmp_path / "sessions")
     async with app.run_test(size=SIZE) as pilot:
         app.post_message(analysed())
         await settle(app, pilot)

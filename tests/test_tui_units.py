@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.events import Event
 from workbench.generation.step import Step
-from workbench.parsing import StreamParser
-from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
+from workbench.runtime.events import Event
+from workbench.runtime.parsing import StreamParser
+from workbench.runtime.spec import FormatSpec, ReasoningSpec, ToolsSpec
 from workbench.tui.steps import ControlRefused, ReplayDriver, StepLog
 from workbench.tui.widgets.decode import resample
 from workbench.tui.widgets.jinja_editor import jinja_highlights
@@ -65,7 +65,7 @@ def test_replay_driver_steps_rewinds_and_refuses_live_only_controls() -> None:
 
 def test_replay_shows_the_parsed_arguments_of_a_tagged_call_not_the_raw_tag_text() -> None:
     # Qwen3-Coder style: the argument value is raw text between tags; the message must carry it as JSON.
-    from workbench.grammar.reference_specs import XML_TAGGED
+    from workbench.testing.reference_specs import XML_TAGGED
 
     pieces = [
         "<tool_call>\n<function=get_weather>\n<parameter=city>\n",

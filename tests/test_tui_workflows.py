@@ -81,7 +81,7 @@ def test_workflows_refuse_with_a_reason_before_any_worker_starts() -> None:
         prepare_generation(ws, msg.RequestGenerate("hi"))
     with pytest.raises(Refused, match="no spec to export"):
         export_flow.prepare_export(ws, msg.RequestExport("spec", "out.json"))
-    with pytest.raises(Refused, match="analyse the template first"):
+    with pytest.raises(Refused, match="analyze the template first"):
         analysis_flow.prepare_validation(ws)
 
 
@@ -192,7 +192,7 @@ async def test_the_model_state_reactive_reaches_the_workspace_and_the_generate_s
 
 
 def test_the_step_log_records_a_step_with_its_message_and_a_rewind_reparses() -> None:
-    from workbench.chat import Message
+    from workbench.runtime.chat import Message
 
     log = StepLog()
     steps = demo_steps()[:3]

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.spec import ContentSpec, FormatSpec, ReasoningSpec, ToolsSpec, TurnLayout
+from workbench.runtime.spec import ContentSpec, FormatSpec, ReasoningSpec, ToolsSpec, TurnLayout
 from workbench.template.source import TemplateSource, load_template
 from workbench.validate import (
     ERROR,
@@ -250,7 +250,7 @@ def test_every_project_template_validates_with_its_analysed_spec(name: str) -> N
 
 
 def test_recorded_cases_catch_a_broken_spec_without_the_template() -> None:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
 
     source = load_template("chatml-think-tools")
     spec = analyze(source).spec
@@ -281,7 +281,7 @@ def test_validate_cli_json_contract() -> None:
 
 
 def test_validate_cli_exits_1_when_not_validated(tmp_path: Path) -> None:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
 
     spec = analyze(load_template("chatml-think-tools")).spec.with_edit(**{"tools.call_start": "<call>"})
     path = tmp_path / "spec.json"

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from tests.conftest import PROJECT_TEMPLATES, shared_path
 from workbench.cli import app
-from workbench.parsing import ParseOptions, StreamParser, parse
-from workbench.spec import FormatSpec
+from workbench.runtime.parsing import ParseOptions, StreamParser, parse
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource, load_template
 from workbench.validate import CaseResult, ValidationReport, validate, validate_recorded
 from workbench.validate.continuation import CASES, recheck
@@ -28,7 +28,7 @@ runner = CliRunner()
 
 @functools.cache
 def analysed(path: str) -> tuple[TemplateSource, FormatSpec]:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
 
     source = load_template(path)
     return source, analyze(source).spec

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.export import ExportError, export
-from workbench.spec import FormatSpec, ReasoningSpec, ToolsSpec
+from workbench.runtime.spec import FormatSpec, ReasoningSpec, ToolsSpec
 from workbench.template.source import TemplateSource
 from workbench.validate import (
     FAIL,
@@ -144,7 +144,7 @@ def test_export_refuses_and_forced_provenance_records_the_untested_features() ->
 
 
 def test_the_plugin_and_response_template_provenance_carry_the_verdict() -> None:
-    from workbench.export.plugin_common import provenance
+    from workbench.engines.plugins import provenance
 
     report = validate(inline(RAISES_ON_EVERY_TOOL_SET), CALLS_SPEC)
     exported = export("spec", template=inline(RAISES_ON_EVERY_TOOL_SET), spec=CALLS_SPEC, force=True).spec
@@ -186,6 +186,98 @@ def test_a_template_that_raises_on_an_untyped_parameter_is_named_and_the_plain_s
     assert report.untested == ()
     assert report.validated
     assert report.features()["untyped_schemas"]["status"] == UNSUPPORTED
+
+
+# ------------------------------------------------------------------------------------ amber: limited
+def test_a_template_that_raises_on_harder_tool_sets_is_amber_never_green() -> None:
+    report = validate(inline(READS_TYPE), CALLS_SPEC)
+    verdict = report.verdict
+    # the parser configuration holds for what the template renders (validated: exports go ahead) ...
+    assert verdict.status == "limited" and verdict.validated and report.validated
+    # ... but it is not plain green, and it names every harder set the template raises on
+    assert not verdict.green and not report.green
+    assert verdict.limits == (
+        "a parameter whose schema is an `anyOf`",
+        "a parameter without `type`",
+        "an `enum` parameter without `type`",
+    )
+    assert verdict.headline == (
+        f"validated: {verdict.passed}/{verdict.applicable} cases with the plain tools; "
+        "the template raises on a parameter whose schema is an `anyOf`, a parameter without `type` "
+        "and an `enum` parameter without `type`"
+    )
+    assert "with the plain tools; the template raises on a parameter whose schema" in report.summary()
+    again = ValidationReport.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert again.verdict == verdict
+
+
+def test_a_template_that_takes_every_tool_set_is_plain_green() -> None:
+    report = validate(inline(TURNS), CALLS_SPEC)
+    assert report.verdict.status == "validated" and report.green and report.verdict.limits == ()
+
+
+def test_limits_need_the_plain_tool_set_to_have_run() -> None:
+    # every tool set raises: tool calls are untested (red), not limited (amber)
+    report = validate(inline(RAISES_ON_EVERY_TOOL_SET), CALLS_SPEC)
+    assert report.verdict.status == "untested" and report.verdict.limits == ()
+
+
+def test_a_failing_case_outranks_a_limit() -> None:
+    limited = compute_verdict(
+        passed=3, applicable=3, all_pass=True, failed=(), untested=(), unstable="", limits=("x",)
+    )
+    assert (limited.status, limited.validated, limited.green) == ("limited", True, False)
+    failing = compute_verdict(
+        passed=2, applicable=3, all_pass=False, failed=("scalars",), untested=(), unstable="", limits=("x",)
+    )
+    assert (failing.status, failing.validated, failing.green) == ("failed", False, False)
+    untested = (UntestedFeature("reasoning", "raised"),)
+    held = compute_verdict(
+        passed=3, applicable=3, all_pass=True, failed=(), untested=untested, unstable="", limits=("x",)
+    )
+    assert held.status == "untested"
+
+
+def test_the_cli_says_amber_with_exit_code_0_and_json_carries_the_status(tmp_path: Path) -> None:
+    path = write(tmp_path, READS_TYPE, "reads-type")
+    spec = tmp_path / "spec.json"
+    spec.write_text(CALLS_SPEC.to_json(), encoding="utf-8")
+
+    text = runner.invoke(app, ["validate", str(path), "--spec", str(spec)])
+    assert text.exit_code == 0  # not a parser failure
+    last = text.stdout.strip().splitlines()[-1]
+    assert last.startswith("! validated: ") and "with the plain tools; the template raises on" in last
+    assert "limited     the template raises on a parameter without `type`" in text.stdout
+
+    as_json = runner.invoke(app, ["validate", str(path), "--spec", str(spec), "--json"])
+    assert as_json.exit_code == 0
+    data = json.loads(as_json.stdout)
+    assert data["validated"] is True
+    assert (data["verdict"]["status"], data["verdict"]["green"]) == ("limited", False)
+    assert "a parameter without `type`" in data["verdict"]["limits"]
+
+
+def test_export_goes_ahead_and_every_provenance_records_the_limit() -> None:
+    from workbench.engines.plugins import provenance
+
+    source = inline(READS_TYPE)
+    result = export("spec", template=source, spec=CALLS_SPEC)  # no --force needed
+    assert not any("--force" in w for w in result.warnings)
+    recorded = json.loads(result.text)["provenance"]["validation"]
+    assert recorded["validated"] is True
+    assert recorded["verdict"]["status"] == "limited" and recorded["verdict"]["green"] is False
+    assert "a parameter without `type`" in recorded["verdict"]["limits"]
+    assert "the template raises on" in recorded["summary"]
+    # the plug-ins' provenance and the response template's carry the same verdict
+    prov = provenance(result.spec, "vllm", "")
+    assert prov["validation"]["status"] == "limited"
+    assert "the template raises on" in prov["validation"]["headline"]
+    written = export("response-template", template=source, spec=CALLS_SPEC, profile="transformers")
+    verdict = json.loads(written.text)["response_template_provenance"]["validation"]
+    assert verdict["status"] == "limited" and "a parameter without `type`" in verdict["limits"]
+    # ... and it survives the exported spec, re-checked without the template
+    again = validate_recorded(FormatSpec.from_json(result.text), ValidationReport.from_dict(recorded))
+    assert again.verdict.status == "limited"
 
 
 # ------------------------------------------------------------------------------------ unstable renders
@@ -267,7 +359,7 @@ def test_text_sent_while_streaming_and_later_changed_fails_the_case() -> None:
 
 
 def test_streamed_runs_are_the_conformance_runners() -> None:
-    from workbench.conformance.runner import chunk_runs
+    from workbench.streaming.chunks import chunk_runs
     from workbench.validate import feeding_runs
 
     runs = feeding_runs("some output text", "one_call")

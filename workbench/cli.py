@@ -3,8 +3,8 @@
 Each sub-command lives in ``workbench/commands/<name>.py`` and exposes ``register(app)``; adding a
 command is one new file and one line in ``COMMANDS``.  Exit codes (a documented contract): 0 success,
 1 bad input (one clear line on stderr), 2 usage.  Every command runs guarded
-(:func:`workbench.commands._common.guard_command`): a :class:`~workbench.errors.WorkbenchError` it does not
-handle itself is still one line on stderr and exit code 1, never a traceback.
+(:func:`workbench.commands._common.guard_command`): a :class:`~workbench.runtime.errors.WorkbenchError` it
+does not handle itself is still one line on stderr and exit code 1, never a traceback.
 """
 
 from __future__ import annotations

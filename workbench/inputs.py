@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from workbench.errors import WorkbenchError
+from workbench.runtime.errors import WorkbenchError
 
 #: Largest input file (or stdin) read, in bytes: far above any real spec, session or model output.
 MAX_INPUT_BYTES = 64 * 1024 * 1024

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from workbench.spec import FormatSpec
+    from workbench.runtime.spec import FormatSpec
     from workbench.template.source import TemplateSource
     from workbench.validate import ValidationReport
 

@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.chat import ChatDataError, Message, Tool
-from workbench.errors import WorkbenchError
-from workbench.events import Event
 from workbench.generation.step import Candidate, Step
 from workbench.inputs import InputError, read_json_document
-from workbench.spec import FormatSpec, SpecError
+from workbench.runtime.chat import ChatDataError, Message, Tool
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.events import Event
+from workbench.runtime.spec import FormatSpec, SpecError
 
 SESSION_FORMAT = "workbench-session"
 SESSION_VERSION = 1
@@ -491,18 +491,13 @@ class ReplayResult:
 
 
 def parse_options_for(session: Session) -> Any:
-    """The :class:`~workbench.parsing.ParseOptions` the session was generated with (from its settings)."""
-    from workbench.parsing import ParseOptions
+    """The :class:`~workbench.runtime.parsing.ParseOptions` the session was generated with (from its
+    settings)."""
+    from workbench.generation.generate import PARSE_SETTINGS
+    from workbench.runtime.parsing import ParseOptions
 
     settings = session.settings
-    kwargs: dict[str, Any] = {}
-    if isinstance(settings.get("enable_thinking"), bool):
-        kwargs["enable_thinking"] = settings["enable_thinking"]
-    if isinstance(settings.get("thinking_opened"), bool):
-        kwargs["thinking_opened"] = settings["thinking_opened"]
-    if isinstance(settings.get("parallel_tool_calls"), bool):
-        kwargs["parallel_tool_calls"] = settings["parallel_tool_calls"]
-    return ParseOptions(**kwargs)
+    return ParseOptions(**{k: settings[k] for k in PARSE_SETTINGS if isinstance(settings.get(k), bool)})
 
 
 def iter_replay(session: Session) -> Iterator[ReplayStep]:
@@ -542,7 +537,7 @@ def replay_session(session: Session, *, on_step: Callable[[ReplayStep], None] | 
 
 def new_parser(session: Session) -> Any:
     """A fresh stream parser with the session's spec, tools and recorded parse options (what replays use)."""
-    from workbench.parsing import StreamParser
+    from workbench.runtime.parsing import StreamParser
 
     return StreamParser(session.spec, list(session.tools), options=parse_options_for(session))
 
@@ -550,21 +545,13 @@ def new_parser(session: Session) -> Any:
 def compare_contract(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
     """Differences between two parse-contract messages, one readable line each (empty when equal).
 
-    Exact comparison: a replay runs the same parser on the same text, so anything but equality is a change.
+    Validation's comparison (:func:`workbench.validate.compare.compare_messages`: ``true`` is not ``1``),
+    exact: a replay runs the same parser on the same text, so any difference, whitespace included, is a
+    change; ids are compared.
     """
-    out: list[str] = []
-    for key in ("content", "reasoning_content"):
-        if (expected.get(key) or "") != (actual.get(key) or ""):
-            out.append(f"{key}: recorded {expected.get(key)!r}, replayed {actual.get(key)!r}")
-    exp_calls = list(expected.get("tool_calls") or [])
-    act_calls = list(actual.get("tool_calls") or [])
-    if len(exp_calls) != len(act_calls):
-        out.append(f"tool_calls: recorded {len(exp_calls)}, replayed {len(act_calls)}")
-    for i, (e, a) in enumerate(zip(exp_calls, act_calls, strict=False)):
-        for key in ("name", "arguments", "id"):
-            if e.get(key) != a.get(key):
-                out.append(f"tool_calls[{i}].{key}: recorded {e.get(key)!r}, replayed {a.get(key)!r}")
-    return out
+    from workbench.validate.compare import compare_messages
+
+    return compare_messages(expected, actual, compare_ids=True, exact=True, words=("recorded", "replayed"))
 
 
 def _is_stop_step(step: Step, spec: FormatSpec) -> bool:

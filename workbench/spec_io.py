@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.inputs import InputError, read_json_document
-from workbench.spec import FormatSpec, SpecError
+from workbench.runtime.spec import FormatSpec, SpecError
 
 
 def load_spec(path: str | Path) -> FormatSpec:

@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from tests.conftest import shared_path, shared_templates
-from workbench.analysis import analyze
+from workbench.engines.response_proof import Job, engine_proof, run_harness
+from workbench.engines.tokenizers import tokenizer_for
 from workbench.export import Unsupported, build_response_template
-from workbench.export.common import Proof
-from workbench.export.engines import Job, engine_proof, run_harness, tokenizer_for
-from workbench.spec import FormatSpec
+from workbench.formats import analyze
+from workbench.proofs import Proof
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 from workbench.validate import UNSUPPORTED, ValidationReport, validate
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import pytest
 
 from tests.engines.profile_corpus import engine_run, failures, table, transformers_run
+from workbench.engines.response_rules import patterns, portability_problems
+from workbench.engines.venv import engines_missing_reason
 from workbench.export import build_response_template
-from workbench.export.engines import engines_missing_reason
-from workbench.export.profiles import patterns, portability_problems
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared]
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from workbench.analysis import analyze
-from workbench.export.engines import engines_missing_reason, engines_python
-from workbench.export.plugin_common import PluginNames
-from workbench.export.plugin_proof import build_plugin, write_files
+from workbench.engines.plugin_proof import build_plugin, write_files
+from workbench.engines.plugins import PluginNames
+from workbench.engines.venv import engines_missing_reason, engines_python
 from workbench.export.spec_target import spec_with_provenance
+from workbench.formats import analyze
 from workbench.template.source import load_template
 
 pytestmark = pytest.mark.slow

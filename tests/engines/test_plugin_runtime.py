@@ -19,13 +19,13 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import PROJECT_TEMPLATES
-from workbench.analysis import analyze
 from workbench.cli import app
-from workbench.export.plugin_common import PluginNames
-from workbench.export.plugin_core import ContentStream, ReasoningSplit, Runtime, merge
-from workbench.export.plugin_proof import build_plugin, exact_differences, write_files
+from workbench.engines.plugin_proof import build_plugin, exact_differences, write_files
+from workbench.engines.plugins import PluginNames
 from workbench.export.spec_target import spec_with_provenance
-from workbench.spec import FormatSpec
+from workbench.formats import analyze
+from workbench.runtime.serving.core import ContentStream, ReasoningSplit, Runtime, merge
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 from workbench.validate import ROUND_TRIP_TOOLS, UNSUPPORTED, CaseResult, compare_messages, validate
 
@@ -161,7 +161,7 @@ for job in request:
             pass
         runtime_name = job["runtime"]
     import importlib
-    core = importlib.import_module(runtime_name + ".core")
+    core = importlib.import_module(runtime_name + ".serving.core")
     exported = importlib.import_module(runtime_name + ".exported")
     runtime = core.Runtime.from_json(exported.SPEC_JSON)
     results = []
@@ -320,8 +320,8 @@ out = {}
 for job in jobs:
     sys.path.insert(0, job["path"])
     runtime = job["package"] + "._runtime"
-    core, exported = (importlib.import_module(runtime + m) for m in (".core", ".exported"))
-    tags = importlib.import_module(runtime + ".tags")
+    core, exported = (importlib.import_module(runtime + m) for m in (".serving.core", ".exported"))
+    tags = importlib.import_module(runtime + ".serving.tags")
     spec = core.Runtime.from_json(exported.SPEC_JSON).spec
     out[job["key"]] = [tags.request_tag(spec, job["tools"], c, reasoning=r) for c, r in job["choices"]]
     out[job["key"] + ":workbench"] = sorted(m for m in sys.modules if m.split(".")[0] == "workbench")
@@ -333,7 +333,7 @@ CHOICES = [("auto", False), ("required", False), ("get_time", False), ("auto", T
 def test_the_vendored_grammar_builds_the_workbench_tags_without_it(tmp_path: Path) -> None:
     """Each project template's vLLM package, in a fresh interpreter that cannot import ``workbench``,
     builds the very structural tags the workbench builds for the same tools and tool choices."""
-    from workbench.export.plugin_tags import has_grammar, request_tag
+    from workbench.runtime.serving.tags import has_grammar, request_tag
 
     jobs, expected = [], {}
     for name in TEMPLATES:
@@ -373,8 +373,8 @@ def test_the_request_tags_hold_each_tool_choice() -> None:
     """With a tokenizer (the project's own byte-level BPE: no download), each project template's tags:
     ``auto`` with reasoning accepts every round-trip output; ``required`` refuses an output without a call
     and accepts a call-only one; a named tool accepts its own call and refuses another tool's."""
-    from workbench.export.plugin_tags import has_grammar, request_tag
     from workbench.export.structural_tag import check_accepted, compile_or_fail, load_grammar_tokenizer
+    from workbench.runtime.serving.tags import has_grammar, request_tag
 
     tok = load_grammar_tokenizer(use_shared=False)
     checked = 0
@@ -401,3 +401,25 @@ def test_the_request_tags_hold_each_tool_choice() -> None:
                 assert verdict(other, case.output) != "", (name, case.id)
             checked += 1
     assert checked >= 30
+
+
+def test_a_tool_the_runtime_cannot_read_is_parsed_by_name_and_never_raises(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """vLLM accepts ``"parameters": {"type": null}``; our tool reader refuses it.  The plug-in must still
+    answer (the fuzz in test_plugin_never_raises.py found it raising ChatDataError on every parse): the
+    call is read by its name, a tool without a readable name is left out, each said once in the log."""
+    source = load_template(PROJECT_TEMPLATES / "chatml-think-tools.jinja")
+    runtime = Runtime(analyze(source).spec)
+    tools = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": None}}},
+        {"type": "function", "function": {"name": 7}},
+    ]
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    with caplog.at_level("WARNING", logger="workbench_plugin"):
+        content, calls = runtime.parse_rest(output, tools)
+    assert content == ""
+    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [("get_weather", {"city": "Paris"})]
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2, warnings
+    assert "read without the schema" in warnings[0] and "left out" in warnings[1]

@@ -13,7 +13,7 @@ is fed the round-trip output's tokens after reasoning (what the engine's reasoni
 * ``strict-schema``: a strict tool whose schema also requires a parameter no call passes refuses the call;
 * ``auto+reasoning``: the tag that covers reasoning too accepts the whole output.
 
-Each verdict comes from the harness (``workbench/data/plugin_harness.py``, runners ``vllm-tags`` and
+Each verdict comes from the harness (``workbench/engines/harness/plugin.py``, runners ``vllm-tags`` and
 ``sglang-tags``); the expectations are the case's own expected message (which tools it calls, whether it
 has content), not the tag's output.
 """
@@ -28,11 +28,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import shared_path
-from workbench.analysis import analyze
-from workbench.export.engines import engines_missing_reason, tokenizer_for
-from workbench.export.plugin_common import PluginNames
-from workbench.export.plugin_proof import PluginJob, build_plugin, job_for, run_plugin_harness, write_files
+from workbench.engines.plugin_proof import PluginJob, build_plugin, job_for, run_plugin_harness, write_files
+from workbench.engines.plugins import PluginNames
+from workbench.engines.tokenizers import tokenizer_for
+from workbench.engines.venv import engines_missing_reason
 from workbench.export.spec_target import spec_with_provenance
+from workbench.formats import analyze
 from workbench.template.source import load_template
 from workbench.validate import validate
 

@@ -21,8 +21,8 @@ import pytest
 
 from tests.conftest import SHARED, shared_templates
 from workbench.commands.recommend import Prepared, _judge, recommend, render
-from workbench.export.engines import engines_missing_reason, engines_python
-from workbench.spec import FormatSpec, ToolsSpec
+from workbench.engines.venv import engines_missing_reason, engines_python
+from workbench.runtime.spec import FormatSpec, ToolsSpec
 from workbench.validate import PASS, CaseResult
 
 CONTENT = {"content": "The capital of France is Paris.", "reasoning_content": "", "tool_calls": []}
@@ -89,7 +89,7 @@ def test_parsers_are_graded_against_the_rendered_message_not_our_parse() -> None
 
 
 def test_a_spec_that_failed_validation_grades_nothing(tmp_path: Path) -> None:
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.template.source import load_template
 
     broken = analyze(load_template("chatml-think-tools")).spec.with_edit(**{"tools.call_start": "<call>"})
@@ -141,7 +141,7 @@ def test_recommend_on_the_shared_templates_claims_only_what_it_ran() -> None:
         pytest.skip(reason)
     if not (SHARED / "templates").is_dir():
         pytest.skip("../shared not present")
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.template.source import load_template
 
     answers = shared_answers()

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.test_formats_values import PYTHONIC
-from workbench.grammar.reference_specs import QWEN3_LIKE, XML_TAGGED
-from workbench.parsing import parse, parse_events
+from workbench.runtime.parsing import parse, parse_events
+from workbench.testing.reference_specs import QWEN3_LIKE, XML_TAGGED
 
 CASES = {
     "json": (

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.analysis import analyze
+from workbench.formats import analyze
 from workbench.template.budget import MAX_TOTAL_OUTPUT, TOTAL_FACTOR, BudgetExhausted, RenderBudget
 from workbench.template.render import render, render_many
 from workbench.template.source import TemplateSource

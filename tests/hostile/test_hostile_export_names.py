@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 import tomllib
 
-from workbench.errors import WorkbenchError
+from workbench.engines.plugin_proof import write_files
+from workbench.engines.plugins import SLUG, PluginNames, runtime_requirements
 from workbench.export import export, write_export
-from workbench.export.common import ExportError, inline_text
-from workbench.export.plugin_common import SLUG, PluginNames
-from workbench.export.plugin_proof import write_files
-from workbench.spec import FormatSpec
+from workbench.proofs import ExportError, inline_text
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import load_template
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def _no_engines() -> Iterator[None]:
     """Exports are built without the engines' proofs and with the project's small tokenizer: this test is
     about what is written (each target's proof has its own tests)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("workbench.export.plugin_proof.engines_python", lambda: None)
+        patch.setattr("workbench.engines.plugin_proof.engines_python", lambda: None)
         patch.setattr("workbench.export.response_profile.engines_missing_reason", lambda: "not here")
         patch.setattr("workbench.export.structural_tag.qwen3_tokenizer_path", lambda: None)
         patch.setattr("workbench.generation.tiny.qwen3_tokenizer_path", lambda: None)
@@ -74,7 +74,7 @@ def _no_engines() -> Iterator[None]:
 
 
 def _tools() -> list[Any]:
-    from workbench.chat import Tool
+    from workbench.runtime.chat import Tool
 
     return [Tool.from_openai(t) for t in TOOLS]
 
@@ -166,7 +166,8 @@ def test_a_hostile_template_name_injects_nothing_into_any_export(
         assert ".." not in Path(rel).parts and not rel.startswith("/")
         if rel.endswith(".toml"):
             project = tomllib.loads(text)["project"]
-            assert "dependencies" not in project and "scripts" not in project
+            # exactly what the vendored runtime imports (runtime.DEPENDENCIES), nothing a name added
+            assert project.get("dependencies", []) == runtime_requirements() and "scripts" not in project
             assert project["name"] == f"workbench-plugin-{slug.replace('_', '-')}"
             assert "\n" not in project["description"]
         if target == "lark":

@@ -11,8 +11,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.grammar.reference_specs import QWEN3_LIKE
-from workbench.parsing import DeltaTracker, StreamParser, parse, parse_events
+from workbench.runtime.parsing import DeltaTracker, StreamParser, parse, parse_events
+from workbench.testing.reference_specs import QWEN3_LIKE
 
 CALL = '<tool_call>\n{"name": "f", "arguments": {"n": 1}}\n</tool_call>\n'
 TEXT = "<think>" + "plan " * 600 + "</think>\n" + CALL * 300 + "<|im_end|>"

@@ -241,7 +241,7 @@ def test_render_many_survives_a_bomb_in_the_batch() -> None:
 
 def test_analyze_finishes_on_a_template_with_a_bomb_in_its_tools_loop() -> None:
     """``analyze`` hung on a tools loop calling ``lipsum``; a C-level bomb there costs two time limits."""
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
 
     chat = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
     for bomb in (

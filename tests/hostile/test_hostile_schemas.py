@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from workbench.chat import Tool
-from workbench.grammar import GrammarError, build_grammar
-from workbench.grammar.reference_specs import HARMONY, QWEN3_LIKE
-from workbench.grammar.tool_schemas import MAX_ENUM_VALUES, check_tool_schemas
-from workbench.parsing import parse, parse_events
-from workbench.parsing.schema_check import unresolved_refs
+from workbench.runtime.chat import Tool
+from workbench.runtime.grammar import GrammarError, build_grammar
+from workbench.runtime.grammar.tool_schemas import MAX_ENUM_VALUES, check_tool_schemas
+from workbench.runtime.parsing import parse, parse_events
+from workbench.runtime.parsing.schema_check import unresolved_refs
+from workbench.testing.reference_specs import HARMONY, QWEN3_LIKE
 
 REPO = Path(__file__).resolve().parents[2]
 EVIL = "a" * 30 + "!"  # 2^30 ways for ^(a+)+$ to fail with a backtracking engine
@@ -56,9 +56,9 @@ def test_a_backtracking_pattern_does_not_hang_parse() -> None:
     params = json.dumps(_string_param(pattern="^(a+)+$"))
     code = f"""
 import json
-from workbench.chat import Tool
-from workbench.grammar.reference_specs import QWEN3_LIKE
-from workbench.parsing import parse
+from workbench.runtime.chat import Tool
+from workbench.testing.reference_specs import QWEN3_LIKE
+from workbench.runtime.parsing import parse
 r = parse(QWEN3_LIKE, {_qwen_call({"x": EVIL})!r}, [Tool("f", parameters=json.loads({params!r}))])
 print(json.dumps([[d.code, d.message] for d in r.diagnostics]))
 """
@@ -232,7 +232,7 @@ def _deep(levels: int) -> dict[str, Any]:
 def test_a_tool_schema_of_the_wrong_shape_or_size_is_refused_where_it_is_read(
     params: dict[str, Any], words: str, tmp_path: Path
 ) -> None:
-    from workbench.chat import ChatDataError, load_tools
+    from workbench.runtime.chat import ChatDataError, load_tools
 
     tools = [{"type": "function", "function": {"name": "f", "parameters": params}}]
     with pytest.raises(ChatDataError, match=words.replace("[", r"\[").replace("]", r"\]")):
@@ -256,7 +256,7 @@ def test_a_tool_schema_of_the_wrong_shape_or_size_is_refused_where_it_is_read(
 
 def test_sloppy_values_the_parser_does_not_read_are_not_refused() -> None:
     """A real test suite writes ``"type": "float"``; a draft-3 schema ``"required": true`` on a property."""
-    from workbench.chat import load_tools
+    from workbench.runtime.chat import load_tools
 
     params = {"type": "object", "properties": {"x": {"type": "float", "required": True}}, "required": ["x"]}
     assert load_tools([{"type": "function", "function": {"name": "f", "parameters": params}}])[0].name == "f"

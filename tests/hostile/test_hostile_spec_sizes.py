@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from workbench.parsing import parse, parse_events
-from workbench.spec import MAX_SPEC_ITEMS, MAX_SPEC_TEXT, FormatSpec, SpecError
+from workbench.runtime.parsing import parse, parse_events
+from workbench.runtime.spec import MAX_SPEC_ITEMS, MAX_SPEC_TEXT, FormatSpec, SpecError
 from workbench.spec_io import load_spec
 
 REPO = Path(__file__).resolve().parents[2]

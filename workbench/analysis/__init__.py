@@ -8,6 +8,7 @@ probe table :data:`PROBES`, and the diff primitives :class:`DiffSplit`, :func:`d
 from __future__ import annotations
 
 from workbench.analysis.analyzer import Analysis, analyze
+from workbench.analysis.dedicated import Dedicated, Detector
 from workbench.analysis.diff import (
     DiffSplit,
     Segment,
@@ -23,6 +24,8 @@ __all__ = [
     "PROBES",
     "VARIANTS",
     "Analysis",
+    "Dedicated",
+    "Detector",
     "DiffSplit",
     "Probe",
     "ProbeResult",

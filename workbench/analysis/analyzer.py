@@ -13,7 +13,7 @@ other probes established.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
@@ -30,11 +30,13 @@ from workbench.analysis import (
     tools,
     workarounds,
 )
+from workbench.analysis.dedicated import Dedicated
 from workbench.analysis.diff import Evidence, marker_evidence
+from workbench.analysis.layout import LayoutProtocol
 from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
-from workbench.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
+from workbench.runtime.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
 from workbench.template.budget import budget_for
 from workbench.template.literals import template_literals
 from workbench.template.render import (
@@ -104,17 +106,34 @@ _PHASES: tuple[tuple[str, Callable[[Findings], None]], ...] = (
 )
 
 
-def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Analysis:
+def analyze(
+    source: TemplateSource | str,
+    *,
+    dedicated: Sequence[Dedicated],
+    protocols: Mapping[str, LayoutProtocol] | None = None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> Analysis:
     """Analyse a chat template by differential rendering and return its spec and the evidence.
+
+    ``dedicated`` are the format families' dedicated detectors, tried in order before the generic analysis
+    of a call; ``protocols`` their rules (by family name) that a learned turn layout in their own tokens
+    cannot see in any render.  :func:`workbench.formats.analyze` passes every registered one: the families
+    sit above this package, so it cannot look them up itself.
 
     Raises:
         TemplateError: the template does not compile, or cannot render a plain user message.
     """
     with cached_renders():
-        return _analyze(source, time_limit=time_limit)
+        return _analyze(source, dedicated=dedicated, protocols=protocols or {}, time_limit=time_limit)
 
 
-def _analyze(source: TemplateSource | str, *, time_limit: float) -> Analysis:
+def _analyze(
+    source: TemplateSource | str,
+    *,
+    dedicated: Sequence[Dedicated],
+    protocols: Mapping[str, LayoutProtocol],
+    time_limit: float,
+) -> Analysis:
     started = time.perf_counter()
     src = _as_source(source)
     # Every probe renders at one instant: a template that prints the time must differ only where the
@@ -122,9 +141,9 @@ def _analyze(source: TemplateSource | str, *, time_limit: float) -> Analysis:
     with fixed_clock(), budget_for(time_limit, "the analysis") as budget:
         renderer = ProbeRenderer(src, time_limit=time_limit)
         _check_renderable(renderer)
-        f = Findings(renderer=renderer)
+        f = Findings(renderer=renderer, dedicated=tuple(dedicated))
         with marker_evidence(template_evidence(src)):
-            spec = _run_phases(f, src, renderer)
+            spec = _run_phases(f, src, renderer, protocols)
         budget.raise_if_exhausted()  # never a spec read from renders the budget refused
     return Analysis(
         spec=spec,
@@ -152,14 +171,16 @@ def _evidence(texts: frozenset[str], tokens: tuple[str, ...]) -> Evidence:
     return Evidence.of(units, tokens)
 
 
-def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> FormatSpec:
+def _run_phases(
+    f: Findings, src: TemplateSource, renderer: ProbeRenderer, protocols: Mapping[str, LayoutProtocol]
+) -> FormatSpec:
     """The phases, the workarounds and the call pattern, in order; the spec they establish."""
     for name, phase in _PHASES:
         try:
             phase(f)
         except Exception as exc:  # a template can always surprise a phase; keep the others' results
             f.warn(f"{name} phase failed: {type(exc).__name__}: {exc}")
-    if f.tools.get("format") in ("harmony",):
+    if f.claimed is not None and f.claimed.fills_reasoning:
         prompt.analyze_prompt_facts(f)
     f.applied_workarounds = workarounds.apply_workarounds(renderer.patched_source, f)
     if f.applied_workarounds and f.reasoning.get("mode") != "none":
@@ -190,7 +211,7 @@ def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> Fo
     spec = build_spec(f, src)
     render = pattern.memoized(pattern.probe_render(renderer))
     t1 = f.probes.get("T1")
-    if t1 is not None and t1.render_b is not None:
+    if t1 is not None and t1.render_b is not None and not (f.claimed is not None and f.claimed.keeps_spec):
         try:
             spec, pattern_notes = pattern.adopt_pattern(spec, render, f.end_markers)
         except Exception as exc:  # the pattern is a second opinion: never lose the first one to it
@@ -201,7 +222,7 @@ def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> Fo
                 spec = replace(spec, preserved_tokens=preserved_tokens(spec))
     try:
         keep = src.for_tools(True).text != src.for_tools(False).text
-        spec, layout_notes = layout.adopt_layout(spec, render, keep_reasoning=keep)
+        spec, layout_notes = layout.adopt_layout(spec, render, keep_reasoning=keep, protocols=protocols)
     except Exception as exc:  # the layout is a second opinion too
         f.warn(f"turn layout phase failed: {type(exc).__name__}: {exc}")
     else:

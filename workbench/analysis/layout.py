@@ -24,7 +24,7 @@ the template's own renders back best.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,7 +45,7 @@ from workbench.analysis.probes import (
     VALUE_A,
     VALUE_B,
 )
-from workbench.spec import (
+from workbench.runtime.spec import (
     ContentSpec,
     FormatSpec,
     LayoutMessage,
@@ -54,6 +54,12 @@ from workbench.spec import (
     TurnLayout,
     pattern_literal,
 )
+
+#: ``layout -> layout | None``: a format family's protocol rules that no template renders (escapes,
+#: verbatim blocks, header attributes), added to a learned layout written in the family's own tokens (None:
+#: not its tokens).  The families sit above the analysis and hand theirs in, by name
+#: (:func:`workbench.formats.layout_protocols`).
+LayoutProtocol = Callable[[TurnLayout], "TurnLayout | None"]
 
 _WS = " \t\r\n"
 
@@ -545,8 +551,8 @@ def available_turns(tr: TurnRenderer) -> int:
 
 def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
     """How many of the learner's turns ``spec`` parses back to the parts rendered (pure)."""
-    from workbench.chat import Tool
-    from workbench.parsing import ParseOptions, parse
+    from workbench.runtime.chat import Tool
+    from workbench.runtime.parsing import ParseOptions, parse
 
     cases = _read_back_cases(tr)
     score = 0
@@ -574,14 +580,20 @@ def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
 
 
 def adopt_layout(
-    base: FormatSpec, render: Render, evidence: Pieces | None = None, *, keep_reasoning: bool = False
+    base: FormatSpec,
+    render: Render,
+    evidence: Pieces | None = None,
+    *,
+    keep_reasoning: bool = False,
+    protocols: Mapping[str, LayoutProtocol] | None = None,
 ) -> tuple[FormatSpec, list[str]]:
     """``base``, or the learner's best candidate when it reads the template's turns back strictly better.
 
     When ``base`` already reads back every turn the template renders, nothing is learned (the common case
     costs the read-back's renders and parses only).  ``keep_reasoning``: the template renders conversations
     with tools through another template (a config's ``tool_use``); the learner's turns all carry tools,
-    so the reasoning the probes read from the template without tools stays the spec's."""
+    so the reasoning the probes read from the template without tools stays the spec's.  ``protocols``: the
+    format families' rules no template renders, by family name (:func:`with_protocol`)."""
     tr = TurnRenderer(render, evidence or Pieces())
     roles = tr.roles
     base = replace(base, layout=replace(base.layout, roles=roles))
@@ -606,28 +618,27 @@ def adopt_layout(
             best, best_score, best_name = spec, score, name
     if best is base:
         return base, said
-    best, protocol = with_protocol(best)
+    best, protocol = with_protocol(best, protocols or {})
     adopted = f"turn layout adopted ({best_name}); turns read back: {', '.join(scores)}"
     return best, [*notes, adopted, *protocol]
 
 
-def with_protocol(spec: FormatSpec) -> tuple[FormatSpec, list[str]]:
+def with_protocol(
+    spec: FormatSpec, protocols: Mapping[str, LayoutProtocol]
+) -> tuple[FormatSpec, list[str]]:
     """``spec`` with the protocol rules of the format family whose tokens its layout speaks (rules no
-    template renders: escapes, verbatim blocks, header attributes)."""
-    from workbench.formats import FORMATS  # read at call time: families import the stages' machinery
-
-    for fam in FORMATS.values():
-        if fam.layout_protocol is None:
-            continue
-        added = fam.layout_protocol(spec.layout)
+    template renders: escapes, verbatim blocks, header attributes); ``protocols`` by family name."""
+    for name, protocol in protocols.items():
+        added = protocol(spec.layout)
         if added is not None and added != spec.layout:
-            note = f"{fam.name} protocol rules added to the learned layout (escapes, verbatim blocks, ids)"
+            note = f"{name} protocol rules added to the learned layout (escapes, verbatim blocks, ids)"
             return replace(spec, layout=added), [note]
     return spec, []
 
 
 __all__ = [
     "TURNS",
+    "LayoutProtocol",
     "TurnFacts",
     "TurnRenderer",
     "adopt_layout",

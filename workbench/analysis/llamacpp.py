@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from workbench.spec import FormatSpec
+    from workbench.runtime.spec import FormatSpec
+
 
 FIELDS = ("reasoning", "tools")
 

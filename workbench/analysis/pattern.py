@@ -31,7 +31,7 @@ from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned
 from workbench.analysis.probes import ARG_A, ARG_B, CONTENT_TEXT, FUNC_A, FUNC_B, ID_A, ID_B, TOOLS, USER
 from workbench.analysis.probes import VALUE_A as _VALUE_A
 from workbench.analysis.probes import VALUE_B as _VALUE_B
-from workbench.spec import ArgVariant, CallPattern, FormatSpec, ToolsSpec, ValueEncoding, literal_part
+from workbench.runtime.spec import ArgVariant, CallPattern, FormatSpec, ToolsSpec, ValueEncoding, literal_part
 
 #: ``(messages, tools, add_generation_prompt) -> render`` (None when the template refuses the input).
 Render = Callable[[list[dict[str, Any]], list[dict[str, Any]], bool], "str | None"]
@@ -64,7 +64,7 @@ def _conversation(*calls: dict[str, Any]) -> list[dict[str, Any]]:
 def typed_tools(calls: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The probe tools with each argument of the first call typed as its value: templates that write a
     value by its declared type, and parsers that read a raw value by it, then agree with the value."""
-    from workbench.formats.call_pattern.samples import json_type
+    from workbench.runtime.values import json_type
 
     args = calls[0]["function"]["arguments"] if calls else {}
     out = []
@@ -339,7 +339,7 @@ def _escapes_like_python(r: _Renders, empty_call: str | None) -> bool:
     """True when the template writes a string argument as a Python literal: a value holding a quote and a
     backslash reads back from its render with ``ast.literal_eval`` (Python-literal detection, the one
     heuristic besides JSON; a template that puts quotes around a raw value fails it)."""
-    from workbench.formats.values import NotJsonError, PythonExtent, python_literal
+    from workbench.runtime.values import NotJsonError, PythonExtent, python_literal
 
     region = r.region(_call(FUNC_A, {ARG_A: _PY_ESCAPE_PROBE}, ID_A))
     if region is None or empty_call is None:
@@ -498,8 +498,8 @@ def read_back_score(
 ) -> int:
     """How many of the learner's call renders (or of ``cases``) ``spec`` parses back to the calls rendered
     (pure w.r.t. the template: renders only)."""
-    from workbench.chat import Tool
-    from workbench.parsing import ParseOptions, parse
+    from workbench.runtime.chat import Tool
+    from workbench.runtime.parsing import ParseOptions, parse
 
     r = _Renders(render, end_markers)
     cases = list(cases) if cases is not None else [
@@ -573,8 +573,6 @@ def adopt_pattern(
     The marker-field spec is checked first: when it reads every call render back, nothing is learned (the
     common case costs the read-back renders only).
     """
-    if spec.tools.format in ("harmony", "recipient"):
-        return spec, []
     render = memoized(render)
     if spec.tools.supported and _reads_quick_case(spec, render, end_markers):
         return spec, []

@@ -141,7 +141,7 @@ class RenderLadder:
         """Render, taking fallbacks while one applies (at most :data:`_MAX_RETRIES`); raises the template's
         :class:`TemplateError` when none does."""
         with_tools = tools is not None
-        for _ in range(_MAX_RETRIES):
+        for attempt in range(_MAX_RETRIES + 1):
             try:
                 return self.render_once(
                     messages,
@@ -151,15 +151,10 @@ class RenderLadder:
                     base_kwargs=base_kwargs,
                 )
             except TemplateError as exc:
-                if self.adjust(exc, with_tools=with_tools) is None:
+                # the last attempt takes no fallback: its error is the template's
+                if attempt == _MAX_RETRIES or self.adjust(exc, with_tools=with_tools) is None:
                     raise
-        return self.render_once(
-            messages,
-            tools,
-            with_tools=with_tools,
-            add_generation_prompt=add_generation_prompt,
-            base_kwargs=base_kwargs,
-        )
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def adjust(self, exc: TemplateError, *, with_tools: bool = False) -> Fallback | None:
         """Take one fallback for ``exc`` (changes the ladder); the fallback, or None when none applies.

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.analysis.dedicated import Dedicated
 from workbench.analysis.probes import PROBES_BY_ID
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 
@@ -37,6 +38,9 @@ class Findings:
     reasoning_source: str = ""  # which probe the reasoning markers came from
     reasoning_shape: str = ""  # wrapped | in_block | delimiter
     applied_workarounds: list[str] = field(default_factory=list)
+    # The dedicated detectors to try (the format families', in order) and the one that claimed the template.
+    dedicated: tuple[Dedicated, ...] = ()
+    claimed: Dedicated | None = None
     # The call layout found by the tools phase, in render coordinates (read by the arguments phase).
     call_text: str = ""
     name_at: int = -1

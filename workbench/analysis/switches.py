@@ -23,7 +23,7 @@ from workbench.analysis.diff import diff_split
 from workbench.analysis.probes import REASONING_TEXT, SWITCH_VARIANTS, USER_TEXT, VARIANTS, Variant
 from workbench.analysis.prompt import tail_after_user
 from workbench.analysis.state import Findings
-from workbench.spec import ContentSpec, FormatSpec, ReasoningSpec, StartStage
+from workbench.runtime.spec import ContentSpec, FormatSpec, ReasoningSpec, StartStage
 from workbench.template.source import TemplateSource
 from workbench.template.variables import NOT_SWITCHES, SwitchCandidate, find_switches, undeclared_variables
 

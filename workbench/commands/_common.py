@@ -1,6 +1,6 @@
 """What every command shares: one-line errors with exit code 1, JSON file loading, the rich console.
 
-Every error a stage raises for bad input derives from :class:`~workbench.errors.WorkbenchError`, so
+Every error a stage raises for bad input derives from :class:`~workbench.runtime.errors.WorkbenchError`, so
 :func:`input_errors` catches that one root (plus the OS-level read errors) instead of a list of types that
 would have to grow with every stage.
 """
@@ -19,8 +19,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 
-from workbench.errors import WorkbenchError
 from workbench.inputs import InputError, loads_bounded, read_input_text
+from workbench.runtime.errors import WorkbenchError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

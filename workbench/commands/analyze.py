@@ -79,7 +79,7 @@ def analyze_command(
     ] = True,
 ) -> None:
     """Work out how a template marks reasoning, content and tool calls, by differential rendering."""
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.selfcheck import check_spec, warning_line
     from workbench.template.render_cache import cached_renders
     from workbench.template.source import load_template

@@ -30,11 +30,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from workbench.commands._common import console, fail, strict_json
-from workbench.parsing.options import ENGINES
+from workbench.engines import parse_profiles
 
 EXIT_BELOW_THRESHOLD = 3
 #: The ``--profile`` choices: the parser's engine profiles, so the two lists cannot drift apart.
-Profile = Enum("Profile", {name.replace(".", "_"): name for name in ENGINES}, type=str)  # type: ignore[misc]
+Profile = Enum("Profile", {name.replace(".", "_"): name for name in parse_profiles()}, type=str)  # type: ignore[misc]
 
 
 def register(app: typer.Typer) -> None:

@@ -33,7 +33,7 @@ from workbench.commands._common import (
     render_budget,
     strict_json,
 )
-from workbench.workflow import load_inputs
+from workbench.services import load_inputs
 
 
 def register(app: typer.Typer) -> None:
@@ -83,8 +83,8 @@ def export_command(
     ] = None,
 ) -> None:
     """Export a validated spec to a target its consumer loads, proven by that consumer."""
-    from workbench.chat import load_tools
     from workbench.export import TARGETS, check_destination, export, write_export
+    from workbench.runtime.chat import load_tools
     from workbench.session import load_session
 
     if not output:

@@ -33,7 +33,6 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from workbench.chat import load_messages, load_tools
 from workbench.commands._common import (
     SPAN_STYLES,
     console,
@@ -43,8 +42,9 @@ from workbench.commands._common import (
     strict_json,
     warn_unread_kwargs,
 )
+from workbench.runtime.chat import load_messages, load_tools
+from workbench.services import record_session, resolve, save_generation_session, spec_warning
 from workbench.template.limits import DEFAULT_TIME_LIMIT
-from workbench.workflow import record_session, resolve, save_generation_session, spec_warning
 
 
 def register(app: typer.Typer) -> None:
@@ -112,7 +112,7 @@ def generate_command(
     from workbench.generation.model import load_model
     from workbench.generation.sampling import SamplingConfig
     from workbench.generation.threads import apply_thread_policy
-    from workbench.grammar import build_grammar
+    from workbench.runtime.grammar import build_grammar
 
     template_kwargs = parse_kw(kw)
     # The analysis, its self-check and the prompt's render share one deadline and one output cap.

@@ -6,11 +6,11 @@ from the stage that prompt leaves it in (rendered with the template, or recorded
 ``prompt.switches``).  ``--prompt FILE`` gives the rendered prompt itself (a ``continue_final_message``
 render of a partial answer or partial reasoning): the output is read from the stage it leaves.
 
-``--engine`` picks the parsing policies (``ParseOptions.for_engine``): ``workbench`` (the default) is the
-workbench's own rules; ``llama.cpp``, ``sglang`` and ``vllm`` reproduce where those engines read the same
-output differently (tool names outside the request, a call that never closes, the text after the calls,
-whitespace before a call, untyped tagged values).  With ``--stream`` the engine's streaming code path is
-used, without it its one-shot path, as the engines themselves differ there.
+``--engine`` picks the parsing policies (``workbench.engines.policies.parse_options``): ``workbench`` (the
+default) is the workbench's own rules; ``llama.cpp``, ``sglang`` and ``vllm`` reproduce where those engines
+read the same output differently (tool names outside the request, a call that never closes, the text after the
+calls, whitespace before a call, untyped tagged values).  With ``--stream`` the engine's streaming code path
+is used, without it its one-shot path, as the engines themselves differ there.
 
 Output contract (README):
 - default: the input with every character coloured by what the parser made of it (reasoning, content,
@@ -41,7 +41,6 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from workbench.chat import Tool, load_tools
 from workbench.commands._common import (
     SPAN_STYLES,
     console,
@@ -52,11 +51,12 @@ from workbench.commands._common import (
     strict_json,
     warn_unread_kwargs,
 )
-from workbench.events import Event
+from workbench.engines import parse_profiles
 from workbench.inputs import read_input_text
-from workbench.parsing.options import ENGINES
+from workbench.runtime.chat import Tool, load_tools
+from workbench.runtime.events import Event
+from workbench.services import parse_options, resolve, spec_warning
 from workbench.template.limits import DEFAULT_TIME_LIMIT
-from workbench.workflow import parse_options, resolve, spec_warning
 
 _PIECE_RX = re.compile(r"\w+|\s+|[^\w\s]+")
 #: Shortest piece ``--stream`` feeds (shorter runs join the next): about a token's worth of text, so the
@@ -81,7 +81,7 @@ def stream_pieces(text: str) -> list[str]:
         pieces.append("".join(pending))
     return pieces
 #: The ``--engine`` choices, straight from the parser's profile list so the two cannot drift apart.
-Engine = Enum("Engine", {name.replace(".", "_"): name for name in ENGINES}, type=str)  # type: ignore[misc]
+Engine = Enum("Engine", {name.replace(".", "_"): name for name in parse_profiles()}, type=str)  # type: ignore[misc]
 
 
 def register(app: typer.Typer) -> None:
@@ -112,7 +112,7 @@ def parse_command(
         typer.Option(
             "--engine",
             help="Parsing policies: the workbench's own, or those of llama.cpp, SGLang or vLLM "
-            "(ParseOptions.for_engine).",
+            "(workbench.engines).",
         ),
     ] = Engine("workbench"),
     stream: Annotated[
@@ -144,8 +144,8 @@ def parse_command(
         raise typer.Exit(code=2)
     from workbench.analysis.switches import start_stage_for
     from workbench.commands.render import parse_kw
-    from workbench.parsing import DeltaTracker, StreamParser
-    from workbench.parsing.deltas import chunk, finish_reason
+    from workbench.runtime.parsing import DeltaTracker, StreamParser
+    from workbench.runtime.parsing.deltas import chunk, finish_reason
 
     template_kwargs = parse_kw(kw)
     # The analysis, its self-check and the switch renders share one deadline and one output cap.

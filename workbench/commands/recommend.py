@@ -3,12 +3,12 @@
 
 The template's round-trip cases (``workbench validate``'s) go through every built-in parser of the installed
 engines, one-shot and streamed as the real tokenizer's token deltas, in the engines' venv
-(:file:`workbench/data/recommend_harness.py`, one subprocess per engine, one after the other), through the
+(:file:`workbench/engines/harness/recommend.py`, one subprocess per engine, one after the other), through the
 entry points each engine's serving calls.  A parser passes when every case gives back the message the
 template rendered (the case's input message, never the workbench's own parse of it).  The reasoning parser
 and the tool parser are judged apart, as serving chains them: the tool parser reads what follows the
-reasoning.  A miss whose cause is known to be in the engine's code (``ENGINE_ISSUES``) carries that cause,
-so the answer says which side is wrong.
+reasoning.  A miss whose cause is known to be in the engine's code (``workbench/engines/<name>/issues.py``)
+carries that cause, so the answer says which side is wrong.
 
 It claims only what it tested:
 
@@ -48,11 +48,14 @@ from typing import Annotated, Any
 import typer
 
 from workbench.commands._common import TimeLimitOption, fail, input_errors, print_json
-from workbench.spec import FormatSpec
+from workbench.engines import RECOMMEND
+from workbench.engines.harness.schema import Case, RecommendAnswer, RecommendJob, RecommendRequest
+from workbench.engines.issues import engine_issue
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.formats import family
+from workbench.runtime.spec import FormatSpec
 from workbench.validate.report import CaseResult
 
-HARNESS = Path(__file__).resolve().parents[1] / "data" / "recommend_harness.py"
-ENGINES = ("vllm", "sglang")
 NEAR_MISSES = 3
 # Spellings of special tokens: ``<|name|>`` (Llama 3, Kimi, Harmony), ``<｜name｜>`` (DeepSeek), ``[NAME]``
 # (Mistral), and, among the format's markers, a made-up tag (``<tool_call>``, ``<arg_key>``,
@@ -62,64 +65,6 @@ SPECIAL_IN_TEXT = re.compile(r"<\|[A-Za-z0-9_.]{1,48}\|>|<｜[^｜<>\s]{1,48}｜
 SPECIAL_MARKER = re.compile(
     r"<\|[A-Za-z0-9_.]{1,48}\|>|<｜[^｜<>\s]{1,48}｜>|\[[A-Z_]{2,24}\]|</?[a-z]+[_:][a-z_:]+>"
 )
-
-
-@dataclass(frozen=True)
-class EngineIssue:
-    """A built-in parser that is wrong for text the template renders, found by reading the engine's code:
-    ``where`` names the engine file and function, ``why`` what it does, ``formats`` the tool formats it
-    concerns and ``cases`` the round-trip cases it fails for that reason (the note is attached only for a
-    template of one of those formats whose first failure is one of those cases: the same parser run on
-    another family's output fails for the plain reason that it is not its format)."""
-
-    where: str
-    why: str
-    formats: tuple[str, ...]
-    cases: tuple[str, ...]
-
-
-_CALL_CASES = (
-    "one_call",
-    "content_and_call",
-    "parallel_calls",
-    "string_arguments",
-    "markup_arguments",
-    "own_marker_arguments",
-    "scalar_arguments",
-    "nested_arguments",
-)
-_NULL_AS_NONE = EngineIssue(
-    "vllm/tool_parsers/utils.py:coerce_to_schema_type (called by vllm/parser/engine/parser_engine.py)",
-    "a parameter typed null is read as null only when spelled `null`, and the template writes Jinja's "
-    "`None` for it; the value comes back as the string 'None' (SGLang's detector for the family reads it)",
-    ("tag_with_tagged",),
-    ("null_argument",),
-)
-# Measured with vLLM 0.32.0 and SGLang 0.5.23 (docs/export.md, "Which parser do I pass?").
-ENGINE_ISSUES: dict[tuple[str, str], EngineIssue] = {
-    ("sglang", "gpt-oss"): EngineIssue(
-        "sglang/srt/function_call/gpt_oss_detector.py:GptOssDetector.has_tool_call and "
-        "_extract_tool_call_from_event",
-        "a call is found only after the text `<|start|>assistant<|channel|>commentary` with the recipient "
-        "after the channel and `<|constrain|>json`; the template writes `<|start|>assistant to=functions.NAME"
-        "<|channel|>commentary json<|message|>` (recipient in the header, valid Harmony that vLLM's "
-        "openai_harmony path reads), and a first call's `<|start|>assistant` is in the prompt, not the "
-        "output",
-        ("harmony",),
-        _CALL_CASES,
-    ),
-    ("vllm", "qwen3_coder"): _NULL_AS_NONE,
-    ("vllm", "seed_oss"): _NULL_AS_NONE,
-}
-
-
-def engine_issue(engine: str, name: str, tool_format: str, first: str) -> EngineIssue | None:
-    """The known engine-side reason for ``name``'s first failure ``first`` (``"CASE: ..."``) on a template
-    whose tool format is ``tool_format``, if any."""
-    issue = ENGINE_ISSUES.get((engine, name))
-    if issue is None or tool_format not in issue.formats:
-        return None
-    return issue if first.split(":", 1)[0] in issue.cases else None
 
 
 def register(app: typer.Typer) -> None:
@@ -158,7 +103,7 @@ def recommend_command(
     time_limit: TimeLimitOption = 2.0,
 ) -> None:
     """Which --tool-call-parser / --reasoning-parser of vLLM and SGLang pass this template's round trips."""
-    from workbench.export.engines import engines_missing_reason, engines_python
+    from workbench.engines.venv import engines_missing_reason, engines_python
 
     if template is None and spec is None:
         fail("pass a TEMPLATE, or --spec FILE")
@@ -190,30 +135,32 @@ class Prepared:
     untested: dict[str, str] = field(default_factory=dict)
     verdict: dict[str, Any] = field(default_factory=dict)
 
-    def job(self) -> dict[str, Any]:
+    def job(self) -> RecommendJob:
         from workbench.validate import ROUND_TRIP_TOOLS
 
         tools = [t.to_openai() for t in ROUND_TRIP_TOOLS]
         end = self.spec.reasoning.end if self.spec.reasoning.mode != "none" else ""
         cases = [
-            {
-                "id": c.id,
-                "output": c.output,
-                "prefix": c.generation_prefix,
-                "tools": tools,
+            Case(
+                c.id,
+                c.output,
+                c.generation_prefix,
+                tools,
                 # what serving hands the tool parser: the text after the reasoning
-                "content_input": c.output.split(end, 1)[1] if end and end in c.output else c.output,
-            }
+                content_input=c.output.split(end, 1)[1] if end and end in c.output else c.output,
+            )
             for c in self.cases
         ]
-        return {
-            "key": self.name,
-            "tokenizer": str(self.tokenizer),
-            "cases": cases,
-            "special_tokens": list(self.special_tokens),
-            # vLLM serves a gpt_oss model through HarmonyParser whatever parser is named
-            "harmony": self.spec.tools.format == "harmony",
-        }
+        fam = family(self.spec.tools.format)
+        return RecommendJob(
+            self.name,
+            str(self.tokenizer),
+            cases,
+            list(self.special_tokens),
+            # vLLM serves a gpt_oss model through HarmonyParser whatever parser is named: the engines have a
+            # serving path of their own for the formats whose parser reads the whole turn
+            harmony=fam is not None and fam.reads_whole_turn,
+        )
 
 
 def special_tokens(template_text: str, spec: FormatSpec) -> tuple[str, ...]:
@@ -234,12 +181,12 @@ def prepare(
     """Validate the spec (analysed from ``template``, or the given one) against the template, or re-check
     the spec's recorded cases: the cases that passed, and the tokenizer to stream with.  A spec that failed
     validation is prepared with no case and ``not_graded`` saying why."""
+    from workbench.engines.tokenizers import tokenizer_for
     from workbench.export import resolve_inputs
-    from workbench.export.common import ExportError
-    from workbench.export.engines import tokenizer_for
+    from workbench.proofs import ExportError
+    from workbench.services import load_inputs
     from workbench.template.budget import RenderBudget
     from workbench.validate import PASS
-    from workbench.workflow import load_inputs
 
     source, given = load_inputs(template or None, spec)
     what = source.name if source is not None else str(spec)
@@ -273,7 +220,7 @@ def prepare(
     return replace(
         base,
         cases=cases,
-        tokenizer=tokenizer_for(name, tokenizer),
+        tokenizer=tokenizer_for(name, tokenizer, spec=resolved),
         special_tokens=special_tokens(source.text if source is not None else "", resolved),
     )
 
@@ -290,7 +237,7 @@ def recommend(
     tokenizer: Path | None = None,
     time_limit: float = 2.0,
     only: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
-    engines: tuple[str, ...] = ENGINES,
+    engines: tuple[str, ...] = RECOMMEND,
     spec: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
@@ -310,7 +257,7 @@ def recommend(
     jobs = [p.job() for _, p in graded]
     if isinstance(only, Mapping):
         for (template, _), job in zip(graded, jobs, strict=True):
-            job["only"] = list(only.get(template, ()))
+            job.only = list(only.get(template, ()))
     answers = (
         _run_engines(python, jobs, None if isinstance(only, Mapping) else only, engines, say) if jobs else {}
     )
@@ -358,26 +305,28 @@ HEARTBEAT = 30.0
 
 def _run_engines(
     python: Path,
-    jobs: list[dict[str, Any]],
+    jobs: list[RecommendJob],
     only: Sequence[str] | None = None,
-    engines: tuple[str, ...] = ENGINES,
+    engines: tuple[str, ...] = RECOMMEND,
     say: Callable[[str], None] = lambda _line: None,
 ) -> dict[str, dict[str, Any]]:
     """One harness subprocess per engine, one after the other: each imports GBs of engine code and the
     machines this runs on (CI: 2 cores) cannot hold two at once without swapping."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.setdefault("TOKENIZERS_PARALLELISM", "false")
-    env.setdefault("OMP_NUM_THREADS", "1")
+    from workbench.engines.harness.launch import harness_env, harness_invocation, read_answer
+    from workbench.engines.harness.schema import to_json
+
+    env = harness_env({"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
     out: dict[str, dict[str, Any]] = {}
-    cases = sum(len(job["cases"]) for job in jobs)
+    cases = sum(len(job.cases) for job in jobs)
     for engine in engines:
-        request = json.dumps(
-            {"engine": engine, "jobs": jobs, "only": list(only) if only is not None else None}
-        )
+        request = RecommendRequest(engine, jobs, list(only) if only is not None else None)
         say(f"running {engine}'s built-in parsers on {cases} cases (importing {engine} alone takes ~15 s)")
         started = time.monotonic()
         try:
-            code, stdout, stderr = _harness([str(python), str(HARNESS)], request, env, engine, say)
+            with harness_invocation("recommend", python) as (command, cwd):
+                code, stdout, stderr = _harness(
+                    command, json.dumps(to_json(request)), env, engine, say, cwd=cwd
+                )
         except subprocess.TimeoutExpired:
             out[engine] = {"failed": f"the harness took more than {HARNESS_TIMEOUT:g} s"}
             say(f"{engine}: stopped after {HARNESS_TIMEOUT:g} s")
@@ -388,9 +337,9 @@ def _run_engines(
             out[engine] = {"failed": f"the harness failed: {tail}"}
             continue
         try:
-            out[engine] = json.loads(stdout)
-        except ValueError:
-            out[engine] = {"failed": "the harness answered with something that is not JSON"}
+            out[engine] = read_answer(stdout, RecommendAnswer, "harness")
+        except WorkbenchError as exc:
+            out[engine] = {"failed": str(exc)}
     return out
 
 
@@ -406,7 +355,12 @@ def checked_on(cases: Sequence[CaseResult]) -> list[str]:
 
 
 def _harness(
-    command: list[str], request: str, env: dict[str, str], engine: str, say: Callable[[str], None]
+    command: list[str],
+    request: str,
+    env: dict[str, str],
+    engine: str,
+    say: Callable[[str], None],
+    cwd: str | None = None,
 ) -> tuple[int, str, str]:
     """Run one harness to its end or :data:`HARNESS_TIMEOUT` (then kill it and raise TimeoutExpired),
     saying every :data:`HEARTBEAT` seconds that it still runs."""
@@ -418,6 +372,7 @@ def _harness(
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        cwd=cwd,
     ) as proc:
         pending: str | None = request
         while True:
@@ -438,8 +393,8 @@ def _judge(
     parsers: dict[str, Any], item: Prepared, kind: str, needed: bool, engine: str = ""
 ) -> dict[str, Any]:
     """Pass / near-miss lists for one kind of parser; a miss with a known engine-side reason
-    (``ENGINE_ISSUES``) is always listed, with that reason.  Nothing passes without a case of the kind the
-    parser is for: it is "not tested", with why."""
+    (``engines/<name>/issues.py``) is always listed, with that reason.  Nothing passes without a case of
+    the kind the parser is for: it is "not tested", with why."""
     relevant = [c for c in item.cases if (c.expected or c.parsed or {}).get(_RELEVANT[kind])]
     if not relevant:
         feature = "tool_calls" if kind == "tools" else "reasoning"
@@ -484,7 +439,7 @@ def _verdict(name: str, got: dict[str, Any], item: Prepared, kind: str) -> Verdi
     """One parser on every case.  A case whose arguments hold the format's own markers is set aside (a
     caveat, not a failure): parsers that find region ends by text search cannot read it, and no built-in
     one does better."""
-    from workbench.export.response_template import set_aside_reason
+    from workbench.engines.response_rules import set_aside_reason
     from workbench.validate import compare_messages
 
     cases = item.cases

@@ -20,7 +20,6 @@ from typing import Annotated, Any
 
 import typer
 
-from workbench.chat import load_messages, load_tools
 from workbench.commands._common import (
     TimeLimitOption,
     fail,
@@ -30,6 +29,7 @@ from workbench.commands._common import (
     warn_unread_kwargs,
 )
 from workbench.inputs import find_unencodable
+from workbench.runtime.chat import load_messages, load_tools
 from workbench.template.render import DEFAULT_TIME_LIMIT, RENDER_ARGUMENTS, TemplateError, render
 from workbench.template.source import load_template
 

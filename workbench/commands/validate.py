@@ -46,7 +46,7 @@ from workbench.commands._common import (
     render_budget,
     warn_unread_kwargs,
 )
-from workbench.workflow import load_inputs
+from workbench.services import load_inputs
 
 if TYPE_CHECKING:
     from workbench.validate import ValidationReport
@@ -58,7 +58,10 @@ STATUS_STYLE = {
     "unsupported": "yellow",
     "untested": "bold yellow",
     "unstable": "bold red",
+    "limited": "bold yellow",
 }
+#: The verdict line's colour: green only for a plain green verdict; amber when validated with limits.
+VERDICT_STYLE = {"validated": "green", "limited": "bold yellow"}
 
 
 def register(app: typer.Typer) -> None:
@@ -135,5 +138,10 @@ def _print_report(report: ValidationReport) -> None:
             f"  [{style}]{'unstable':<11}[/] the template renders differently each time  "
             f"[dim]{escape(report.unstable)}[/]"
         )
-    verdict = "green" if report.validated else "bold red"
-    console.print(f"[{verdict}]{escape(report.summary())}[/]")
+    verdict = report.verdict
+    for limit in verdict.limits:
+        style = STATUS_STYLE["limited"]
+        console.print(f"  [{style}]{'limited':<11}[/] the template raises on {escape(limit)}")
+    style = VERDICT_STYLE.get(verdict.status, "bold red")
+    mark = "! " if verdict.status == "limited" else ""  # the state without colour
+    console.print(f"[{style}]{mark}{escape(report.summary())}[/]")

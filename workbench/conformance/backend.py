@@ -1,7 +1,7 @@
 """The parser the runner drives, behind a small seam so the runner can be tested with a fake.
 
-The real backend is ``workbench.parsing`` (``parse``, ``StreamParser``, ``ParseOptions``).  The runner only
-needs what :class:`Backend` lists; tests pass a tiny fake that honours the same contract.
+The real backend is ``workbench.runtime.parsing`` (``parse``, ``StreamParser``, ``ParseOptions``).  The runner
+only needs what :class:`Backend` lists; tests pass a tiny fake that honours the same contract.
 """
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any, Protocol
 
-from workbench.chat import Message
-from workbench.events import Diagnostic, Event
-from workbench.parsing import ParseOptions, StreamParser, parse
-from workbench.spec import FormatSpec
+from workbench.engines.policies import parse_options
+from workbench.runtime.chat import Message
+from workbench.runtime.events import Diagnostic, Event
+from workbench.runtime.parsing import ParseOptions, StreamParser, parse
+from workbench.runtime.spec import FormatSpec
 
 
 class Result(Protocol):
-    """``workbench.parsing.ParseResult``'s shape: the finished message and the diagnostics."""
+    """``workbench.runtime.parsing.ParseResult``'s shape: the finished message and the diagnostics."""
 
     @property
     def message(self) -> Message: ...
@@ -27,7 +28,8 @@ class Result(Protocol):
 
 
 class Stream(Protocol):
-    """``workbench.parsing.StreamParser``'s shape: events per feed, the partial parse, the finished one."""
+    """``workbench.runtime.parsing.StreamParser``'s shape: events per feed, the partial parse, the finished
+    one."""
 
     def feed(self, text: str) -> list[Event]: ...
 
@@ -49,13 +51,13 @@ class Backend(Protocol):
 
 
 class ParsingBackend:
-    """``workbench.parsing`` as a :class:`Backend`."""
+    """``workbench.runtime.parsing`` as a :class:`Backend`."""
 
     def make_options(self, values: dict[str, Any], profile: str, streaming: bool) -> tuple[Any, list[str]]:
         known = {f.name for f in fields(ParseOptions)}
         unsupported = [repr(k) for k in values if k not in known]
         kept = {k: v for k, v in values.items() if k in known}
-        return ParseOptions.for_engine(profile, streaming=streaming, **kept), unsupported
+        return parse_options(profile, streaming=streaming, **kept), unsupported
 
     def stream(self, spec: FormatSpec, tools: Sequence[Any] | None, options: Any) -> Stream:
         return StreamParser(spec, tools, options=options)

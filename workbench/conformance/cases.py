@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import WorkbenchError
+from workbench.runtime.errors import WorkbenchError
 
 LLAMACPP = "llamacpp"
 PEERS = "peers"
@@ -146,10 +146,7 @@ def _llamacpp_cases(data: dict[str, Any], path: str) -> list[Case]:
     defaults = data.get("defaults") or {}
     out: list[Case] = []
     for i, raw in enumerate(data["cases"]):
-        where = f"{path}: case #{i}"
-        name = _require(raw, "name", str, where)
-        where = f"{path}: case {name!r}"
-        text = _require(raw, "input", str, where)
+        name, where, text = _case_head(raw, i, path)
         options = {**defaults, **_require(raw, "options", dict, where)}
         expect = _require(raw, "expect", dict, where)
         names = options.get("tools") or []
@@ -178,6 +175,13 @@ def _llamacpp_cases(data: dict[str, Any], path: str) -> list[Case]:
     return out
 
 
+def _case_head(raw: Any, i: int, path: str) -> tuple[str, str, str]:
+    """A case's name, where it is (for error messages) and its input text."""
+    name = _require(raw, "name", str, f"{path}: case #{i}")
+    where = f"{path}: case {name!r}"
+    return name, where, _require(raw, "input", str, where)
+
+
 def _peer_cases(data: dict[str, Any], path: str) -> list[Case]:
     family = data["family"]
     toolsets = data.get("tools") or {}
@@ -185,10 +189,7 @@ def _peer_cases(data: dict[str, Any], path: str) -> list[Case]:
         raise CaseFileError(f"{path}: 'tools' must map toolset ids to lists of tools")
     out: list[Case] = []
     for i, raw in enumerate(data["cases"]):
-        where = f"{path}: case #{i}"
-        name = _require(raw, "name", str, where)
-        where = f"{path}: case {name!r}"
-        text = _require(raw, "input", str, where)
+        name, where, text = _case_head(raw, i, path)
         options = _require(raw, "options", dict, where)
         expect = _require(raw, "expect", dict, where)
         toolset = options.get("toolset")

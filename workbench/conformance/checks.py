@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from workbench.conformance.observed import Observed, ObservedCall
+from workbench.streaming.observed import Observed, ObservedCall, show
 
 C_ISSPACE = " \t\n\v\f\r"
 _MISSING = object()
@@ -65,12 +65,6 @@ PEER_CALL_KEYS = frozenset(
         "id",
     }
 )
-
-
-def show(value: Any, limit: int = 160) -> str:
-    """A short printable form of a value for difference messages."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ----------------------------------------------------------------------------------------------- JSON values
@@ -112,12 +106,19 @@ def check_llamacpp(expect: Mapping[str, Any], got: Observed) -> list[str]:
     return diffs
 
 
+def _call_count_differs(expected: Sequence[Mapping[str, Any]], actual: Sequence[ObservedCall]) -> list[str]:
+    """One line when the number of calls differs (the calls are then not compared one by one)."""
+    if len(expected) == len(actual):
+        return []
+    return [
+        f"tool_calls: expected {len(expected)} call(s) {show([c.get('name') for c in expected])}, "
+        f"got {len(actual)} {show([c.name for c in actual])}"
+    ]
+
+
 def _llamacpp_calls(expected: Sequence[Mapping[str, Any]], actual: Sequence[ObservedCall]) -> list[str]:
     if len(expected) != len(actual):
-        return [
-            f"tool_calls: expected {len(expected)} call(s) {show([c.get('name') for c in expected])}, "
-            f"got {len(actual)} {show([c.name for c in actual])}"
-        ]
+        return _call_count_differs(expected, actual)
     diffs: list[str] = []
     for i, (want, have) in enumerate(zip(expected, actual, strict=True)):
         where = f"tool_calls[{i}]"
@@ -207,10 +208,7 @@ def peer_calls_differences(
 ) -> list[str]:
     """Differences for one expected list of calls (also used for each ``tool_calls_any_of`` option)."""
     if len(expected) != len(actual):
-        return [
-            f"tool_calls: expected {len(expected)} call(s) {show([c.get('name') for c in expected])}, "
-            f"got {len(actual)} {show([c.name for c in actual])}"
-        ]
+        return _call_count_differs(expected, actual)
     diffs: list[str] = []
     for i, (want, have) in enumerate(zip(expected, actual, strict=True)):
         where = f"tool_calls[{i}]"

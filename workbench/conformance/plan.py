@@ -31,10 +31,10 @@ Peer options:
 - Where the engines disagree about what an output means (tool names outside the request, a call that
   never closes, text after the calls, whitespace before a call, untyped tagged values; the README's
   caveats), the parser offers named policies and per-engine profiles
-  (``ParseOptions.for_engine(engine, streaming=...)``).  Each case runs under the profile of the engine
-  its ``parser`` names (``sglang`` / ``vllm``; the RFC's own cases and anything else: ``workbench``;
-  llama.cpp cases: ``llama.cpp``), in the engine's streaming variant for ``mode: streaming`` cases.  The
-  runner only names the engine; what each profile means is the parser's, documented there.
+  (``workbench.engines.policies.parse_options(engine, streaming=...)``).  Each case runs under the profile
+  of the engine its ``parser`` names (``sglang`` / ``vllm``; the RFC's own cases and anything else:
+  ``workbench``; llama.cpp cases: ``llama.cpp``), in the engine's streaming variant for ``mode: streaming``
+  cases.  The runner only names the engine; what each profile means is the engine's, documented there.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from workbench import engines
 from workbench.conformance.cases import LLAMACPP, Case, CaseFileError
 
 FINAL = "final"
@@ -65,15 +66,16 @@ class Plan:
     parallel_tool_calls: bool = True
     parse_tools: bool = True
     exclusive_tool_calls: bool = False
-    profile: str = "workbench"  # the engine whose parsing policies apply (ParseOptions.for_engine)
+    profile: str = "workbench"  # the engine whose parsing policies apply (engines.policies)
     profile_streaming: bool = False  # the engine's streaming code path (peer ``mode: streaming``)
     point: str = FINAL  # FINAL: judge finish(); PARTIAL: judge the deltas received, no finish
     rules: str = LLAMACPP
-    engine: str = ""  # "sglang" / "vllm" / "" : selects an engine-specific target where one is mapped
+    engine: str = ""  # an engine with vector cases or "": picks an engine-specific target when one is mapped
     ignored: tuple[str, ...] = ()
 
     def parse_options(self) -> dict[str, Any]:
-        """The request switches for ``workbench.parsing.ParseOptions`` (the profile supplies the policies)."""
+        """The request switches for ``workbench.runtime.parsing.ParseOptions`` (the profile supplies the
+        policies)."""
         return {
             "enable_thinking": self.enable_thinking,
             "thinking_opened": self.thinking_opened,
@@ -113,9 +115,9 @@ def _llamacpp_plan(case: Case) -> Plan:
 
 
 def engine_of(case: Case) -> str:
-    """``sglang`` / ``vllm`` from the case's ``parser`` field (``""`` for the RFC's own cases)."""
+    """The engine the case's ``parser`` field names (``sglang`` / ``vllm``; ``""``: the RFC's own cases)."""
     head = case.parser.split(":", 1)[0].strip().lower()
-    return head if head in ("sglang", "vllm") else ""
+    return head if head in engines.names() and engines.engine(head).vector_cases else ""
 
 
 def is_reasoning_parser_case(case: Case) -> bool:

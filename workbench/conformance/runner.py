@@ -27,24 +27,22 @@ check asks of its reasoning parser, without a dedicated API.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
-from workbench.chat import ChatDataError, Tool
 from workbench.conformance.backend import Backend, ParsingBackend
 from workbench.conformance.cases import LLAMACPP, Case, CaseFileError
 from workbench.conformance.checks import check_llamacpp, check_peer
-from workbench.conformance.invariants import continuity_violations, event_violations, nameless_calls
-from workbench.conformance.observed import Observed, observed_from_message
 from workbench.conformance.plan import FINAL, Plan, plan_for
 from workbench.conformance.targets import SpecProvider, Target, TargetError, target_for
-from workbench.events import Diagnostic
+from workbench.runtime.chat import ChatDataError, Tool
+from workbench.runtime.events import Diagnostic
+from workbench.streaming.chunks import DEFAULT_SEED, chunk_runs
+from workbench.streaming.invariants import continuity_violations, event_violations, nameless_calls
+from workbench.streaming.observed import Observed, observed_from_message
 
-DEFAULT_SEED = 20260315
-RANDOM_CHUNK_LIMITS = (3, 11, 47)
 PROBE = "Z"
 INTERNAL = "E-INTERNAL"  # the parser's diagnostic for an exception it caught instead of raising
 
@@ -141,25 +139,8 @@ def chunkings(case: Case, *, seed: int = DEFAULT_SEED) -> list[tuple[str, tuple[
     return runs
 
 
-def chunk_runs(text: str, key: str, *, seed: int = DEFAULT_SEED) -> list[tuple[str, tuple[str, ...] | None]]:
-    """``oneshot`` (``None``), ``per_char`` and ``random-N`` (chunk lengths up to each of
-    :data:`RANDOM_CHUNK_LIMITS`): the ways any text is fed, seeded by ``seed`` and ``key`` (pure; round-trip
-    validation feeds its outputs the same way)."""
-    runs: list[tuple[str, tuple[str, ...] | None]] = [("oneshot", None), ("per_char", tuple(text))]
-    rng = random.Random(f"{seed}:{key}")
-    for n, limit in enumerate(RANDOM_CHUNK_LIMITS, start=1):
-        pieces: list[str] = []
-        i = 0
-        while i < len(text):
-            step = rng.randint(1, limit)
-            pieces.append(text[i : i + step])
-            i += step
-        runs.append((f"random-{n}", tuple(pieces)))
-    return runs
-
-
 def tools_for(case: Case) -> list[Tool] | None:
-    """The request's tools as ``workbench.chat.Tool`` (``None`` = no tools in the request)."""
+    """The request's tools as ``workbench.runtime.chat.Tool`` (``None`` = no tools in the request)."""
     if case.tools is None:
         return None
     try:

@@ -1,6 +1,6 @@
 """Which FormatSpec parses which case: templates for llama.cpp cases, a mapping table for peer families.
 
-llama.cpp cases name their template; the spec is whatever ``workbench.analysis.analyze`` makes of it, so
+llama.cpp cases name their template; the spec is whatever ``workbench.formats.analyze`` makes of it, so
 every llama.cpp failure is either an analyzer or a parser problem.  Peer cases name a *format family*; each
 family maps to the real template that speaks it when the corpus has one, otherwise to a hand-written
 FormatSpec JSON in the repository's ``specs/`` folder (the export format, loaded with
@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.conformance.cases import LLAMACPP, Case
 from workbench.conformance.plan import Plan
-from workbench.errors import WorkbenchError
-from workbench.spec import FormatSpec, SpecError
+from workbench.engines.vllm import ENGINE as VLLM
+from workbench.paths import shared_dir
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.spec import FormatSpec, SpecError
 from workbench.spec_io import load_spec
 
 if TYPE_CHECKING:
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
     from workbench.template.source import TemplateSource
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_TEMPLATES = REPO.parent / "shared" / "templates"
 DEFAULT_SPECS = REPO / "specs"
 
 TEMPLATE = "template"
@@ -219,7 +220,7 @@ FAMILY_RULES: tuple[FamilyRule, ...] = (
             "vLLM's Qwen3 reasoning parser is tested with Qwen3-Thinking-2507 / Qwen3.5 tokenizers, whose "
             "templates open <think> in the prompt; the corpus has no such Qwen3 template",
         ),
-        engine="vllm",
+        engine=VLLM.name,
     ),
     FamilyRule(
         "qwen3",
@@ -254,7 +255,7 @@ class SpecProvider:
         specs_dir: str | Path | None = None,
         analyze: AnalyzeFn | None = None,
     ) -> None:
-        self.templates_dir = Path(templates_dir) if templates_dir is not None else DEFAULT_TEMPLATES
+        self.templates_dir = Path(templates_dir) if templates_dir is not None else shared_dir() / "templates"
         self.specs_dir = Path(specs_dir) if specs_dir is not None else DEFAULT_SPECS
         self._analyze = analyze
         self._cache: dict[Target, FormatSpec | TargetError] = {}
@@ -290,7 +291,7 @@ class SpecProvider:
             raise TargetError(str(exc)) from None
         analyze = self._analyze
         if analyze is None:
-            from workbench.analysis import analyze as analyze_template
+            from workbench.formats import analyze as analyze_template
 
             analyze = analyze_template
         try:

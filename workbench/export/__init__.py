@@ -12,8 +12,8 @@ Targets, one module each:
 * ``structural-tag`` (:mod:`.structural_tag`) — an xgrammar StructuralTag for a given tool list, proven by
   compiling it and feeding every round-trip tool-call output to a ``GrammarMatcher`` token by token.
 * ``vllm-plugin`` / ``sglang-plugin`` (:mod:`.vllm_plugin`, :mod:`.sglang_plugin`) — a folder: the engine's
-  tool + reasoning parser plug-in carrying the workbench parser (vendored by :mod:`.plugin_runtime`),
-  proven by loading it into the real engine (:mod:`.plugin_proof`).
+  tool + reasoning parser plug-in carrying the workbench parser (vendored by :mod:`workbench.engines.vendor`),
+  proven by loading it into the real engine (:mod:`workbench.engines.plugin_proof`).
 * ``tests`` (:mod:`.tests_file`) — a pytest file holding the round-trip cases (and recorded sessions) that a
   user can drop into their own repository; it needs only this package (the spec is embedded).
 
@@ -26,7 +26,6 @@ This package re-exports the public names so callers keep importing from ``workbe
 
 from __future__ import annotations
 
-from workbench.export.common import CaseProof, ExportError, Proof, Unsupported
 from workbench.export.pipeline import (
     TARGETS,
     ExportResult,
@@ -57,6 +56,7 @@ from workbench.export.structural_tag import (
     shared_qwen3,
 )
 from workbench.export.tests_file import TESTS_TEMPLATE, build_tests_file
+from workbench.proofs import CaseProof, ExportError, Proof, Unsupported
 
 __all__ = [
     "SCHEMA_PATH",

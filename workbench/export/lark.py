@@ -1,8 +1,8 @@
 """The ``lark`` target: the output grammar as llguidance Lark, proven by llguidance itself.
 
-The grammar is the structural-tag export's (:func:`workbench.grammar.build.build_output_grammar`: reasoning
-free up to its end, free text up to the tool-call trigger, then only schema-exact calls), translated node by
-node.  Two things differ from xgrammar and shape the translation:
+The grammar is the structural-tag export's (:func:`workbench.runtime.grammar.assembler.assemble`:
+reasoning free up to its end, free text up to the tool-call trigger, then only schema-exact calls), translated
+node by node.  Two things differ from xgrammar and shape the translation:
 
 * llguidance's lexer is greedy: free text that stops at a marker must be a ``lazy`` lexeme ending with the
   marker (``until_3[lazy]: /(?s:.*)/ "<tool_call>"``), and what follows starts after the marker (its
@@ -24,16 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.export.common import (
-    CaseProof,
-    ExportError,
-    Proof,
-    Unsupported,
-    first_line,
-    inline_text,
-    open_tokenizer,
-)
+from workbench.export.grammar_proof import Feed, check_tokens, load_hf_tokenizer, prove_cases
 from workbench.export.lark_ast import (
     EPS,
     Alt,
@@ -51,10 +42,12 @@ from workbench.export.lark_ast import (
     seq,
     strip_prefix,
 )
-from workbench.grammar.build import build_output_grammar
-from workbench.grammar.elements import GrammarError
-from workbench.spec import FormatSpec
-from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport
+from workbench.proofs import ExportError, Proof, Unsupported, first_line, inline_text
+from workbench.runtime.chat import Tool
+from workbench.runtime.grammar.assembler import assemble
+from workbench.runtime.grammar.elements import GrammarError
+from workbench.runtime.spec import FormatSpec
+from workbench.validate import ROUND_TRIP_TOOLS, ValidationReport
 
 ANY_TEXT = "/(?s:.*)/"
 
@@ -430,7 +423,7 @@ def build_lark(
     if spec.tools.format == "none":
         raise Unsupported("the spec has no tool calls")
     try:
-        doc = build_output_grammar(spec, tools)
+        doc = assemble(spec, tools)
     except GrammarError as exc:
         raise Unsupported(f"the Lark export cannot express this spec: {exc}") from None
     writer = LarkWriter(
@@ -463,18 +456,14 @@ def load_lark_tokenizer(path: str | Path | None = None) -> LarkTokenizer:
     the real Qwen3 tokenizer from ../shared when present, else the project's byte-level BPE."""
     import llguidance.hf
 
-    from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path
+    from workbench.generation.tiny import qwen3_tokenizer_path
 
     if path is None:
         path = qwen3_tokenizer_path()
     key = str(path) if path is not None else "<built>"
     if key in _LOADED:
         return _LOADED[key]
-    if path is not None:
-        tokenizer, name = open_tokenizer(path)
-    else:
-        tokenizer = build_fallback_tokenizer()
-        name = "built-byte-level-bpe"
+    tokenizer, name = load_hf_tokenizer(path)
     n_vocab = max(len(tokenizer), max(tokenizer.get_vocab().values()) + 1)
     try:
         ll = llguidance.hf.from_tokenizer(tokenizer, n_vocab=n_vocab)
@@ -513,22 +502,14 @@ def check_lark_accepted(grammar: Any, tok: LarkTokenizer, text: str, end_markers
     import llguidance
 
     matcher = llguidance.LLMatcher(tok.ll, grammar)
-    ids = tok.encode(text)
-    for i, token in enumerate(ids):
-        if not matcher.consume_token(token):
-            before = tok.tokenizer.decode(ids[:i])
-            return f"token {i} {tok.tokenizer.decode([token])!r} rejected after {before[-60:]!r}"
-    if matcher.is_accepting():
-        return ""
-    for marker in end_markers:
+
+    def ends_with(marker: str) -> bool:
         trial = matcher.deep_copy()
-        if (
-            marker
-            and all(trial.consume_token(t) for t in tok.encode(marker))
-            and (trial.is_accepting() or trial.is_stopped())
-        ):
-            return ""
-    return f"all {len(ids)} tokens accepted, but the grammar cannot end there"
+        fed = all(trial.consume_token(t) for t in tok.encode(marker))
+        return bool(fed and (trial.is_accepting() or trial.is_stopped()))
+
+    feed = Feed(matcher.consume_token, matcher.is_accepting, ends_with)
+    return check_tokens(feed, tok.encode(text), tok.tokenizer.decode, end_markers)
 
 
 def prove_lark(
@@ -537,14 +518,8 @@ def prove_lark(
     """Compile the Lark grammar for the round-trip tools and feed it every applicable round-trip output."""
     grammar = compile_lark(build_lark(spec, tools, **lark_options(tok)), tok)
     ends = [m for m in spec.end_markers if m]
-    out: list[CaseProof] = []
-    for case in report.cases:
-        if case.status == UNSUPPORTED:
-            out.append(CaseProof(case.id, UNSUPPORTED, case.reason))
-            continue
-        why = check_lark_accepted(grammar, tok, case.output, ends)
-        out.append(CaseProof(case.id, FAIL if why else PASS, why))
-    return Proof("lark", tuple(out), notes=(f"tokenizer: {tok.name}",))
+    out = prove_cases(report, lambda output: check_lark_accepted(grammar, tok, output, ends))
+    return Proof("lark", out, notes=(f"tokenizer: {tok.name}",))
 
 
 def export_lark(

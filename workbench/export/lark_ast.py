@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
-from workbench.export.common import Unsupported
+from workbench.proofs import Unsupported
 
 
 @dataclass(frozen=True)

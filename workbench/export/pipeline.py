@@ -12,8 +12,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.export.common import ExportError, Proof
 from workbench.export.response_profile import prove_profile
 from workbench.export.spec_target import render_spec_export, spec_with_provenance
 from workbench.export.structural_tag import (
@@ -23,8 +21,10 @@ from workbench.export.structural_tag import (
     prove_structural_tag,
 )
 from workbench.export.tests_file import build_tests_file
+from workbench.proofs import ExportError, Proof
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.session import Session, write_atomic
-from workbench.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.validate import FAIL, ValidationReport, report_from_spec, validate, validate_recorded
 
@@ -70,7 +70,7 @@ def resolve_inputs(
     """
     if template is not None:
         if spec is None:
-            from workbench.analysis import analyze
+            from workbench.formats import analyze
 
             spec = analyze(template, time_limit=time_limit).spec
         return spec, validate(template, spec, time_limit=time_limit, template_kwargs=template_kwargs)
@@ -117,7 +117,7 @@ def export(
     """Build the export for ``target`` and prove it with its consumer; nothing is written here.
 
     ``profile`` (response-template only) picks the consumer the template is shaped for; None picks the
-    strictest profile that can express the format (see :mod:`.profiles`).
+    strictest profile that can express the format (see :mod:`workbench.engines.response_rules`).
 
     Raises:
         ExportError: unknown target, a spec that is not validated (unless ``force``), a target that cannot
@@ -162,7 +162,7 @@ def export(
         proof = prove_structural_tag(spec, report, tok)
         text = json.dumps(built, indent=2, ensure_ascii=False) + "\n"
     elif target in FOLDER_TARGETS:
-        from workbench.export.plugin_proof import export_plugin
+        from workbench.engines.plugin_proof import export_plugin
 
         files, proof, notes = export_plugin(target, exported, report, tokenizer=tokenizer)
         warnings.extend(notes)
@@ -226,7 +226,7 @@ def write_export(result: ExportResult, path: str | Path) -> Path:
     """Write an export atomically; ``-`` writes to stdout.  A folder target is written under ``path`` (a
     folder, made if absent; each file atomically)."""
     if result.files is not None:
-        from workbench.export.plugin_proof import write_files
+        from workbench.engines.plugin_proof import write_files
 
         folder = Path(path)
         if str(path) == "-" or (folder.exists() and not folder.is_dir()):

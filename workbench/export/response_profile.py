@@ -11,17 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.export.common import ExportError, Proof, Unsupported
-from workbench.export.engines import (
-    Job,
-    engine_proof,
-    engines_missing_reason,
-    run_harness,
-    tokenizer_for,
-)
-from workbench.export.profiles import CONSUMERS, PROFILES, STRICTEST_FIRST
+from workbench.engines.response_proof import Job, engine_proof, run_harness
+from workbench.engines.response_rules import CONSUMERS, PROFILES, STRICTEST_FIRST
+from workbench.engines.tokenizers import tokenizer_for
+from workbench.engines.venv import engines_missing_reason
 from workbench.export.response_template import build_response_template, prove_response_template
-from workbench.spec import FormatSpec
+from workbench.proofs import ExportError, Proof, Unsupported
+from workbench.runtime.spec import FormatSpec
 from workbench.validate import ValidationReport
 
 
@@ -71,7 +67,7 @@ def prove_profile(
             notes.append(f"{chosen} profile proven with transformers only: {missing}")
         else:
             name = exported.provenance.template_name or spec.provenance.template_name
-            job = Job(name or "spec", template, tokenizer_for(name, tokenizer), report)
+            job = Job(name or "spec", template, tokenizer_for(name, tokenizer, spec=spec), report)
             answer = run_harness([job], engines)
             for consumer in engines:
                 proof = engine_proof(job, answer["jobs"][0], consumer, spec, answer["versions"])

@@ -11,30 +11,20 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.errors import ExpressionGap
-from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line
-from workbench.spec import FormatSpec
+from workbench.engines.response_rules import set_aside_reason
+from workbench.formats import response_fields
+from workbench.formats.response_parts import ResponseGap, lit, optional, seq
+from workbench.proofs import CaseProof, ExportError, Proof, Unsupported, first_line
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.validate import (
     FAIL,
     PASS,
     ROUND_TRIP_TOOLS,
     UNSUPPORTED,
-    CaseResult,
     ValidationReport,
     compare_messages,
 )
-
-
-def lit(marker: str) -> str:
-    """A marker as a regex, surrounding whitespace made flexible (templates pad markers with newlines)."""
-    core = marker.strip()
-    return re.escape(core) if core else ""
-
-
-def seq(*parts: str) -> str:
-    """Join regex parts with optional whitespace between them."""
-    return r"\s*".join(p for p in parts if p)
 
 
 def _reasoning_opener(spec: FormatSpec) -> str:
@@ -74,80 +64,11 @@ def _reasoning_anchor(spec: FormatSpec, *, portable: bool = False) -> dict[str, 
 _PADDINGS = ("", r"\n", r"\n\n", " ", r"\r\n")
 
 
-def call_transform(spec: FormatSpec, *, from_captures: bool, each: bool = False) -> dict[str, Any]:
-    """The transform turning one parsed call into an OpenAI tool call.
-
-    ``each``: the transform is applied to every element of a JSON array, whose keys are then top-level
-    placeholders (``{name}``) rather than paths under ``{content}``.
-    """
-    t = spec.tools
-    if from_captures:
-        function: dict[str, Any] = {"name": "{name}", "arguments": "{content}"}
-        out: dict[str, Any] = {"type": "function", "function": function}
-        if t.id_position in ("pre_func_name", "between_func_and_args") or t.function_namespace:
-            out["id"] = "{id}"
-        return out
-    if t.fun_name_is_key:
-        raise Unsupported("the function name is a JSON key; response_template transforms cannot read it")
-    parts = [p for p in ("" if each else "content", t.function_field) if p]
-    root = "".join(f"{p}." for p in parts)
-    function = {"name": f"{{{root}{t.name_field}}}", "arguments": f"{{{root}{t.args_field}}}"}
-    out = {"type": "function", "function": function}
-    if t.id_field:
-        out["id"] = f"{{{'' if each else 'content.'}{t.id_field}}}"
-    return out
-
-
-def name_regex(spec: FormatSpec) -> str:
-    """The part of a call header that holds the function name (and an id, when the format writes one).
-
-    With a ``function_namespace`` (Kimi-K2: ``functions.get_weather:0``) the whole token is the call id and
-    the name sits between the namespace and an optional ``:index``, as our parser reads it.
-    """
-    t = spec.tools
-    if t.function_namespace:
-        name = rf"(?P<id>{re.escape(t.function_namespace)}(?P<name>[\w\-/@$.]+?)(?::\d+)?)"
-        return seq(lit(t.name_prefix), name, lit(t.name_suffix))
-    name = r"(?P<name>[^\s<>\[\]{}\"'=]+)"
-    ident = r"(?P<id>[^\s<>]+?)"
-    if t.id_position == "pre_func_name":
-        return seq(lit(t.id_prefix), ident, lit(t.id_suffix), lit(t.name_prefix), name, lit(t.name_suffix))
-    if t.id_position == "between_func_and_args":
-        return seq(lit(t.name_prefix), name, lit(t.name_suffix), lit(t.id_prefix), ident, lit(t.id_suffix))
-    return seq(lit(t.name_prefix), name, lit(t.name_suffix))
-
-
-def optional(pattern: str) -> str:
-    return f"(?:{pattern})?" if pattern else ""
-
-
-def call_closer(end: str, section_close: str, next_call: str) -> str:
-    """A call's close: its end marker, followed by the section's close after the last call.
-
-    Not ``END(?:SECTION_CLOSE)?``: a streaming parser that sees ``END`` at a chunk's end closes the region
-    there (vLLM 0.32 and SGLang 0.5.23 do), and the section close then leaks into the content.  Each
-    alternative here is decided only once the text after ``END`` is known: the section close, or the next
-    call's opener (left for the next region to read).
-    """
-    if not section_close:
-        return end
-    if not next_call:
-        return seq(end, optional(section_close))
-    return f"{seq(end, section_close)}|{end}(?=\\s*{next_call})"
-
-
 def _tool_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     """The regions the format's family contributes (its ``response_fields`` hook, ``formats/<name>/``)."""
-    from workbench.formats import family_for
-
-    fam = family_for(spec)
-    if fam is None:
-        return {}
-    if fam.response_fields is None:
-        raise Unsupported(fam.response_template_gap)
     try:
-        return fam.response_fields(spec)
-    except ExpressionGap as exc:
+        return response_fields(spec)
+    except ResponseGap as exc:
         raise Unsupported(str(exc)) from None
 
 
@@ -175,13 +96,14 @@ def build_response_template(spec: FormatSpec, profile: str = "transformers") -> 
 
     ``transformers`` is the richest (``reasoning_content``, ``join``, JSON-aware ends written with the
     ``regex`` module); the serving profiles rename and drop what vLLM/SGLang refuse at start-up; ``portable``
-    also keeps to regex features Python's ``re`` and a JS ``RegExp`` share (see :mod:`.profiles`).
+    also keeps to regex features Python's ``re`` and a JS ``RegExp`` share (see
+    :mod:`workbench.engines.response_rules`).
 
     Raises:
         ExportError: an unknown profile.
         Unsupported: the format (or the profile) cannot express the spec (the message names the feature).
     """
-    from workbench.export.profiles import PROFILES, apply_profile
+    from workbench.engines.response_rules import PROFILES, apply_profile
 
     if profile not in PROFILES:
         raise ExportError(f"unknown profile {profile!r} (choose from {', '.join(PROFILES)})")
@@ -308,55 +230,3 @@ def prove_response_template(
         else:
             out.append(CaseProof(case.id, FAIL if problem else PASS, problem))
     return Proof("response-template", tuple(out))
-
-
-def set_aside_reason(spec: FormatSpec, case: CaseResult) -> str:
-    """Why a case a consumer got wrong is beyond what a response_template can express ("" when it is not:
-    then the disagreement is a failure)."""
-    marker = _own_marker_in_arguments(spec, case.expected)
-    if marker:
-        return f"{_TEXTUAL_ENDS} (the argument holds {marker!r})"
-    literal = _python_literal_in_output(case.expected, case.output)
-    return f"{_PYTHON_LITERALS} ({literal})" if literal else ""
-
-
-_TEXTUAL_ENDS = (
-    "response_template finds region ends by plain text search, even inside JSON strings, so an argument "
-    "holding the format's own marker cannot be expressed"
-)
-
-
-_PYTHON_LITERALS = (
-    "the template writes nested arguments as Python literals and parse_response casts them with JSON only"
-)
-
-
-def _python_literal_in_output(expected: dict[str, Any], output: str) -> str:
-    """An object or array argument that the output holds as its Python repr (``{'a': True}``), if any."""
-    for call in expected.get("tool_calls") or []:
-        args = call.get("arguments")
-        for key, value in args.items() if isinstance(args, dict) else ():
-            if isinstance(value, (dict, list)) and value and repr(value) in output:
-                return f"{key}={repr(value)[:40]}"
-    return ""
-
-
-def _own_marker_in_arguments(spec: FormatSpec, expected: dict[str, Any]) -> str:
-    """The first of the spec's markers that an expected argument string contains ("" when none does)."""
-    markers = sorted({m.strip() for m in spec.all_markers() if len(m.strip()) >= 2}, key=len, reverse=True)
-
-    def strings(value: Any) -> list[str]:
-        if isinstance(value, str):
-            return [value]
-        if isinstance(value, dict):
-            return [s for v in value.values() for s in strings(v)]
-        if isinstance(value, list):
-            return [s for v in value for s in strings(v)]
-        return []
-
-    for call in expected.get("tool_calls") or []:
-        for text in strings(call.get("arguments")):
-            for marker in markers:
-                if marker in text:
-                    return marker
-    return ""

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.export.common import ExportError
-from workbench.spec import FormatSpec, Provenance, tool_format_names
+from workbench.proofs import ExportError
+from workbench.runtime.spec import FormatSpec, Provenance, tool_format_names
 from workbench.validate import ValidationReport
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "data" / "spec.schema.json"
@@ -22,7 +22,8 @@ def load_spec_schema() -> dict[str, Any]:
     """The JSON Schema shipped with the package for exported specs.
 
     The shipped file lists the built-in formats; the enum of ``tools.format`` is filled from the registry
-    (:func:`workbench.spec.tool_format_names`) so a format added by one folder and one registry line exports.
+    (:func:`workbench.runtime.spec.tool_format_names`) so a format added by one folder and one registry line
+    exports.
     """
     schema: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     schema["properties"]["tools"]["properties"]["format"]["enum"] = list(tool_format_names())

@@ -12,22 +12,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.export.common import CaseProof, ExportError, Proof, Unsupported, first_line, open_tokenizer
-from workbench.generation.tiny import build_fallback_tokenizer, qwen3_tokenizer_path, shared_dir
-from workbench.grammar.build import build_output_grammar
-from workbench.grammar.elements import GrammarError
-from workbench.spec import FormatSpec
-from workbench.validate import FAIL, PASS, ROUND_TRIP_TOOLS, UNSUPPORTED, ValidationReport
+from workbench.export.grammar_proof import Feed, check_tokens, load_hf_tokenizer, prove_cases
+from workbench.generation.tiny import qwen3_tokenizer_path
+from workbench.paths import shared_dir
+from workbench.proofs import ExportError, Proof, Unsupported, first_line
+from workbench.runtime.chat import Tool
+from workbench.runtime.grammar.assembler import assemble
+from workbench.runtime.grammar.elements import GrammarError
+from workbench.runtime.spec import FormatSpec
+from workbench.validate import ROUND_TRIP_TOOLS, ValidationReport
 
 
-def build_structural_tag(spec: FormatSpec, tools: Sequence[Tool]) -> dict[str, Any]:
+def build_structural_tag(
+    spec: FormatSpec, tools: Sequence[Tool], tool_choice: Any = "auto"
+) -> dict[str, Any]:
     """An xgrammar StructuralTag (JSON form) for the whole assistant output with ``tools`` (pure).
 
-    Built by the grammar package's one builder (:func:`workbench.grammar.build.build_output_grammar`), so
-    every format the generation grammar covers is covered here too: reasoning, when the format has it, is
-    free text up to its end marker (no constraint while the model thinks); after it, text is free until a
-    tool-call trigger, and from the trigger on only well-formed calls of the given tools are possible.
+    Built by the runtime's one assembler (:func:`workbench.runtime.grammar.assembler.assemble`), which the
+    serving plug-ins call per request too, so the exported tag and a plug-in's tag for the same tools and
+    choice are the same document: reasoning, when the format has it, is free text up to its end marker (no
+    constraint while the model thinks); under ``auto`` text is free until a tool-call trigger, and from the
+    trigger on only well-formed calls of the given tools are possible.
 
     Raises:
         ExportError: no tools were given.
@@ -38,7 +43,7 @@ def build_structural_tag(spec: FormatSpec, tools: Sequence[Tool]) -> dict[str, A
     if spec.tools.format == "none":
         raise Unsupported("the spec has no tool calls")
     try:
-        return build_output_grammar(spec, tools)
+        return assemble(spec, tools, tool_choice)
     except GrammarError as exc:
         raise Unsupported(f"the structural tag cannot express this spec: {exc}") from None
 
@@ -79,11 +84,7 @@ def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool =
     key = str(path) if path is not None else "<built>"
     if key in _TOKENIZERS:
         return _TOKENIZERS[key]
-    if path is not None:
-        tokenizer, name = open_tokenizer(path)
-    else:
-        tokenizer = build_fallback_tokenizer()
-        name = "built-byte-level-bpe"
+    tokenizer, name = load_hf_tokenizer(path)
     vocab_size = max(len(tokenizer), max(tokenizer.get_vocab().values()) + 1)
     stop = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
     info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size, stop_token_ids=[stop])
@@ -98,18 +99,13 @@ def check_accepted(compiled: Any, tok: GrammarTokenizer, text: str, end_markers:
     import xgrammar as xgr
 
     matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
-    ids = tok.encode(text)
-    for i, token in enumerate(ids):
-        if not matcher.accept_token(token):
-            before = tok.tokenizer.decode(ids[:i])
-            return f"token {i} {tok.tokenizer.decode([token])!r} rejected after {before[-60:]!r}"
-    if matcher.is_completed():
-        return ""
-    for marker in end_markers:
+
+    def ends_with(marker: str) -> bool:
         trial = matcher.fork()
-        if marker and trial.accept_string(marker) and trial.is_completed():
-            return ""
-    return f"all {len(ids)} tokens accepted, but the grammar cannot end there"
+        return bool(trial.accept_string(marker) and trial.is_completed())
+
+    feed = Feed(matcher.accept_token, matcher.is_completed, ends_with)
+    return check_tokens(feed, tok.encode(text), tok.tokenizer.decode, end_markers)
 
 
 def prove_structural_tag(
@@ -121,14 +117,8 @@ def prove_structural_tag(
     """Compile the structural tag for the round-trip tools and feed it every applicable round-trip output."""
     compiled = compile_or_fail(build_structural_tag(spec, tools), tok)
     ends = [m for m in spec.end_markers if m]
-    out: list[CaseProof] = []
-    for case in report.cases:
-        if case.status == UNSUPPORTED:
-            out.append(CaseProof(case.id, UNSUPPORTED, case.reason))
-            continue
-        why = check_accepted(compiled, tok, case.output, ends)
-        out.append(CaseProof(case.id, FAIL if why else PASS, why))
-    return Proof("structural-tag", tuple(out), notes=(f"tokenizer: {tok.name}",))
+    out = prove_cases(report, lambda output: check_accepted(compiled, tok, output, ends))
+    return Proof("structural-tag", out, notes=(f"tokenizer: {tok.name}",))
 
 
 def compile_or_fail(tag: dict[str, Any], tok: GrammarTokenizer) -> Any:

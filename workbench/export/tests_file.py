@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench import __version__
-from workbench.chat import Tool
-from workbench.export.common import inline_text
+from workbench.proofs import inline_text
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.session import Session
-from workbench.spec import FormatSpec
 from workbench.validate import PASS, ROUND_TRIP_TOOLS, ValidationReport
 
 # The generated module's code; build_tests_file fills in the name, the version and the data literals.

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.export.common import Unsupported
-from workbench.export.response_template import call_closer, call_transform, lit, name_regex, optional, seq
-from workbench.spec import FormatSpec
+from workbench.formats.response_parts import (
+    ResponseGap,
+    call_closer,
+    call_transform,
+    lit,
+    name_regex,
+    optional,
+    seq,
+)
+from workbench.runtime.spec import FormatSpec
 
 
 def tag_call_fields(spec: FormatSpec) -> dict[str, Any]:
@@ -16,7 +23,7 @@ def tag_call_fields(spec: FormatSpec) -> dict[str, Any]:
     section_open, section_close = lit(t.section_start), lit(t.section_end)
     header = seq(optional(section_open), lit(t.call_start), name_regex(spec), lit(t.args_start))
     if not header.strip():
-        raise Unsupported("the call header has no markers")
+        raise ResponseGap("the call header has no markers")
     end = seq(lit(t.args_end), lit(t.func_close), lit(t.call_end))
     closer = (
         call_closer(end, section_close, lit(t.call_start) or lit(t.name_prefix)) if end else section_close

@@ -24,21 +24,24 @@ from typing import Any
 
 import numpy as np
 
-from workbench.chat import Message, Tool, ToolCall
-from workbench.errors import WorkbenchError
-from workbench.events import Diagnostic, Event
 from workbench.generation.bitmask import STRIP_BUCKETS, full_summary, is_allowed, summarize, unpack
 from workbench.generation.detok import IncrementalText
 from workbench.generation.kv import cache_name, forward_with_cache
 from workbench.generation.loaded import LoadedModel
+from workbench.generation.matcher import ConstrainedMatcher
 from workbench.generation.sampling import SamplingConfig, sample_token, top_k
 from workbench.generation.step import Candidate, Step
-from workbench.grammar import GrammarPlan, build_grammar
-from workbench.grammar.matcher import ConstrainedMatcher
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Message, Tool, ToolCall
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.events import Diagnostic, Event
+from workbench.runtime.formats import family
+from workbench.runtime.grammar import GrammarPlan, build_grammar
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 
 MAX_RESAMPLES = 16
+#: The session settings that are parse options (:func:`parse_settings`), read back on replay.
+PARSE_SETTINGS = ("enable_thinking", "thinking_opened", "parallel_tool_calls")
 #: Longest prompt, in tokens, a generation accepts when the model does not state its own context length.
 #: Prefill memory grows with the prompt (the KV cache and one layer's activations; the logits are computed
 #: for the last position only), so an unbounded prompt could take all memory.
@@ -165,7 +168,7 @@ class Generator:
         self.sampling = sampling or SamplingConfig()
         self.max_new_tokens = max_new_tokens
         self.top_candidates = top_candidates
-        self.reasoning = reasoning and (spec.reasoning.mode != "none" or spec.tools.format == "harmony")
+        self.reasoning = reasoning and (spec.reasoning.mode != "none" or _reasons_in_format(spec))
         # reasoning off on a template whose thinking switch is its own (``thinking``) sets that switch too
         from workbench.analysis.switches import with_thinking_switch
 
@@ -240,17 +243,17 @@ class Generator:
         keep_going = {self.loaded.single_token_id(m) for m in ((gate.start, gate.end) if gate else ())}
         return [i for i in dict.fromkeys(ids) if i not in keep_going]
 
+    def parse_settings(self) -> dict[str, bool]:
+        """:func:`parse_settings` of this generator (pure)."""
+        return parse_settings(self)
+
     def _make_parser(self) -> Any:
         try:
-            from workbench.parsing import ParseOptions, StreamParser
+            from workbench.runtime.parsing import ParseOptions, StreamParser
         except ImportError:
             return None
-        options = ParseOptions(
-            enable_thinking=self.reasoning,
-            thinking_opened=self.plan.reasoning is not None and self.plan.reasoning.starts_inside,
-            parallel_tool_calls=self.plan.parallel,
-        )
-        return StreamParser(self.spec, self.tools, options=options)
+        settings: dict[str, Any] = self.parse_settings()
+        return StreamParser(self.spec, self.tools, options=ParseOptions(**settings))
 
     # ------------------------------------------------------------------------------ the model
     def _next_logits(self) -> Any:
@@ -636,21 +639,17 @@ class Generator:
         if not self.finished or self.cut_inside_grammar:
             return self._partial_result()
         try:
-            from workbench.parsing import ParseOptions, parse
+            from workbench.runtime.parsing import ParseOptions, parse
         except ImportError:
             return GenerationResult(
                 Message(role="assistant", content=self.text),
-                [Diagnostic("parser_unavailable", "workbench.parsing is not available")],
+                [Diagnostic("parser_unavailable", "workbench.runtime.parsing is not available")],
             )
-        options = ParseOptions(
-            enable_thinking=self.reasoning,
-            thinking_opened=self.plan.reasoning is not None and self.plan.reasoning.starts_inside,
-            parallel_tool_calls=self.plan.parallel,
-        )
-        return parse(self.spec, self.text, self.tools, options)
+        settings: dict[str, Any] = self.parse_settings()
+        return parse(self.spec, self.text, self.tools, ParseOptions(**settings))
 
     def _partial_result(self) -> Any:
-        from workbench.parsing import ParseResult
+        from workbench.runtime.parsing import ParseResult
 
         message = self.current_message()
         diagnostics = list(self._parser.diagnostics) if self._parser is not None else []
@@ -698,3 +697,24 @@ def max_prompt_tokens(loaded: Any) -> int:
     if isinstance(stated, int) and stated > 0:
         return stated
     return DEFAULT_MAX_PROMPT_TOKENS
+
+
+def parse_settings(gen: Any) -> dict[str, bool]:
+    """The parser options a generation's output is read with, as the settings a session records
+    (:data:`PARSE_SETTINGS`, ``ParseOptions`` fields): the one place that says them, for the generator's own
+    parser, the CLI's and the TUI's saved sessions and their replay.  ``gen`` is a :class:`Generator` (its
+    ``reasoning`` and ``plan``).  Without ``thinking_opened`` a prompt that opened reasoning would be
+    replayed as if it had not."""
+    gate = gen.plan.reasoning
+    return {
+        "enable_thinking": bool(gen.reasoning),
+        "thinking_opened": bool(gate is not None and gate.starts_inside),
+        "parallel_tool_calls": bool(gen.plan.parallel),
+    }
+
+
+def _reasons_in_format(spec: FormatSpec) -> bool:
+    """The format defines a reasoning region of its own (Harmony's analysis channel), whatever the spec's
+    reasoning fields say."""
+    fam = family(spec.tools.format)
+    return fam is not None and fam.implicit_reasoning is not None

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import WorkbenchError
 from workbench.generation.loaded import LoadedModel
+from workbench.runtime.errors import WorkbenchError
 
 Progress = Callable[[str], object]
 

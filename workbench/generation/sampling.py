@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.errors import WorkbenchError
+from workbench.runtime.errors import WorkbenchError
 
 
 class SamplingError(WorkbenchError, ValueError):

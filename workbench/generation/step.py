@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workbench.events import Event
+from workbench.runtime.events import Event
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from workbench.errors import WorkbenchError
+from workbench.runtime.errors import WorkbenchError
 
 ENV_VAR = "WORKBENCH_TORCH_THREADS"
 MAX_DEFAULT_THREADS = 4

@@ -11,12 +11,12 @@ with the ``tokenizers`` library, with the chat markers as added tokens, so nothi
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from workbench.generation.loaded import LoadedModel
+from workbench.paths import shared_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
@@ -39,10 +39,6 @@ Berlin
 0 1 2 3 4 5 6 7 8 9 10 42 100 3.14 -7 true false null , : ; . ! ? ' " ( ) [ ] { } < > / \\ = + - * _ # @ & %
 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ
 """
-
-
-def shared_dir() -> Path:
-    return Path(os.environ.get("WORKBENCH_SHARED", REPO_ROOT.parent / "shared"))
 
 
 def qwen3_tokenizer_path() -> Path | None:

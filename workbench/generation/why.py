@@ -13,12 +13,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workbench.errors import WorkbenchError
 from workbench.generation.bitmask import is_allowed, unpack
+from workbench.runtime.errors import WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.generation.loaded import LoadedModel
-    from workbench.grammar import GrammarPlan
+    from workbench.runtime.grammar import GrammarPlan
 
 
 class Position(Protocol):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.errors import WorkbenchError
+from workbench.runtime.errors import WorkbenchError
 
 
 class TemplateError(WorkbenchError):

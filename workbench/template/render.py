@@ -33,8 +33,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from workbench.chat import Message, Tool
 from workbench.inputs import unencodable_at
+from workbench.runtime.chat import Message, Tool
 from workbench.template import render_cache, worker
 from workbench.template.budget import BudgetExhausted, RenderBudget, current_budget
 from workbench.template.errors import (

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from workbench.errors import WorkbenchError
 from workbench.inputs import InputError, loads_bounded, replace_unencodable, unencodable_at
-from workbench.spec import FormatSpec
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.spec import FormatSpec
 from workbench.template.errors import TemplateError
 from workbench.template.gguf_meta import GGUFFormatError, read_metadata
 from workbench.template.limits import MAX_SOURCE_BYTES, check_source_size

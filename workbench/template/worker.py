@@ -224,7 +224,10 @@ class RenderPool:
                 self._compile_on(worker, source, time_limit)
             left = time_limit - (time.monotonic() - started)
             if left <= 0:
-                raise RenderTimeout("render timed out while compiling the template", kind="timeout")
+                raise RenderTimeout(
+                    f"render timed out while compiling the template (time limit {time_limit:g} s)",
+                    kind="timeout",
+                )
             sid = worker.known[source]
             worker.known.move_to_end(source)
             args = {"time_limit": left, "context": context, "now": now, "max_output": max_output}

@@ -130,7 +130,10 @@ def _serve(requests: int, replies: int) -> None:
                 continue
             left = time_limit - (time.monotonic() - started)
             if left <= 0:
-                raise RenderTimeout("render timed out while compiling the template", kind="timeout")
+                raise RenderTimeout(
+                    f"render timed out while compiling the template (time limit {time_limit:g} s)",
+                    kind="timeout",
+                )
             text_out = sandbox.render_in_process(
                 compiled, args["context"], left, args.get("now"), args.get("max_output")
             )

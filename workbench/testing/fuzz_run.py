@@ -90,7 +90,7 @@ class FormatOutcome:
 
 def known_cases(draw: FormatDraw) -> list[Any]:
     """The round-trip cases the drawn template renders (a neutral spec: no analysed marker in them)."""
-    from workbench.spec import FormatSpec
+    from workbench.runtime.spec import FormatSpec
     from workbench.validate.cases import build_cases
 
     return [c for c in build_cases(FormatSpec()) if set(c.features) <= draw.renders]
@@ -100,7 +100,7 @@ def run_format(seed: int, *, time_limit: float = 10.0) -> FormatOutcome:
     """Draw, write, analyse, validate and round-trip the format of ``seed``; never raises for a finding."""
     import time
 
-    from workbench.analysis import analyze
+    from workbench.formats import analyze
     from workbench.template.render import TemplateError
     from workbench.template.source import TemplateSource
     from workbench.validate import validate
@@ -168,7 +168,7 @@ def render_output(draw: FormatDraw, template: str, case: Any) -> tuple[str, str]
 def round_trip(draw: FormatDraw, template: str, spec: Any, case: Any) -> str:
     """The first difference between ``case`` and its render parsed back with ``spec`` one-shot, one
     character at a time and in random chunks ("" when every parse gives the known message)."""
-    from workbench.parsing import ParseOptions, StreamParser
+    from workbench.runtime.parsing import ParseOptions, StreamParser
     from workbench.validate.compare import compare_messages
 
     prompt, output = render_output(draw, template, case)

@@ -26,8 +26,11 @@ from textual.screen import Screen
 from textual.widget import AwaitMount
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from workbench.chat import Message
-from workbench.spec import FormatSpec
+from workbench.generation.step import Step
+from workbench.runtime.chat import Message
+from workbench.runtime.parsing import StreamParser
+from workbench.runtime.spec import FormatSpec
+from workbench.session import new_parser
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.actions import ACTIONS
@@ -50,7 +53,7 @@ from workbench.tui.workspace import ModelState, Workspace
 
 if TYPE_CHECKING:
     from workbench.generation.step import Step
-    from workbench.parsing import StreamParser
+    from workbench.runtime.parsing import StreamParser
 
 #: The screens imported on first use: mode -> (module, class).
 LAZY_SCREENS: dict[str, tuple[str, str]] = {
@@ -324,8 +327,15 @@ class WorkbenchApp(Guarded, App[None]):
         if token is None or token == self._switch_token:
             self.switching_mode = False
             held, self._held_keys = self._held_keys, []
-            for key in held:
-                self.post_message(events.Key(key.key, key.character))
+            if held:
+                # Made in the app's own message loop: a Key made here (called from the screen's refresh
+                # callback) would have the screen as its sender, and Textual stops a message from bubbling
+                # past its sender, so the key never reached the bindings and was lost.
+                self.call_later(self._replay_keys, held)
+
+    def _replay_keys(self, held: list[events.Key]) -> None:
+        for key in held:
+            self.post_message(events.Key(key.key, key.character))
 
     async def on_event(self, event: events.Event) -> None:
         """Keys first pass two guards: keys typed during a screen switch wait for the new screen, and typed
@@ -621,7 +631,6 @@ class WorkbenchApp(Guarded, App[None]):
     def on_session_loaded(self, message: msg.SessionLoaded) -> None:
         session = message.session
         steps = list(session.steps)
-        from workbench.session import new_parser
 
         self.install_replay(steps, lambda: new_parser(session), label=f"session {Path(message.path).name}")
         for topic in sorted(session_flow.accept_session(self.workspace, session, message.path)):

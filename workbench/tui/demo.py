@@ -13,12 +13,13 @@ import math
 import random
 from dataclasses import replace
 
-from workbench.analysis import Analysis, analyze
-from workbench.events import Event
+from workbench.analysis import Analysis
+from workbench.formats import analyze
 from workbench.generation.step import Candidate, Step
-from workbench.grammar.reference_specs import QWEN3_LIKE
-from workbench.parsing import StreamParser
+from workbench.runtime.events import Event
+from workbench.runtime.parsing import StreamParser
 from workbench.template.source import DEFAULT_TEMPLATE, TemplateSource, load_template
+from workbench.testing.reference_specs import QWEN3_LIKE
 
 VOCAB = 151_936
 STRIP = 64

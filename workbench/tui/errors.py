@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from workbench.errors import WorkbenchError
+from workbench.runtime.errors import WorkbenchError
 
 Severity = Literal["information", "warning", "error"]
 

@@ -15,13 +15,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from textual.message import Message
 
+from workbench.analysis import Analysis
+from workbench.generation.loaded import LoadedModel
+from workbench.runtime.spec import FormatSpec
+from workbench.session import Session
 from workbench.tui.errors import Severity
 
 if TYPE_CHECKING:  # types only: the app imports this module before its first screen is drawn
     from workbench.analysis import Analysis
     from workbench.generation.loaded import LoadedModel
+    from workbench.runtime.spec import FormatSpec
     from workbench.session import Session
-    from workbench.spec import FormatSpec
     from workbench.tui.steps import Driver
     from workbench.validate import ValidationReport
 

@@ -3,9 +3,9 @@
 The Analysis screen lists these rows and its edit dialog edits one at a time.  A call pattern
 (``tools.pattern``) is a part of its own with parts inside it (its ``encoding``, and one ``ArgVariant`` per
 way of writing an argument), so the rows are a tree: the pattern as a whole, then each of its fields, each
-variant and each variant's fields.  Every row's value has a JSON form (:func:`workbench.spec.to_plain`) that
-the editor shows and :meth:`FormatSpec.with_edit` takes back, so submitting a value unchanged gives the
-same spec.  Pure: no Textual here.
+variant and each variant's fields.  Every row's value has a JSON form
+(:func:`workbench.runtime.spec.to_plain`) that the editor shows and :meth:`FormatSpec.with_edit` takes
+back, so submitting a value unchanged gives the same spec.  Pure: no Textual here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, Literal
 
-from workbench.spec import FormatSpec, to_plain
+from workbench.runtime.spec import FormatSpec, to_plain
 from workbench.tui.palette import visible
 
 # The spec parts shown in the table, with the probe family (id prefix) that decides each.

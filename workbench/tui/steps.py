@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from workbench.chat import Message
-from workbench.errors import WorkbenchError
 from workbench.generation.step import Step
-from workbench.parsing import StreamParser
+from workbench.runtime.chat import Message
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.parsing import StreamParser
 
 if TYPE_CHECKING:  # the engine pulls in the grammar stack; a replay-only TUI never needs it
     from workbench.generation.generate import Generator
@@ -348,13 +348,9 @@ class GeneratorDriver:
         A saved session is replayed with ``workbench.session.parse_options_for(settings)``; without these
         a prompt that opened reasoning would be replayed as if it had not, and the message would differ.
         """
-        gen = self._gen
-        gate = gen.plan.reasoning
-        return {
-            "enable_thinking": bool(gen.reasoning),
-            "thinking_opened": bool(gate is not None and gate.starts_inside),
-            "parallel_tool_calls": bool(gen.plan.parallel),
-        }
+        from workbench.generation.generate import parse_settings
+
+        return parse_settings(self._gen)
 
     def token_id_for(self, text: str) -> int | None:
         """The id of ``text`` when it is exactly one token of the model's vocabulary."""

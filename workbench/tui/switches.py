@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.tui.workspace import Workspace
 
 __all__ = ["Switch", "SwitchValue", "extra_pairs", "switches_of", "validation_kwargs", "with_pair"]

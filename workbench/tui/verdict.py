@@ -16,15 +16,17 @@ from workbench.tui.workspace import Workspace
 if TYPE_CHECKING:
     from workbench.validate import ValidationReport
 
-VerdictState = Literal["none", "running", "validated", "not_validated", "failed"]
+VerdictState = Literal["none", "running", "validated", "limited", "not_validated", "failed"]
 
-#: The glyph that says the state without colour (a person may not see the colour).
+#: The glyph that says the state without colour (a person may not see the colour).  ``limited`` (amber:
+#: validated with the plain tools, but the template raises on harder tool sets) has its own, never ``✓``.
 GLYPHS: dict[VerdictState, str] = {
     "none": "·",
     "running": "…",
     "validated": "✓",
+    "limited": "!",
     "not_validated": "✗",
-    "failed": "!",
+    "failed": "✗",
 }
 
 
@@ -38,7 +40,13 @@ class Verdict:
 
     @property
     def green(self) -> bool:
+        """Plain green: validated with nothing held back."""
         return self.state == "validated"
+
+    @property
+    def exportable(self) -> bool:
+        """Validated for what the template renders (green or amber): ``s`` exports without force."""
+        return self.state in ("validated", "limited")
 
     @property
     def label(self) -> str:
@@ -48,8 +56,10 @@ class Verdict:
 
 def report_verdict(report: ValidationReport) -> Verdict:
     """A report's verdict (pure), from the report's own (:attr:`ValidationReport.verdict`): green only when
-    it says validated; otherwise the short form names what held it back (the count of passing cases when
-    cases failed, "tool calls untested" when a feature the template renders was never tested)."""
+    it says validated with nothing held back; amber (``limited``) when validated with the plain tools while
+    the template raises on harder tool sets; otherwise the short form names what held it back (the count of
+    passing cases when cases failed, "tool calls untested" when a feature the template renders was never
+    tested)."""
     verdict = getattr(report, "verdict", None)
     if verdict is None:  # a report without a verdict of its own (older objects): its validated flag
         applicable = report.applicable
@@ -60,6 +70,8 @@ def report_verdict(report: ValidationReport) -> Verdict:
         return Verdict("not_validated", f"NOT validated {count}", report.summary())
     count = f"{verdict.passed}/{verdict.applicable}"
     text = verdict.headline
+    if verdict.status == "limited":
+        return Verdict("limited", f"validated {count}, plain tools only", text)
     if verdict.validated:
         return Verdict("validated", f"validated {count}", text)
     if verdict.status == "failed":

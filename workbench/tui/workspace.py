@@ -15,8 +15,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from workbench.chat import Message, Tool, load_messages, load_tools
-from workbench.spec import FormatSpec
+from workbench.analysis import Analysis
+from workbench.generation.loaded import LoadedModel
+from workbench.runtime.chat import Message, Tool, load_messages, load_tools
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui.steps import Driver, StepLog
 

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 
 FEATURES: dict[str, str] = {
     "content": "a plain answer",
@@ -25,7 +25,7 @@ FEATURES: dict[str, str] = {
     "scalars": "integer, negative and fractional numbers, booleans and null as arguments",
     "nested": "nested objects and arrays as arguments",
     "call_ids": "call ids, where the format carries them",
-    "null_values": "null as an argument, for a parameter typed string or null",
+    "null_values": "null as an argument, for a parameter typed integer or null",
     "any_of_schemas": "arguments whose schema is an `anyOf` instead of a `type`",
     "untyped_schemas": "an argument whose schema has no `type`",
     "nested_schemas": "an argument whose schema is a nested object with its own properties",
@@ -109,10 +109,12 @@ HARDER_TOOLS: tuple[ToolSet, ...] = (
         "null",
         "a parameter typed null",
         (
+            # integer or null, not string or null: a template that writes null as `None` (Jinja's print)
+            # makes "None" a string as well, and no reader could tell the two apart.
             _tool(
                 "set_optional",
                 "Set an optional value.",
-                {"label": {"type": "string"}, "nothing": {"type": ["string", "null"]}},
+                {"label": {"type": "string"}, "nothing": {"type": ["integer", "null"]}},
             ),
         ),
     ),
@@ -270,7 +272,7 @@ HARDER_CASES: tuple[Case, ...] = (
     Case(
         "null_argument",
         ("null_values",),
-        "null for a parameter typed string or null",
+        "null for a parameter typed integer or null",
         calls=(CallInput("set_optional", {"label": "draft", "nothing": None}, _IDS[0]),),
         tool_set="null",
     ),

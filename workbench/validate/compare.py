@@ -6,36 +6,48 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from workbench.chat import Tool
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.validate.cases import ROUND_TRIP_TOOLS
 from workbench.validate.report import ERROR, FAIL, PASS
 
 
-def compare_messages(expected: dict[str, Any], parsed: dict[str, Any], *, compare_ids: bool) -> list[str]:
+def compare_messages(
+    expected: dict[str, Any],
+    parsed: dict[str, Any],
+    *,
+    compare_ids: bool,
+    exact: bool = False,
+    words: tuple[str, str] = ("expected", "got"),
+) -> list[str]:
     """Differences between an expected and a parsed message (parse-contract dicts), one line each.
 
-    Text is compared without leading/trailing whitespace (templates trim and pad content); arguments are
-    compared as JSON values where ``true`` is not ``1``; ids only when the format carries them.
+    The one message comparison (validation, the exports' proofs, session replay).  Text is compared without
+    leading/trailing whitespace (templates trim and pad content) unless ``exact`` (a replay: the same parser
+    on the same text); arguments are compared as JSON values where ``true`` is not ``1``; ids only when the
+    format carries them.  ``words`` name the two sides in the lines (``("recorded", "replayed")``).
     """
+    want_word, got_word = words
     out: list[str] = []
     for key in ("content", "reasoning_content"):
-        want, got = (expected.get(key) or "").strip(), (parsed.get(key) or "").strip()
+        want, got = expected.get(key) or "", parsed.get(key) or ""
+        if not exact:
+            want, got = want.strip(), got.strip()
         if want != got:
-            out.append(f"{key}: expected {want!r}, got {got!r}")
+            out.append(f"{key}: {want_word} {want!r}, {got_word} {got!r}")
     want_calls, got_calls = expected.get("tool_calls") or [], parsed.get("tool_calls") or []
     if len(want_calls) != len(got_calls):
-        out.append(f"tool_calls: expected {len(want_calls)}, got {len(got_calls)}")
+        out.append(f"tool_calls: {want_word} {len(want_calls)}, {got_word} {len(got_calls)}")
     for i, (w, g) in enumerate(zip(want_calls, got_calls, strict=False)):
         if w.get("name") != g.get("name"):
-            out.append(f"tool_calls[{i}].name: expected {w.get('name')!r}, got {g.get('name')!r}")
+            out.append(f"tool_calls[{i}].name: {want_word} {w.get('name')!r}, {got_word} {g.get('name')!r}")
         if not json_equal(w.get("arguments"), g.get("arguments")):
             out.append(
-                f"tool_calls[{i}].arguments: expected {_short(w.get('arguments'))}, "
-                f"got {_short(g.get('arguments'))}"
+                f"tool_calls[{i}].arguments: {want_word} {_short(w.get('arguments'))}, "
+                f"{got_word} {_short(g.get('arguments'))}"
             )
         if compare_ids and (w.get("id") or "") != (g.get("id") or ""):
-            out.append(f"tool_calls[{i}].id: expected {w.get('id')!r}, got {g.get('id')!r}")
+            out.append(f"tool_calls[{i}].id: {want_word} {w.get('id')!r}, {got_word} {g.get('id')!r}")
     return out
 
 
@@ -68,7 +80,7 @@ def parse_output(
     spec: FormatSpec, text: str, tools: Sequence[Tool], thinking_opened: bool, cuts: Sequence[int] | None
 ) -> dict[str, Any]:
     """Parse ``text`` with the spec's stream parser, fed in one piece (``cuts=None``) or cut at ``cuts``."""
-    from workbench.parsing import StreamParser
+    from workbench.runtime.parsing import StreamParser
 
     parser = StreamParser(spec, list(tools), options=_options(thinking_opened))
     last = 0
@@ -79,7 +91,7 @@ def parse_output(
 
 
 def _options(thinking_opened: bool, start_stage: str | None = None) -> Any:
-    from workbench.parsing import ParseOptions
+    from workbench.runtime.parsing import ParseOptions
 
     return ParseOptions(enable_thinking=True, thinking_opened=thinking_opened, start_stage=start_stage)
 
@@ -89,12 +101,12 @@ def stream_contract(
 ) -> tuple[dict[str, Any], list[str]]:
     """Feed ``pieces`` to the spec's stream parser as a server streams a model's output, and read the
     message after every feed, as the deltas a client receives are computed from it.  Returns the finished
-    message and the streaming invariants broken (``workbench.conformance.invariants``, the runner's own
+    message and the streaming invariants broken (``workbench.streaming.invariants``, the runner's own
     checks): text or arguments already sent and then changed, a call's arguments before its name, a call
     taken back without a diagnostic."""
-    from workbench.conformance.invariants import continuity_violations, nameless_calls
-    from workbench.conformance.observed import observed_from_message
-    from workbench.parsing import StreamParser
+    from workbench.runtime.parsing import StreamParser
+    from workbench.streaming.invariants import continuity_violations, nameless_calls
+    from workbench.streaming.observed import observed_from_message
 
     parser = StreamParser(spec, list(tools), options=options)
     violations: list[str] = []
@@ -126,9 +138,9 @@ def streamed_from_prompt(thinking_opened: bool) -> StreamFn:
 
 def feeding_runs(text: str, key: str) -> list[tuple[str, tuple[str, ...] | None]]:
     """How a case's output is fed: one-shot (``None``), one character at a time and three seeded random
-    chunkings: the conformance runner's runs (``conformance.runner.chunk_runs``), seeded by the case id so a
+    chunkings: the conformance runner's runs (``streaming.chunks.chunk_runs``), seeded by the case id so a
     report is the same every time."""
-    from workbench.conformance.runner import chunk_runs
+    from workbench.streaming.chunks import chunk_runs
 
     return chunk_runs(text, key)
 

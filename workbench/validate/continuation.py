@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from workbench.analysis.diff import common_prefix_len
-from workbench.chat import Tool
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.template.render import TemplateError
 from workbench.validate.cases import PLAIN_TOOLS, ROUND_TRIP_TOOLS, USER_TURN
 from workbench.validate.compare import check_output, stream_contract
@@ -212,7 +212,7 @@ def recheck(
     def stream_joined(
         spec: FormatSpec, pieces: Sequence[str], tools: Sequence[Tool]
     ) -> tuple[dict[str, Any], list[str]]:
-        from workbench.parsing import ParseOptions
+        from workbench.runtime.parsing import ParseOptions
 
         options = ParseOptions(enable_thinking=True, start_stage=case.start_stage or None)
         got, violations = stream_contract(spec, pieces, tools, options)
@@ -239,7 +239,7 @@ def parse_from_stage(
     spec: FormatSpec, text: str, tools: Sequence[Tool], stage: str, cuts: Sequence[int] | None
 ) -> dict[str, Any]:
     """Parse ``text`` with the spec's stream parser started in ``stage``, in one piece or cut at ``cuts``."""
-    from workbench.parsing import ParseOptions, StreamParser
+    from workbench.runtime.parsing import ParseOptions, StreamParser
 
     options = ParseOptions(enable_thinking=True, start_stage=stage or None)
     parser = StreamParser(spec, list(tools), options=options)

@@ -12,8 +12,8 @@ from typing import Any
 
 from workbench.analysis.diff import common_prefix_len, current_evidence, diff_split
 from workbench.analysis.renders import Fallback, RenderLadder
-from workbench.chat import Tool
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.template.render import TemplateError, check_template_kwargs
 from workbench.template.render_cache import uncached_renders
 from workbench.template.source import TemplateSource

@@ -5,12 +5,13 @@ The report's dict form is what exported specs store in ``provenance.validation``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.errors import WorkbenchError
-from workbench.validate.cases import FEATURES
-from workbench.validate.verdict import UntestedFeature, ValidationVerdict, compute_verdict
+from workbench.runtime.errors import WorkbenchError
+from workbench.validate.cases import FEATURES, HARDER_CASES
+from workbench.validate.verdict import UntestedFeature, ValidationVerdict, compute_verdict, raises_on
 
 #: The feature the continuation cases report (``workbench.validate.continuation``).
 CONTINUATION_FEATURE = "continuation"
@@ -28,6 +29,11 @@ SKIP_KINDS = (NOT_RENDERED, RAISED, UNTESTABLE)
 class ReportError(WorkbenchError, ValueError):
     """A validation report's dict form (a spec's ``provenance.validation``) has a field of the wrong type."""
 
+
+# What a harder case's reason starts with when the tool definitions themselves raised (``render_case``);
+# otherwise the template took the definitions and raised on the call's values.
+_RAISED_ON_DEFINITIONS = "the template raises on "
+_HARDER_IDS = frozenset(c.id for c in HARDER_CASES)
 
 _KINDS = {str: "a string", bool: "true or false", dict: "an object", list: "a list"}
 
@@ -176,6 +182,7 @@ class ValidationReport:
             failed=failed,
             untested=self.untested,
             unstable=self.unstable,
+            limits=find_limits(self.cases),
         )
 
     @property
@@ -183,6 +190,11 @@ class ValidationReport:
         """Every supported round-trip case passes (at least one does), and so does every supported
         continuation case; every feature the template renders was tested; the renders were stable."""
         return self.verdict.validated
+
+    @property
+    def green(self) -> bool:
+        """Validated with nothing held back (not ``limited``: the template raises on no harder tool set)."""
+        return self.verdict.green
 
     def features(self) -> dict[str, dict[str, Any]]:
         """Each feature's status: pass, fail (any case failed) or unsupported (no case applied), with why."""
@@ -209,7 +221,10 @@ class ValidationReport:
         applicable = self.applicable
         passed = sum(c.status == PASS for c in applicable)
         features = self.features()
-        unsupported = [n for n, f in features.items() if f["status"] == UNSUPPORTED]
+        said_untested = self._in_untested(features)  # said once, as "tool calls untested (...)"
+        unsupported = [
+            n for n, f in features.items() if f["status"] == UNSUPPORTED and n not in said_untested
+        ]
         failed = [n for n, f in features.items() if f["status"] == FAIL]
         text = f"{passed}/{len(applicable)} applicable cases pass"
         if failed:
@@ -218,9 +233,29 @@ class ValidationReport:
             text += f"; the template renders differently each time ({self.unstable})"
         for untested in self.untested:
             text += f"; {untested.line()}"
+        verdict = self.verdict
+        if verdict.status == "limited":
+            text += f" with the plain tools; {raises_on(verdict.limits)}"
         if unsupported:
             text += f"; unsupported by the template: {', '.join(unsupported)}"
-        return ("validated: " if self.validated else "NOT validated: ") + text
+        return ("validated: " if verdict.validated else "NOT validated: ") + text
+
+    def _in_untested(self, features: dict[str, dict[str, Any]]) -> set[str]:
+        """The features whose every case belongs to an untested one (every call feature when tool calls
+        are untested): the summary names the untested feature instead of listing them as unsupported."""
+        groups = {u.feature for u in self.untested}
+        key = {"tool_calls": "tool_calls", "reasoning": "reasoning_content", "content": "content"}
+        by_id = {c.id: c for c in (*self.cases, *self.continuation)}
+        out: set[str] = set()
+        for name, info in features.items():
+            cases = [by_id[i] for i in info["cases"] if i in by_id]
+            if name == CONTINUATION_FEATURE:
+                if "continuation" in groups:
+                    out.add(name)
+                continue
+            if any(cases and all(c.expected.get(key[g]) for c in cases) for g in groups if g in key):
+                out.add(name)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """Deterministic JSON form (no timings, no prompts), as stored in ``provenance.validation``."""
@@ -261,3 +296,28 @@ class ValidationReport:
             ),
             unstable=_field(data.get("unstable") or "", str, f"{where}.unstable"),
         )
+
+
+def find_limits(cases: Sequence[CaseResult]) -> tuple[str, ...]:
+    """What the template raises on among the harder tool sets, once the plain set's calls ran (pure).
+
+    Tool calls were tested then, so a raise on a harder set is not an untested feature
+    (:mod:`.untested`) but a limit of the template, which makes the verdict amber (``limited``).  One item
+    per harder case skipped because the template raised, in the sets' order: the set's words when its
+    definitions raised ("a parameter without `type`"), else the call it refused ("a call with values for
+    `anyOf` parameters").  Empty when no plain call case ran: tool calls are then untested, not limited.
+    """
+    with_calls = [c for c in cases if c.expected.get("tool_calls")]
+    if not any(c.status != UNSUPPORTED for c in with_calls if c.id not in _HARDER_IDS):
+        return ()
+    by_id = {c.id: c for c in with_calls}
+    out: list[str] = []
+    for case in HARDER_CASES:
+        result = by_id.get(case.id)
+        if result is None or result.status != UNSUPPORTED or result.skip != RAISED:
+            continue
+        if result.reason.startswith(_RAISED_ON_DEFINITIONS):
+            out.append(case.tools.describes)
+        else:
+            out.append(f"a call with {case.description}")
+    return tuple(dict.fromkeys(out))

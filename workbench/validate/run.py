@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.template.budget import budget_for
 from workbench.template.render import TemplateError, fixed_clock
 from workbench.template.render_cache import cached_renders
@@ -58,7 +58,7 @@ def _validate(
     streamed: bool = True,
 ) -> ValidationReport:
     if spec is None:
-        from workbench.analysis import analyze
+        from workbench.formats import analyze
 
         spec = analyze(source, time_limit=time_limit).spec
     results: list[CaseResult] = []

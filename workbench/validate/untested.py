@@ -13,6 +13,10 @@ call when given no tools (its tool-definition macro is what raised).  A case wit
 something about the tools, not about its text, so the evidence for content and reasoning is the cases
 without calls.
 
+The harder tool sets are a different matter once the plain set ran: tool calls were tested, so a raise on
+a harder set is not an untested feature but a limit of the template (:func:`.report.find_limits`), which
+makes the verdict amber (``limited``), not red.
+
 Pure except for the one render ``renders_calls`` may make (the caller passes it).
 """
 
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.validate.cases import HARDER_CASES
 from workbench.validate.report import NOT_RENDERED, RAISED, UNSUPPORTED, UNTESTABLE, CaseResult
 from workbench.validate.verdict import UntestedFeature
@@ -98,3 +102,4 @@ def _reasons(cases: Sequence[CaseResult]) -> str:
     reasons = list(dict.fromkeys(c.reason for c in cases if c.status == UNSUPPORTED and c.skip in _NOT_SEEN))
     text = "; ".join(reasons[:2])
     return text + (f" (and {len(reasons) - 2} more)" if len(reasons) > 2 else "")
+

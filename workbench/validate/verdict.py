@@ -12,6 +12,13 @@ verdict says which of these held it back:
   was skipped because the template raises on the tool definitions ("tool calls untested");
 - ``nothing_tested``: not a single case applied.
 
+One state sits between red and green: ``limited``.  Every feature the template renders was tested and
+passed with the plain typed tool definitions, so the parser configuration is validated (``validated`` is
+True: exports are allowed, ``workbench validate`` exits 0), but the template itself raises on a harder tool
+set servers do send (a parameter without ``type``, an ``anyOf``, ...).  It is amber, never plain green
+(``green`` is False), and its ``limits`` name each refusal ("the template raises on a parameter without
+`type`", :func:`raises_on`) wherever the verdict travels: the CLI, the TUI and every export's provenance.
+
 Pure data: :func:`compute_verdict` reads a report's results; nothing here renders or parses.
 """
 
@@ -21,9 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-VerdictStatus = Literal["validated", "failed", "unstable", "untested", "nothing_tested"]
+VerdictStatus = Literal["validated", "limited", "failed", "unstable", "untested", "nothing_tested"]
 VERDICT_STATUSES: tuple[VerdictStatus, ...] = (
     "validated",
+    "limited",
     "failed",
     "unstable",
     "untested",
@@ -68,15 +76,19 @@ class UntestedFeature:
 
 @dataclass(frozen=True)
 class ValidationVerdict:
-    """What a report concludes; ``validated`` (green) only when ``status == "validated"``.
+    """What a report concludes: ``green`` only when ``status == "validated"``; ``validated`` (the parser
+    configuration holds for what the template renders) also when ``limited``.
 
     Attributes:
         status: see the module doc; when several apply, the first of failed, unstable, untested,
-            nothing_tested.
+            nothing_tested, limited.
         passed / applicable: round-trip cases that passed / that ran (continuation apart).
         failed: the features with a failing case.
         untested: the features the template renders that no case tested, with why.
         unstable: why the template's renders cannot be trusted ("" when it renders the same each time).
+        limits: what the template raises on while the plain tool set passed, one harder tool set each ("a
+            parameter without `type`", "a call with a parameter typed null"): they make an otherwise
+            validated verdict ``limited``; :func:`raises_on` makes them one clause.
     """
 
     status: VerdictStatus
@@ -85,16 +97,26 @@ class ValidationVerdict:
     failed: tuple[str, ...] = ()
     untested: tuple[UntestedFeature, ...] = ()
     unstable: str = ""
+    limits: tuple[str, ...] = ()
 
     @property
     def validated(self) -> bool:
+        """The parser configuration is validated for what the template renders (green or amber)."""
+        return self.status in ("validated", "limited")
+
+    @property
+    def green(self) -> bool:
+        """Validated with nothing held back: no tool set the template refuses."""
         return self.status == "validated"
 
     @property
     def headline(self) -> str:
-        """One short line for a header or a status bar: ``validated: 11/11 cases`` or ``NOT validated: tool
+        """One short line for a header or a status bar: ``validated: 11/11 cases``, ``validated: 11/11 cases
+        with the plain tools; the template raises on a parameter without `type``` or ``NOT validated: tool
         calls untested`` (every reason, most serious first; the long form is ``ValidationReport.summary``)."""
         count = f"{self.passed}/{self.applicable} cases"
+        if self.status == "limited":
+            return f"validated: {count} with the plain tools; {raises_on(self.limits)}"
         if self.validated:
             return f"validated: {count}"
         reasons: list[str] = []
@@ -112,12 +134,14 @@ class ValidationVerdict:
         return {
             "status": self.status,
             "validated": self.validated,
+            "green": self.green,
             "headline": self.headline,
             "passed": self.passed,
             "applicable": self.applicable,
             "failed": list(self.failed),
             "untested": [u.to_dict() for u in self.untested],
             "unstable": self.unstable,
+            "limits": list(self.limits),
         }
 
 
@@ -129,9 +153,11 @@ def compute_verdict(
     failed: Sequence[str],
     untested: Sequence[UntestedFeature],
     unstable: str,
+    limits: Sequence[str] = (),
 ) -> ValidationVerdict:
     """The verdict from a report's counts (pure).  ``all_pass``: every applicable case, continuation
-    included, passed."""
+    included, passed; ``limits``: what the template raises on
+    (:func:`~workbench.validate.untested.find_limits`)."""
     status: VerdictStatus
     if failed or not all_pass:
         status = "failed"
@@ -141,6 +167,8 @@ def compute_verdict(
         status = "untested"
     elif applicable == 0:
         status = "nothing_tested"
+    elif limits:
+        status = "limited"
     else:
         status = "validated"
     return ValidationVerdict(
@@ -150,4 +178,14 @@ def compute_verdict(
         failed=tuple(failed),
         untested=tuple(untested),
         unstable=unstable,
+        limits=tuple(limits),
     )
+
+
+
+def raises_on(limits: Sequence[str]) -> str:
+    """The limits as one clause: ``the template raises on a parameter without `type` and an `anyOf```."""
+    if not limits:
+        return ""
+    listed = limits[0] if len(limits) == 1 else ", ".join(limits[:-1]) + " and " + limits[-1]
+    return f"the template raises on {listed}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.formats.harmony.markers import (
+from workbench.runtime.formats.harmony.markers import (
     ANALYSIS,
     CALL,
     CHANNEL,
@@ -17,7 +17,7 @@ from workbench.formats.harmony.markers import (
     RETURN,
     rx,
 )
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 
 
 def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:

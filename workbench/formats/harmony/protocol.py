@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from workbench.formats.harmony.markers import CHANNEL, ENDLITERAL, LITERAL, MESSAGE, START
+from workbench.runtime.formats.harmony.markers import CHANNEL, ENDLITERAL, LITERAL, MESSAGE, START
 
 if TYPE_CHECKING:
-    from workbench.spec import TurnLayout
+    from workbench.runtime.spec import TurnLayout
 
 #: The header attribute in front of a call id (OpenChatML 2.2 §6).
 CALL_ID = "call_id="

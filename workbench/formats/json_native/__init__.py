@@ -1,22 +1,13 @@
-"""JSON_NATIVE: each call is a JSON object (``{"name": ..., "arguments": {...}}``), behind markers or bare.
-
-Hermes/Qwen 2.5 (``<tool_call>{...}</tool_call>``), Llama 3.x (a bare object), Mistral
-(``[TOOL_CALLS][...]``), and every other template whose call is one JSON object: the generic analysis
-describes them, so there is no dedicated detector.
-"""
+"""JSON_NATIVE's analysis and export side: the generic analysis describes these calls, so only the
+response-template hook is here."""
 
 from __future__ import annotations
 
-from workbench.formats.base import FormatFamily
+from workbench.formats.base import FormatHooks
 from workbench.formats.json_native.export import response_fields
-from workbench.formats.json_native.grammar import JsonNativeGrammar
-from workbench.formats.json_native.parser import JsonNativeParser
-from workbench.formats.json_native.samples import write_calls
+from workbench.runtime.formats.json_native import FAMILY
 
-FAMILY = FormatFamily(
-    name="json_native",
-    grammar=JsonNativeGrammar,
-    write_calls=write_calls,
-    parser=JsonNativeParser,
+HOOKS = FormatHooks(
+    family=FAMILY,
     response_fields=response_fields,
 )

@@ -6,9 +6,8 @@ import json
 import re
 from typing import Any
 
-from workbench.export.common import Unsupported
-from workbench.export.response_template import call_closer, call_transform, lit, optional, seq
-from workbench.spec import FormatSpec
+from workbench.formats.response_parts import ResponseGap, call_closer, call_transform, lit, optional, seq
+from workbench.runtime.spec import FormatSpec
 
 
 def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
@@ -19,7 +18,7 @@ def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
         opener = lit(t.section_start or t.call_start or t.code_block_marker)
         closer = lit(t.section_end or t.call_end)
         if not opener:
-            raise Unsupported("a bare JSON array with no marker before it cannot start a region")
+            raise ResponseGap("a bare JSON array with no marker before it cannot start a region")
         fields: dict[str, Any] = {
             "open_pattern": opener,
             "content": "json",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workbench.errors import ExpressionGap
-from workbench.spec import FormatSpec, pattern_literal
+from workbench.formats.response_parts import ResponseGap
+from workbench.runtime.spec import FormatSpec, pattern_literal
 
 
 def _rx(text: str) -> str:
@@ -30,7 +30,7 @@ def _call_header(spec: FormatSpec) -> tuple[str, str]:
             seen = True
             continue
         if part.startswith("$") and not part.startswith("$$"):
-            raise ExpressionGap(
+            raise ResponseGap(
                 "a call header with an id or a counter has no response-template spelling here"
             )
         if seen:
@@ -46,11 +46,11 @@ def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     """Regions for reasoning, the answer and the calls of a headed layout (see the module docstring)."""
     lay = spec.layout
     if not lay.headed:
-        from workbench.formats import family
+        from workbench.formats import hooks  # the registry imports this module
 
-        inner = family(spec.tools.format)
+        inner = hooks(spec.tools.format)
         if lay.lead or inner is None or inner.response_fields is None:
-            raise ExpressionGap(
+            raise ResponseGap(
                 "a lead the model writes before its answer (history's 'Assistant:') has no "
                 "response-template spelling"
                 if lay.lead
@@ -58,7 +58,7 @@ def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
             )
         return inner.response_fields(spec)
     if not lay.closer or spec.tools.pattern.args != "json":
-        raise ExpressionGap(
+        raise ResponseGap(
             "headed messages without a common header closer, or with non-JSON call bodies, have no "
             "response-template spelling"
         )
@@ -79,7 +79,7 @@ def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     before, _after = _call_header(spec)
     tokens = before.split()
     if not tokens:
-        raise ExpressionGap(
+        raise ResponseGap(
             "a call header without an attribute before the name has no response-template spelling"
         )
     piece = tokens[-1]

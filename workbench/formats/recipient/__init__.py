@@ -1,17 +1,14 @@
-"""RECIPIENT: every message is addressed (functionary v3.2: ``>>>all\\ntext``, ``>>>get_weather\\n{...}``)."""
+"""RECIPIENT's analysis and export side: a response template cannot close an addressed call (``>>>name``).
+
+There is no dedicated detector: the analysis learns addressed messages as a headed layout (docs/layout.md)."""
 
 from __future__ import annotations
 
-from workbench.formats.base import FormatFamily
-from workbench.formats.recipient.grammar import RecipientGrammar
-from workbench.formats.recipient.parser import RecipientParser
-from workbench.formats.recipient.samples import write_calls
+from workbench.formats.base import FormatHooks
+from workbench.runtime.formats.recipient import FAMILY
 
-FAMILY = FormatFamily(
-    name="recipient",
-    grammar=RecipientGrammar,
-    write_calls=write_calls,
-    parser=RecipientParser,
+HOOKS = FormatHooks(
+    family=FAMILY,
     response_template_gap=(
         "recipient-style calls (>>>name) have no closing marker a response_template can use"
     ),

@@ -1,18 +1,13 @@
-"""TAG_WITH_JSON: the name sits in markers, the arguments are one JSON object (``<function=NAME>{...}``,
-DeepSeek's ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{...}```, Kimi-K2)."""
+"""TAG_WITH_JSON's analysis and export side: the response-template hook (the generic analysis describes
+the calls)."""
 
 from __future__ import annotations
 
-from workbench.formats.base import FormatFamily
+from workbench.formats.base import FormatHooks
 from workbench.formats.tag_with_json.export import response_fields
-from workbench.formats.tag_with_json.grammar import TagWithJsonGrammar
-from workbench.formats.tag_with_json.parser import TagWithJsonParser
-from workbench.formats.tag_with_json.samples import write_calls
+from workbench.runtime.formats.tag_with_json import FAMILY
 
-FAMILY = FormatFamily(
-    name="tag_with_json",
-    grammar=TagWithJsonGrammar,
-    write_calls=write_calls,
-    parser=TagWithJsonParser,
+HOOKS = FormatHooks(
+    family=FAMILY,
     response_fields=response_fields,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.formats.tag_calls_export import tag_call_fields
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 
 
 def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:

@@ -1,18 +1,13 @@
-"""TAG_WITH_TAGGED: the name and every argument sit in markers (Qwen3-Coder, GLM 4.6, MiniMax M2,
-Seed-OSS); values follow the one value encoding of :mod:`workbench.formats.values`."""
+"""TAG_WITH_TAGGED's analysis and export side: the response-template hook (the generic analysis and its
+arguments phase describe the calls)."""
 
 from __future__ import annotations
 
-from workbench.formats.base import FormatFamily
+from workbench.formats.base import FormatHooks
 from workbench.formats.tag_with_tagged.export import response_fields
-from workbench.formats.tag_with_tagged.grammar import TagWithTaggedGrammar
-from workbench.formats.tag_with_tagged.parser import TagWithTaggedParser
-from workbench.formats.tag_with_tagged.samples import write_calls
+from workbench.runtime.formats.tag_with_tagged import FAMILY
 
-FAMILY = FormatFamily(
-    name="tag_with_tagged",
-    grammar=TagWithTaggedGrammar,
-    write_calls=write_calls,
-    parser=TagWithTaggedParser,
+HOOKS = FormatHooks(
+    family=FAMILY,
     response_fields=response_fields,
 )

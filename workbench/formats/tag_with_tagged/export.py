@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.export.common import Unsupported
-from workbench.export.response_template import lit, seq
+from workbench.formats.response_parts import ResponseGap, lit, seq
 from workbench.formats.tag_calls_export import tag_call_fields
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 
 
 def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
@@ -15,7 +14,7 @@ def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
     t = spec.tools
     fields = tag_call_fields(spec)
     if not lit(t.arg_name_prefix) or not (lit(t.arg_value_suffix) or lit(t.arg_separator)):
-        raise Unsupported("tagged arguments need a name marker and a value end marker")
+        raise ResponseGap("tagged arguments need a name marker and a value end marker")
     # Whitespace is flexible around markers, but a value keeps its own (one newline of padding aside).
     key = seq(lit(t.arg_name_prefix), r"(?P<key>[^\s<>=\"]+?)", lit(t.arg_name_suffix))
     opener = seq(key, lit(t.arg_value_prefix))

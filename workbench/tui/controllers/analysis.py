@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.errors import Refused
@@ -31,7 +31,7 @@ def prepare_analysis(ws: Workspace) -> TemplateSource:
 
 def compute_analysis(source: TemplateSource, *, replace_spec: bool = True) -> msg.AnalysisDone:
     """Analyze ``source`` (worker thread); a ``TemplateError`` propagates to the app's failure handler."""
-    from workbench.analysis import analyze  # heavy: imported in the worker, never on the UI thread
+    from workbench.formats import analyze  # heavy: imported in the worker, never on the UI thread
 
     return msg.AnalysisDone(analyze(source), template_sha=source.sha256, replace_spec=replace_spec)
 

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from textual.message import Message as TextualMessage
 
-from workbench.chat import Message, Tool
-from workbench.errors import WorkbenchError
 from workbench.generation.loaded import LoadedModel
 from workbench.generation.step import Step
-from workbench.spec import FormatSpec
+from workbench.runtime.chat import Message, Tool
+from workbench.runtime.errors import WorkbenchError
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.errors import Severity, one_line

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.chat import Tool
-from workbench.export import ExportError, check_destination, export, write_export
-from workbench.spec import FormatSpec
+from workbench.export import check_destination, export, write_export
+from workbench.proofs import ExportError
+from workbench.runtime.chat import Tool
+from workbench.runtime.spec import FormatSpec
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg
 from workbench.tui.errors import Refused, Severity, one_line

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.chat import ChatDataError, Message
+from workbench.runtime.chat import ChatDataError, Message
 from workbench.tui import messages as msg
 from workbench.tui.controllers.engine import GenerationRequest
 from workbench.tui.errors import Refused

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workbench.chat import Message
+from workbench.runtime.chat import Message
 from workbench.session import ModelRecord, Session, load_session, save_session, session_from_generation
 from workbench.template.source import TemplateSource
 from workbench.tui import messages as msg

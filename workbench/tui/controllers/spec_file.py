@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.spec_io import load_spec
 from workbench.tui import messages as msg
 from workbench.tui.workspace import Workspace

@@ -22,8 +22,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
 from workbench.analysis import Analysis, ProbeResult
+from workbench.runtime.spec import FormatSpec
 from workbench.selfcheck import verdicts_from_report, warning_line
-from workbench.spec import FormatSpec
 from workbench.tui.messages import RequestSpecEdit
 from workbench.tui.palette import ERROR_STYLE, visible
 from workbench.tui.screens.base import WorkbenchScreen
@@ -146,7 +146,7 @@ class AnalysisScreen(WorkbenchScreen):
         line = Text.assemble(
             (f" {verdict.label.split(' ', 1)[0]} ", VERDICT_STYLES.get(verdict.state, "bold")),
             " ",
-            (verdict.text, "bold" if verdict.state in ("validated", "not_validated") else "dim"),
+            (verdict.text, "bold" if verdict.state in ("validated", "limited", "not_validated") else "dim"),
         )
         self.query_one("#verdict-line", Static).update(line)
 

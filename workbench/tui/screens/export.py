@@ -64,6 +64,8 @@ def export_status(has_spec: bool, verdict: Verdict, *, edited: bool) -> str:
     spec = "edited spec" if edited else "spec"
     if verdict.green:  # short: the top line's verdict beside it already says "validated"
         return "ready to export (s)"
+    if verdict.exportable:  # amber: validated with the plain tools; the export's provenance names the limit
+        return "ready to export (s), limits recorded"
     if verdict.state == "running":
         return f"{spec} validating…"
     return f"{spec} not validated: s refuses, S exports anyway"

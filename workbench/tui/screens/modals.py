@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
 from workbench.generation.step import Step
-from workbench.spec import FormatSpec
+from workbench.runtime.spec import FormatSpec
 from workbench.tui.guard import Guarded
 from workbench.tui.spec_fields import apply_edit, editor_kind, editor_text
 

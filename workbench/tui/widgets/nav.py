@@ -1,7 +1,8 @@
 """The top line of every screen: the screen switcher, the screen's status, and the validation verdict.
 
-The verdict is drawn last at the right edge and is never cut: the status gives way first, then the
-screen names shrink to their keys (the current screen keeps its name).  At 80 columns a person still reads
+The verdict is drawn last at the right edge and is never cut.  Below 110 columns the screen names shrink to
+their keys (the current screen keeps its name); wider, they shrink too when the status would not fit whole
+beside them.  Then the status gives way.  At 80 columns a person still reads
 "✗ NOT validated 0/10" on every screen.
 """
 
@@ -24,9 +25,10 @@ SCREENS: tuple[tuple[str, str, str], ...] = (
 
 VERDICT_STYLES: dict[str, str] = {
     "validated": "bold black on #9ece6a",
+    "limited": "bold black on #e0af68",
     "not_validated": "bold white on #b03030",
     "failed": "bold white on #b03030",
-    "running": "bold black on #e0af68",
+    "running": "bold black on #7aa2f7",
     "none": "bold on #3b3f4a",
 }
 #: Below this width the screen names shrink to their keys (the current one keeps its name).
@@ -51,19 +53,14 @@ class NavBar(Widget):
 
     def render(self) -> Text:
         width = max(1, self.size.width)
-        wide = width >= WIDE
-        out = Text(" workbench ", style="bold reverse") if wide else Text()
-        self._spans = []
-        for key, mode, title in SCREENS:
-            out.append(" ")
-            start = out.cell_len
-            current = mode == self.current
-            shown = f" {key} {title} " if wide or current else f" {key} "
-            out.append_text(Text(shown, style="bold black on #e0af68" if current else ""))
-            self._spans.append((start, out.cell_len, mode))
         verdict = Text()
         if self.verdict is not None:
             verdict = Text(f" {self.verdict.label} ", style=VERDICT_STYLES.get(self.verdict.state, "bold"))
+        wide = width >= WIDE
+        names = self._names(wide=wide)
+        if wide and self.status and names.cell_len + len(self.status) + verdict.cell_len + 3 > width:
+            names = self._names(wide=False)  # the other screens' names give way before the status is cut
+        out = names
         room = width - out.cell_len - verdict.cell_len - 1
         if self.status and room > 4:
             status = Text(self.status, style="italic")
@@ -77,6 +74,20 @@ class NavBar(Widget):
         if out.cell_len > width:  # narrower than the names and the verdict: the verdict still comes first
             out = Text.assemble(verdict, " ")
             out.truncate(width, overflow="ellipsis")
+        return out
+
+    def _names(self, *, wide: bool) -> Text:
+        """The screen switcher: every name when ``wide``, else the keys (the current screen keeps its name);
+        records where each is for clicks."""
+        out = Text(" workbench ", style="bold reverse") if wide else Text()
+        self._spans = []
+        for key, mode, title in SCREENS:
+            out.append(" ")
+            start = out.cell_len
+            current = mode == self.current
+            shown = f" {key} {title} " if wide or current else f" {key} "
+            out.append_text(Text(shown, style="bold black on #e0af68" if current else ""))
+            self._spans.append((start, out.cell_len, mode))
         return out
 
     def on_click(self, event: Click) -> None:

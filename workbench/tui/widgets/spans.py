@@ -12,7 +12,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from workbench.events import Event
+from workbench.runtime.events import Event
 from workbench.tui.palette import MARKER_STYLE, SPAN_LABELS, SPAN_STYLES, SPECIAL_STYLE, legend
 
 

@@ -1,0 +1,72 @@
+"""What the two grammar targets' proofs share: the tokenizer they are written for, the token-by-token feed and
+the per-case proof.
+
+The structural-tag target (xgrammar) and the Lark target (llguidance) prove a grammar the same way: every
+applicable round-trip output, tokenized as the model would write it, is fed to a fresh matcher one token at
+a time, and the grammar must be able to end there (directly, or after one of the spec's end markers, which
+the model writes as its stop token).  Only the matcher differs, so it comes in as a :class:`Feed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.proofs import CaseProof, open_tokenizer
+from workbench.validate import FAIL, PASS, UNSUPPORTED, ValidationReport
+
+
+@dataclass(frozen=True)
+class Feed:
+    """One fresh matcher: ``accept(token) -> bool``, ``complete() -> bool`` (it may end here), and
+    ``ends_with(marker) -> bool`` (on a copy: it may end after ``marker``)."""
+
+    accept: Callable[[int], bool]
+    complete: Callable[[], bool]
+    ends_with: Callable[[str], bool]
+
+
+def check_tokens(
+    feed: Feed, ids: Sequence[int], decode: Callable[[list[int]], str], end_markers: Sequence[str]
+) -> str:
+    """Feed ``ids``; "" when every token is accepted and the grammar can end there (or after one of
+    ``end_markers``), else why not, naming the rejected token and what came before it."""
+    for i, token in enumerate(ids):
+        if not feed.accept(token):
+            before = decode(list(ids[:i]))
+            return f"token {i} {decode([token])!r} rejected after {before[-60:]!r}"
+    if feed.complete():
+        return ""
+    if any(marker and feed.ends_with(marker) for marker in end_markers):
+        return ""
+    return f"all {len(ids)} tokens accepted, but the grammar cannot end there"
+
+
+def prove_cases(report: ValidationReport, check: Callable[[str], str]) -> tuple[CaseProof, ...]:
+    """Every round-trip case's output through ``check`` (its reason, "" when accepted); a case validation
+    could not apply is unsupported, with its reason."""
+    out: list[CaseProof] = []
+    for case in report.cases:
+        if case.status == UNSUPPORTED:
+            out.append(CaseProof(case.id, UNSUPPORTED, case.reason))
+            continue
+        why = check(case.output)
+        out.append(CaseProof(case.id, FAIL if why else PASS, why))
+    return tuple(out)
+
+
+def load_hf_tokenizer(path: str | Path | None) -> tuple[Any, str]:
+    """The Hugging Face tokenizer at ``path`` (folder or ``tokenizer.json``) and its name, or, without a
+    path, the project's own byte-level BPE (:func:`workbench.generation.tiny.build_fallback_tokenizer`;
+    no download).
+
+    Raises:
+        ExportError: the tokenizer cannot be read (one line).
+    """
+    if path is not None:
+        return open_tokenizer(path)
+    from workbench.generation.tiny import build_fallback_tokenizer
+
+    return build_fallback_tokenizer(), "built-byte-level-bpe"

@@ -1,0 +1,434 @@
+"""``call_pattern``: read calls described as literal text and typed slots (``ToolsSpec.pattern``).
+
+The call between ``call_start`` and ``call_end`` is a list of parts: literals and the slots ``$name``,
+``$id``, ``$index`` and ``$args``.  Everything up to the arguments is the call's *header*, read by a pure
+lookahead before anything is emitted (so text that merely starts like a call stays content); the
+arguments are then read as the pattern says:
+
+- ``json``: streamed through as the model writes them, as ``tag_with_json`` does;
+- ``object``: a value in the pattern's own encoding (bare keys, a string delimiter token...), held until
+  its extent is known and converted to JSON then (:mod:`~workbench.runtime.formats.call_pattern.encoding`);
+- ``tagged``: one element per argument; the element's literals say which way the value is written (a
+  per-type attribute such as ``text="no"`` picks the JSON reading), so no schema is needed to type it.
+  A value written as a Python literal (``city='Paris', on=True``) is held until the literal ends
+  (:class:`~workbench.runtime.values.PythonExtent`) and read with ``ast.literal_eval``.
+
+A slot's text runs up to the literal that follows it.  Literals match exactly, except that whitespace in
+front of a literal is free (models vary it).  The section and call-separator handling is the tag formats'
+(:class:`~workbench.runtime.parsing.tool_tag.TagParser`), so a call pattern nests in the same turn machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+from workbench.runtime.formats.call_pattern.encoding import EncodingError, ExtentScanner, read
+from workbench.runtime.parsing.builder import CallLog
+from workbench.runtime.parsing.core import MORE, Gen
+from workbench.runtime.parsing.lookahead import Fail, Look
+from workbench.runtime.parsing.markers import core_of, marker_set
+from workbench.runtime.parsing.tool_tag import TagParser
+from workbench.runtime.spec import ArgVariant, ValueEncoding, pattern_literal
+from workbench.runtime.values import (
+    NotJsonError,
+    PythonExtent,
+    convert_tagged,
+    dumps,
+    json_type,
+    python_literal,
+)
+
+_DIGITS = re.compile(r"\d+")
+#: Characters a function name or an argument key never holds: a slot read up to the wrong literal (one
+#: that only comes later) would swallow markup, and this refuses it.
+_NOT_IN_NAMES = frozenset('"<>{}\n')
+
+
+def _core(part: str) -> str:
+    return core_of(pattern_literal(part))
+
+
+def _is_slot(part: str) -> bool:
+    return part.startswith("$") and not part.startswith("$$")
+
+
+def _next_literal(parts: tuple[str, ...] | list[str], k: int, after: str = "") -> str:
+    """The core of the first literal after position ``k`` (``after`` when none follows)."""
+    for part in parts[k + 1 :]:
+        if not _is_slot(part) and _core(part):
+            return _core(part)
+    return after
+
+
+class CallPatternParser(TagParser):
+    name = "call_pattern"
+
+    def __init__(self, machine: object) -> None:
+        super().__init__(machine)
+        p = self.t.pattern
+        self.p = p
+        parts = list(p.call)
+        k = parts.index("$args") if "$args" in parts else len(parts)
+        self.head = tuple(parts[:k])
+        self.tail = tuple(parts[k + 1 :]) if k < len(parts) else ()
+        self.has_args = k < len(parts)
+        after_call = self.call_end or self.sep or self.sec_end
+        self.args_end = _next_literal(self.tail, -1, after_call)
+        self.closers = [c for c in (self.call_end,) if c and c != self.sec_end]
+
+    @property
+    def has_closing_markers(self) -> bool:
+        return bool(self.call_end or self.sec_end or any(not _is_slot(x) for x in self.tail))
+
+    def trigger_cores(self) -> list[str]:
+        for core in (self.sec_start, self.call_start):
+            if core:
+                return [core]
+        first = next((_core(x) for x in self.head if not _is_slot(x) and _core(x)), "")
+        return [first] if first else []
+
+    # --------------------------------------------------------------------------- header
+    def _call_header(self, look: Look) -> tuple[str, str]:
+        if self.call_start:
+            look.ws()
+            look.lit(self.call_start)
+        name, call_id = "", ""
+        for k, part in enumerate(self.head):
+            if not _is_slot(part):
+                _lit(look, part)
+                continue
+            stop = _next_literal(self.head, k, self._after_head())
+            nxt = self.head[k + 1] if k + 1 < len(self.head) else ""
+            if self.p.args == "tagged" and nxt and not _is_slot(nxt) and not _core(nxt):
+                # Only whitespace between the slot and the arguments (``NAME\ncity: "Paris"``): the
+                # arguments open with a key, not a literal, so the slot ends where a name's characters do.
+                stop = ""
+            # A literal that opens with whitespace (``NAME #0``) is matched from its core, so the slot
+            # read up to that core holds the whitespace too: names and ids never end in it.
+            spaced = k + 1 < len(self.head) and pattern_literal(self.head[k + 1])[:1].isspace()
+            if part in ("$name", "$id"):
+                look.ws()  # names and ids never start with whitespace; a marker before them may end in it
+            if part == "$name":
+                name = _slot_text(look, stop, "tool_name")
+                name = name.rstrip() if spaced else name
+                if not name.strip() or len(name) > 256 or any(c in name for c in _NOT_IN_NAMES):
+                    raise Fail
+            elif part == "$id":
+                call_id = _slot_text(look, stop, "tool_id")
+                call_id = call_id.rstrip() if spaced else call_id
+                if not call_id.strip() or "\n" in call_id:
+                    raise Fail
+            elif part == "$index":
+                _index(look)
+        if not name:
+            raise Fail
+        return name, call_id
+
+    def _after_head(self) -> str:
+        if self.has_args and self.p.args in ("json", "object"):
+            return "{"
+        return self.args_end
+
+    # --------------------------------------------------------------------------- body
+    def body(self, call: CallLog | None) -> Gen[bool]:
+        m = self.m
+        index = call.index if call is not None else None
+        if self.has_args:
+            if self.p.args == "json":
+                status, scanner, raw = yield from m.stream_json(call, self.terminators(self.args_end))
+                m.close_json_call(call, status, scanner, raw)
+                if status == MORE:
+                    return False
+            elif self.p.args == "object":
+                complete = yield from self._encoded_args(call)
+                if not complete:
+                    return False
+            else:
+                complete = yield from self._tagged_args(call)
+                if not complete:
+                    return False
+        for k, part in enumerate(self.tail):
+            if not _is_slot(part):
+                yield from m.opt_marker(_core(part), index)
+                continue
+            stop = _next_literal(self.tail, k, self.call_end or self.sep or self.sec_end)
+            found = yield from m.lookahead(functools.partial(_tail_slot, part=part, stop=stop))
+            if found is not None:
+                texts = m.emit_spans(found[0].spans, index)
+                if call is not None and part == "$id":
+                    call.id = texts.get("tool_id", "").strip()
+        yield from self.close_call(call)
+        return True
+
+    def _encoded_args(self, call: CallLog | None) -> Gen[bool]:
+        m = self.m
+        text = yield from self._encoded_value(call)
+        if text is None:
+            if call is not None:
+                m.out.diagnose(
+                    "E-STREAM-TRUNCATED",
+                    f"the output ended inside the arguments of tool call {call.index}",
+                    m.offset(),
+                )
+            return False
+        if call is None:
+            return True
+        if not text.strip():
+            call.add_args("{}")
+            call.closed = True
+            return True
+        try:
+            value = read(text, self.p.encoding)
+        except EncodingError as exc:
+            m.drop_call(call, f"arguments are not in the template's encoding ({exc})")
+            return True
+        if not isinstance(value, dict):
+            m.drop_call(call, "arguments are not an object")
+            return True
+        call.add_args(dumps(value))
+        call.closed = True
+        m.check_schema(call)
+        return True
+
+    def _encoded_value(self, call: CallLog | None) -> Gen[str | None]:
+        """Emit one value in the pattern's encoding, up to where it ends (each character scanned once);
+        its text, or None when the output ended inside it."""
+        yield from self.m.ws(index=call.index if call is not None else None)
+        return (yield from self._scanned(call, ExtentScanner(self.p.encoding)))
+
+    def _python_value(self, call: CallLog | None) -> Gen[str | None]:
+        """Emit one Python literal, up to where it ends (quotes and brackets followed, each character
+        scanned once); its text, or None when the output ended inside it."""
+        return (yield from self._scanned(call, PythonExtent()))
+
+    def _scanned(self, call: CallLog | None, scanner: ExtentScanner | PythonExtent) -> Gen[str | None]:
+        """Emit what ``scanner`` says the value spans, as it arrives; its text, or None when the output
+        ended inside it."""
+        m = self.m
+        index = call.index if call is not None else None
+        kind = "tool_args" if call is not None else "marker"
+        pieces: list[str] = []
+        while True:
+            j, done = scanner.advance(m.buf, m.pos, m.final)
+            pieces.append(m.emit(kind, j - m.pos, index))
+            if done:
+                return "".join(pieces)
+            if m.final:
+                return None
+            yield from m.wait()
+
+    def _tagged_args(self, call: CallLog | None) -> Gen[bool]:
+        m = self.m
+        index = call.index if call is not None else None
+        count = 0
+        sep = core_of(self.t.arg_separator)
+        while True:
+            found = yield from m.lookahead(functools.partial(self._arg_header, count=count, sep=sep))
+            if found is None:
+                break
+            look, (key, variant, rest) = found
+            m.emit_spans(look.spans, index)
+            if call is not None:
+                call.add_args(("{" if count == 0 else ", ") + dumps(key) + ": ")
+            twins = tuple(v for v in self.p.arguments if v is not variant and v.parts == variant.parts)
+            if twins:
+                complete = yield from self._value_by_text(call, key, (variant, *twins), rest)
+            else:
+                complete = yield from self._value(call, key, variant, rest)
+            count += 1
+            if not complete:
+                m.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside argument {key!r}", m.offset())
+                return False
+        if call is not None:
+            call.add_args("}" if count else "{}")
+            call.closed = True
+            m.check_schema(call)
+        return True
+
+    def _arg_header(self, look: Look, count: int, sep: str) -> tuple[str, ArgVariant, tuple[str, ...]]:
+        if count and sep:
+            look.ws()
+            look.lit(sep)
+        start_i, start_spans = look.i, [list(s) for s in look.spans]
+        for variant in self.p.arguments:
+            look.i, look.spans = start_i, [list(s) for s in start_spans]
+            try:
+                key, rest = _arg_head(look, variant)
+            except Fail:
+                continue
+            return key, variant, rest
+        raise Fail
+
+    def _value(self, call: CallLog | None, key: str, variant: ArgVariant, rest: tuple[str, ...]) -> Gen[bool]:
+        """Read one argument value up to the literal after it, then the rest of the element."""
+        m = self.m
+        index = call.index if call is not None else None
+        end = _next_literal(rest, -1, self.args_end)
+        schema = m.param_schema(call.name if call is not None else None, key)
+        if variant.value == "json":
+            status, _, raw = yield from m.stream_json(call, self.terminators(end))
+            if status == MORE:
+                return False
+            if call is not None and not raw.strip():
+                call.add_args("null")
+        elif variant.value == "python":
+            text = yield from self._python_value(call)
+            if text is None:
+                return False
+            if call is not None:
+                try:
+                    call.add_args(dumps(python_literal(text)))
+                except NotJsonError:  # not a literal after all: keep the model's text, as a string
+                    call.add_args(json.dumps(text.strip(), ensure_ascii=False))
+        elif variant.value == "encoded":
+            text = yield from self._encoded_value(call)
+            if text is None:
+                return False
+            if call is not None:
+                try:
+                    call.add_args(dumps(read(text, self.p.encoding)))
+                except EncodingError:
+                    call.add_args(json.dumps(text, ensure_ascii=False))
+        else:
+            written = yield from self._text_until(call, end)
+            if written is None:
+                return False
+            if call is not None:
+                if set(variant.types) <= {"string"}:
+                    call.add_args(json.dumps(written, ensure_ascii=False))
+                else:
+                    call.add_args(dumps(convert_tagged(written, schema, False, False)))
+        yield from self._rest(rest, index)
+        return True
+
+    def _value_by_text(
+        self, call: CallLog | None, key: str, variants: tuple[ArgVariant, ...], rest: tuple[str, ...]
+    ) -> Gen[bool]:
+        """Read a value whose element several variants write with the same literals (a template that writes
+        numbers as JSON and null as Python's ``None`` in the same tag): the whole text up to the literal
+        after it, then the first variant that reads it as one of its types says what it is.  Reading it as
+        JSON first would take ``None`` for no value at all and leave the rest of the call as content."""
+        end = _next_literal(rest, -1, self.args_end)
+        text = yield from self._text_until(call, end)
+        if text is None:
+            return False
+        if call is not None:
+            schema = self.m.param_schema(call.name, key)
+            call.add_args(dumps(_read_value(text, variants, schema, self.p.encoding)))
+        yield from self._rest(rest, call.index if call is not None else None)
+        return True
+
+    def _text_until(self, call: CallLog | None, end: str) -> Gen[str | None]:
+        """A value's text up to ``end`` (emitted as it arrives); None when the output ended first."""
+        m = self.m
+        index = call.index if call is not None else None
+        kind = "tool_args" if call is not None else "marker"
+        ends = marker_set([end]) if end else marker_set([])
+        pieces: list[str] = []
+        while True:
+            found, stop = m.scan(ends)
+            pieces.append(m.emit(kind, stop - m.pos, index))
+            if found is not None:
+                return "".join(pieces)
+            if m.final:
+                return None
+            yield from m.wait()
+
+    def _rest(self, rest: tuple[str, ...], index: int | None) -> Gen[None]:
+        """The element's literals after its value."""
+        for part in rest:
+            if not _is_slot(part):
+                yield from self.m.opt_marker(_core(part), index)
+
+
+def _read_value(
+    text: str, variants: tuple[ArgVariant, ...], schema: object, encoding: ValueEncoding
+) -> object:
+    """``text`` read by the first of ``variants`` that gives a value of one of its types; the text itself
+    (a string) when none does."""
+    for variant in variants:
+        ok, value = _read_as(text, variant, encoding)
+        if ok:
+            return value
+    return convert_tagged(text, schema, False, False)
+
+
+def _read_as(text: str, variant: ArgVariant, encoding: ValueEncoding) -> tuple[bool, object]:
+    """(True, value) when ``variant`` reads ``text`` as a value of one of its types."""
+    types = set(variant.types)
+    if variant.value == "json":
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False, None
+    elif variant.value == "encoded":
+        try:
+            value = read(text, encoding)
+        except EncodingError:
+            return False, None
+    elif types <= {"string"}:
+        return True, text
+    elif types <= {"null"}:  # the way the template wrote null (Jinja prints Python's ``None``)
+        return text.strip() in ("None", "null"), None
+    else:
+        value = convert_tagged(text, {"type": sorted(types)}, False, False)
+    return json_type(value) in types or (json_type(value) == "integer" and "number" in types), value
+
+
+def _lit(look: Look, part: str) -> None:
+    """Match a literal part: free whitespace in front, its core exactly, its trailing whitespace if there."""
+    text = pattern_literal(part)
+    core = text.strip()
+    look.ws()
+    if not core:
+        return
+    look.lit(core)
+    trail = text[len(text.rstrip()) :]
+    if trail:
+        look.opt(trail)
+
+
+def _slot_text(look: Look, stop: str, kind: str) -> str:
+    if stop:
+        return look.until(stop, kind, 256)
+    return look.name(kind)
+
+
+def _index(look: Look) -> str:
+    if look.at_end():
+        look.need()
+    m = _DIGITS.match(look.buf, look.i)
+    if m is None:
+        raise Fail
+    if m.end() >= len(look.buf):
+        look.need()
+    look.span("marker", m.end() - look.i)
+    return m.group(0)
+
+
+def _tail_slot(look: Look, part: str, stop: str) -> str:
+    look.ws()
+    if part == "$index":
+        return _index(look)
+    return _slot_text(look, stop, "tool_id" if part == "$id" else "marker")
+
+
+def _arg_head(look: Look, variant: ArgVariant) -> tuple[str, tuple[str, ...]]:
+    """Match a tagged argument's parts up to its value; (key, the parts after the value)."""
+    parts = variant.parts
+    key = ""
+    for k, part in enumerate(parts):
+        if part == "$value":
+            if not key:
+                raise Fail
+            return key, tuple(parts[k + 1 :])
+        if part == "$key":
+            stop = _next_literal(parts, k)
+            key = _slot_text(look, stop, "tool_args").strip()
+            if not key or len(key) > 128 or any(c in key for c in _NOT_IN_NAMES):
+                raise Fail
+            continue
+        _lit(look, part)
+    raise Fail

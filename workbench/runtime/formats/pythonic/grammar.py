@@ -1,0 +1,62 @@
+"""Pythonic calls (Llama 3.2, LFM2): ``[get_weather(city="Paris", days=3), other()]``.
+
+Keyword values are Python literals, written by the one value encoding
+(:func:`workbench.runtime.values.write_python`): strings and numbers as JSON writes them (valid Python),
+booleans as ``True``/``False`` and null as ``None``; nested objects and arrays keep JSON syntax, which the
+pythonic parsers accept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.runtime.chat import Tool
+from workbench.runtime.grammar.elements import (
+    Element,
+    GrammarError,
+    const,
+    one_of,
+    repeat,
+    seq,
+)
+from workbench.runtime.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar, ordered_parameters
+
+
+class PythonicGrammar(ToolGrammar):
+    name = "pythonic"
+
+    def call_body(self, tool: Tool) -> Element:
+        schema = tool.parameters if isinstance(tool.parameters, dict) else {}
+        props = schema.get("properties") or {}
+        if not isinstance(props, dict):
+            raise GrammarError(f"tool {tool.name!r}: 'properties' must be an object")
+        required = set(schema.get("required") or ())
+        items = [
+            (seq(const(key + "="), self.value(tool.name, key, sub)), key in required)
+            for key, sub in props.items()
+        ]
+        namespace = self.t.function_namespace
+        return seq(const(namespace + tool.name + "("), ordered_parameters(items, ", "), const(")"))
+
+    def value(self, tool_name: str, key: str, schema: Any) -> Element:
+        return one_of(self.canonical_value(tool_name, key, schema), *self.value_alternatives(schema))
+
+    def canonical_value(self, tool_name: str, key: str, schema: Any) -> Element:
+        """The value as :func:`~workbench.runtime.values.write_python` writes it, held to the schema."""
+        return self.python_canonical(tool_name, key, schema)
+
+    def section(self, tools: Sequence[Tool], *, parallel: bool) -> Element:
+        if not tools:
+            raise GrammarError("no tools to build a tool-call grammar for")
+        any_call = one_of(*(self.call(tool) for tool in tools))
+        calls = (
+            seq(any_call, repeat(seq(const(", "), any_call), 0, MAX_PARALLEL_CALLS - 1))
+            if parallel
+            else any_call
+        )
+        return seq(const(self.t.section_start + "["), calls, const("]" + self.t.section_end))
+
+    @property
+    def trigger(self) -> str:
+        return self.t.section_start.strip() or "["

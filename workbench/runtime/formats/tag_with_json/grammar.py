@@ -1,0 +1,46 @@
+"""TAG_WITH_JSON: the function name sits between markers, the arguments are one JSON object.
+
+Examples: DeepSeek V3.1 ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>``, Functionary
+``<function=NAME>{json}</function>``.
+"""
+
+from __future__ import annotations
+
+from workbench.runtime.chat import Tool
+from workbench.runtime.grammar.elements import Element, const, ebnf, regex, seq
+from workbench.runtime.grammar.tool_grammar import ToolGrammar
+
+# Ids written by the model (Mistral's [CALL_ID] takes nine alphanumerics; any template accepts those).
+CALL_ID_PATTERN = "[A-Za-z0-9]{9}"
+
+
+class TagWithJsonGrammar(ToolGrammar):
+    name = "tag_with_json"
+
+    def arguments(self, tool: Tool) -> Element:
+        return ebnf(
+            self.schema_ebnf(tool.parameters, f"tool {tool.name!r}")
+        )
+
+    def call_id(self) -> Element:
+        """A call id the model writes itself, between the spec's id markers."""
+        return seq(
+            const(self.t.id_prefix), regex(CALL_ID_PATTERN), const(self.t.id_suffix)
+        )
+
+    def call_body(self, tool: Tool) -> Element:
+        t = self.t
+        at = t.id_position
+        closing = t.args_end + t.func_close
+        return seq(
+            self.call_id() if at == "pre_func_name" else const(""),
+            const(t.name_prefix),
+            self.function_name(tool),
+            const(t.name_suffix),
+            self.call_id() if at == "between_func_and_args" else const(""),
+            const(t.args_start),
+            self.arguments(tool),
+            self.gap_before(closing or t.call_end or t.section_end),
+            const(closing),
+            self.call_id() if at == "post_args" else const(""),
+        )
