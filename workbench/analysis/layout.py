@@ -180,6 +180,14 @@ class TurnRenderer:
         return text[len(prompt) :]
 
 
+def _call_start(text: str, after: int = 0) -> int:
+    """Where the first call's own text starts in an output (its name, its id, or its JSON), from
+    ``after``; what comes before it is the call's header.  The same cut for every output, so headers
+    compare."""
+    found = [i for i in (text.find(FUNC_A, after), text.find(ID_A, after), text.find("{", after)) if i >= 0]
+    return min(found) if found else -1
+
+
 def _needle_at(text: str, needle: str) -> int:
     return text.find(needle)
 
@@ -225,7 +233,7 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
     tails = [tail_c]
     if "call" in o and FUNC_A in o["call"]:
         oc1 = o["call"]
-        first = min(i for i in (oc1.find(FUNC_A), oc1.find(ID_A), oc1.find("{")) if i >= 0)
+        first = _call_start(oc1)
         call_heads.append(oc1[:first])
         tails.append(oc1[oc1.rfind(VALUE_A) + len(VALUE_A) :])
     r_out = o.get("reasoning", "")
@@ -257,14 +265,14 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
     if "content_call" in o and call_heads:
         occ = o["content_call"]
         at = occ.find(CONTENT_TEXT)
-        first = occ.find(FUNC_A, at)
+        first = _call_start(occ, at) if at >= 0 else -1
         if at >= 0 and first > at:
             transitions.append((occ[at + len(CONTENT_TEXT) : first], call_heads[0][len(f.lead) :]))
     f.output_prefix = _output_prefix(f.gen, transitions)
     if "content_call" in o and call_heads:
         occ = o["content_call"]
         at = occ.find(CONTENT_TEXT)
-        first = occ.find(FUNC_A, at)
+        first = _call_start(occ, at) if at >= 0 else -1
         between = occ[at + len(CONTENT_TEXT) : first] if at >= 0 and first > at else ""
         head = f.output_prefix + call_heads[0][len(f.lead) :]
         if between.endswith(head):

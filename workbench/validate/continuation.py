@@ -36,6 +36,7 @@ from workbench.validate.render import (
     CaseRenderer,
     _inner_markers,
     cut_at_turn_end,
+    message_opener,
     next_turn_marker,
     turn_ends,
 )
@@ -177,6 +178,7 @@ def _run(
         turn_ends(spec, renderer.source.eos_token, turn_end),
         _inner_markers(spec),
         next_turn_marker(header, spec),
+        message_opener(spec),
     )
     # The stage is read off the assistant turn the prompt opened: what follows the conversation before it
     # (a system text that mentions a marker is no part of the turn).

@@ -169,6 +169,7 @@ def render_case(
         turn_ends(spec, src.eos_token, turn_end),
         _inner_markers(spec),
         next_turn_marker(history_header or generation_prompt, spec),
+        message_opener(spec),
     )
     if note:
         thinking_opened = _opened_by_output(spec, output)
@@ -300,6 +301,12 @@ def turn_ends(spec: FormatSpec, eos_token: str = "", turn_end: str = "") -> list
     return list(dict.fromkeys(ends))
 
 
+def message_opener(spec: FormatSpec) -> str:
+    """What opens each message of a turn of headed messages ("" for any other layout): after an end
+    marker, it means the turn goes on."""
+    return spec.layout.opener.strip() if spec.layout.headed else ""
+
+
 def _inner_markers(spec: FormatSpec) -> set[str]:
     """Markers that are followed by more of the same message: the end of reasoning (Harmony closes its
     analysis channel with ``<|end|>`` and carries on) and every tool-call marker (GigaChat opens a call
@@ -335,19 +342,23 @@ def cut_at_turn_end(
     ends: Sequence[str],
     inner: set[str] | frozenset[str] = frozenset(),
     next_turn: tuple[str, str] = ("", ""),
+    goes_on: str = "",
 ) -> str:
     """Cut the history render where the model stops: at the first end-of-turn marker that does not start
     one of the format's in-message markers (``inner``), or at the start of another role's turn.  Serving
     stacks do not pass the stop token to the parser, and whatever the template writes after it (the next
     turn, or a part of the message it moved behind the end of turn) is not something one generation
-    produces."""
+    produces.  ``goes_on``: the opener of a turn of headed messages (``<|start|>assistant``); an end marker
+    that it follows ends one message of the turn, not the turn."""
     best = len(whole)
     found = False
     for marker in ends:
         at = whole.find(marker)
         while 0 <= at < best:
             rest = whole[at:]
-            if not any(m != marker and rest.startswith(m) for m in inner) and marker not in inner:
+            more = bool(goes_on) and rest[len(marker) :].lstrip(" \t\r\n").startswith(goes_on)
+            opens_inner = any(m != marker and rest.startswith(m) for m in inner) or marker in inner
+            if not opens_inner and not more:
                 best, found = at, True
                 break
             at = whole.find(marker, at + 1)
