@@ -90,7 +90,7 @@ class CallPatternParser(TagParser):
         self.has_args = k < len(parts)
         after_call = self.call_end or self.sep or self.sec_end
         self.args_end = _next_literal(self.tail, -1, after_call)
-        self.closers = [c for c in (self.call_end,) if c and c != self.sec_end]
+        self.closers = [c for c in (self.call_end,) if c]
 
     @property
     def has_closing_markers(self) -> bool:
