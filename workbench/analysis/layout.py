@@ -145,7 +145,7 @@ class TurnRenderer:
         n = 0
         while n < len(gen) and gen[: n + 1] in before:
             n += 1
-        found = _word_cut(gen[:n], [gen])
+        found = _without_partial(_word_cut(gen[:n], [gen]), (self.user_end or "").strip(_WS))
         return found if len(found.strip(_WS)) >= MIN_UNIT else ""
 
     @property
@@ -383,6 +383,16 @@ def _header_to_args(tools: Any) -> str:
             break
         text += part if part.startswith("$") and not part.startswith("$$") else pattern_literal(part)
     return text
+
+
+def _without_partial(prefix: str, marker: str) -> str:
+    """``prefix`` without a tail that begins another marker the turns show (``<|`` of the user turn's end
+    ``<|END_OF_TURN_TOKEN|>`` behind ``<|START_OF_TURN_TOKEN|>``): where the role words start, the
+    turns' common start can hold the first characters of the role's own marker."""
+    for k in range(min(len(marker) - 1, len(prefix)), 0, -1):
+        if prefix.endswith(marker[:k]):
+            return prefix[: len(prefix) - k]
+    return prefix
 
 
 def _word_cut(prefix: str, texts: Sequence[str]) -> str:

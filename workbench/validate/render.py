@@ -152,7 +152,7 @@ def render_case(
         case, full, variant, lambda m: renderer.render([USER_TURN, m], offered, False)
     )
 
-    cut = _output_start(prompt, full, src)
+    cut = _output_start(prompt, full, src, spec.layout.roles.strip())
     whole = full[cut:]
     note = ""
     if prompt[cut:]:
@@ -199,18 +199,22 @@ def render_case(
     )
 
 
-def _output_start(prompt: str, full: str, src: TemplateSource) -> int:
+def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") -> int:
     """Where the output starts in the history render ``full``: the end of its common prefix with the
     generation ``prompt``, moved back so that the output does not begin inside a literal the template
     writes whole (the analysis's evidence, issue 18: ``<answer>`` against a prompt's ``<think>`` shares
     ``<``).  Only ``full``'s literals count: a prompt literal that spans the cut (``<assistant><think>``
-    against a history's ``<assistant>`` written from the role) leaves the output's start clean."""
+    against a history's ``<assistant>`` written from the role) leaves the output's start clean.  The start
+    of a turn header that both renders share (``roles``, ``<|START_OF_TURN_TOKEN|>`` of a literal
+    ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``) is the prompt's, not the model's."""
     from workbench.analysis.analyzer import template_evidence
 
-    cut = common_prefix_len(prompt, full)
+    common = cut = common_prefix_len(prompt, full)
     evidence = current_evidence() or template_evidence(src)
     if evidence and 0 < cut < len(full):
         cut = evidence.cut_back(cut, full)
+    if roles and cut < common and full.startswith(roles, cut) and cut + len(roles) <= common:
+        cut += len(roles)
     return cut
 
 
