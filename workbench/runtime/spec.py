@@ -513,6 +513,18 @@ class FormatSpec:
         """Every non-empty marker string the spec names, longest first (used to hold back partial text)."""
         return tuple(sorted(set(self.iter_markers()), key=lambda s: (-len(s), s)))
 
+    def may_reason(self, *, enable_thinking: bool = True) -> bool:
+        """Whether the model may write reasoning at all on a request with this thinking setting: the format
+        reasons (a mode and an end marker), and thinking is on or the template does not control it (with
+        thinking disabled, ``forced_open`` / ``forced_closed`` reasoning and any mode of a template with a
+        thinking switch are off: the prompt closed or left out the block).  Pure."""
+        r = self.reasoning
+        if r.mode == "none" or not r.end.strip():
+            return False
+        return enable_thinking or not (
+            r.mode in _TEMPLATE_CONTROLLED_MODES or self.prompt.supports_thinking_toggle
+        )
+
     def output_starts_in_reasoning(
         self, *, enable_thinking: bool = True, generation_prompt: str | None = None
     ) -> bool:
@@ -532,11 +544,7 @@ class FormatSpec:
         """
         r = self.reasoning
         start, end = r.start.strip(), r.end.strip()
-        if r.mode == "none" or not end:
-            return False
-        if not enable_thinking and (
-            r.mode in _TEMPLATE_CONTROLLED_MODES or self.prompt.supports_thinking_toggle
-        ):
+        if not self.may_reason(enable_thinking=enable_thinking):  # rules 1 and 2
             return False
         if generation_prompt is not None and start:
             at = generation_prompt.rfind(start)
