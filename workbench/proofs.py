@@ -117,6 +117,29 @@ def open_tokenizer(path: str | Path) -> tuple[Any, str]:
     return tokenizer, folder.name
 
 
+def applicable(case: CaseResult) -> bool:
+    """Whether a consumer is held to ``case``: the report applies it and our parser gave a message.  The
+    harnesses are sent only these cases, and :func:`consumer_case_proofs` judges only these."""
+    return case.status != UNSUPPORTED and case.parsed is not None
+
+
+def applicable_cases(report: ValidationReport) -> list[tuple[CaseResult, dict[str, Any]]]:
+    """The report's :func:`applicable` cases, each with our parser's message: what a harness is sent."""
+    return [(c, c.parsed) for c in report.cases if c.parsed is not None and applicable(c)]
+
+
+def harness_result(results: dict[str, Any], name: str) -> dict[str, Any]:
+    """One consumer's (or runner's) result in a harness answer; one that did not run is not accepted."""
+    result: dict[str, Any] = results.get(name) or {"accepted": False, "reason": "not run", "cases": []}
+    return result
+
+
+def refused_proof(target: str, step: str, reason: str) -> Proof:
+    """The proof of a consumer that refused the export at ``step`` (loading it, validating it): one failed
+    case naming the step, the reason as its note, so no round-trip case is reported as if it ran."""
+    return Proof(target, (CaseProof(step, FAIL, reason),), notes=(reason,))
+
+
 #: ``(case, the consumer's message) -> differences``: how one consumer's message is held to the case's.
 Differences = Callable[[CaseResult, dict[str, Any]], list[str]]
 
@@ -133,7 +156,7 @@ def consumer_case_proofs(
     by_id = {c["id"]: c for c in results}
     out: list[CaseProof] = []
     for case in report.cases:
-        if case.status == UNSUPPORTED or case.parsed is None:
+        if not applicable(case):
             out.append(CaseProof(case.id, UNSUPPORTED, case.reason or "case not applicable"))
             continue
         got = by_id.get(case.id, {})

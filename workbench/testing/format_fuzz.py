@@ -342,11 +342,22 @@ class _Drawer:
             word = self.word("tool_result_word", ("tool_response", "tool_result", "observation", "output"))
             tool_result_region = Region(spell_open(spelling, word), spell_close(spelling, word), "\n", "\n")
 
+        # The conversation frame around the answer: drawn once, the same fields for every layout.
+        conversation: dict[str, Any] = dict(
+            spelling=spelling,
+            frame=frame,
+            roles=roles,
+            turn_end=turn_end,
+            end_after_user=end_after_user,
+            bos=bos,
+            clock=clock,
+            tool_declaration=tool_declaration,
+            instruction=instruction,
+            tool_result=tool_result,
+            tool_result_region=tool_result_region,
+        )
         if layout == "headed":
-            return self._headed(
-                spelling, frame, roles, turn_end, end_after_user, bos, clock, tool_declaration,
-                instruction, tool_result, tool_result_region, reasoning_kind,
-            )  # fmt: skip
+            return self._headed(conversation, reasoning_kind)
 
         call_word = self.word("call_word", CALL_WORDS)
         details: dict[str, Any] = {}
@@ -443,18 +454,8 @@ class _Drawer:
         return FormatDraw(
             seed=self.seed,
             axes=dict(self.axes),
-            spelling=spelling,
+            **conversation,
             layout=layout,
-            frame=frame,
-            roles=roles,
-            turn_end=turn_end,
-            end_after_user=end_after_user,
-            bos=bos,
-            clock=clock,
-            tool_declaration=tool_declaration,
-            instruction=instruction,
-            tool_result=tool_result,
-            tool_result_region=tool_result_region,
             reasoning=reasoning,
             forced_open=forced_open,
             reasoning_after=reasoning_after,
@@ -469,21 +470,7 @@ class _Drawer:
             details=details,
         )
 
-    def _headed(
-        self,
-        spelling: str,
-        frame: str,
-        roles: dict[str, str],
-        turn_end: str,
-        end_after_user: bool,
-        bos: str,
-        clock: str,
-        tool_declaration: str,
-        instruction: bool,
-        tool_result: str,
-        tool_result_region: Region | None,
-        reasoning_kind: str,
-    ) -> FormatDraw:
+    def _headed(self, conversation: dict[str, Any], reasoning_kind: str) -> FormatDraw:
         """Headed messages: the frame is the headers' own (``START role ... MSG body END``)."""
         rng = self.rng
         tokens = self.pick("token_spelling", TOKEN_SPELLINGS)
@@ -526,18 +513,8 @@ class _Drawer:
         return FormatDraw(
             seed=self.seed,
             axes=dict(self.axes),
-            spelling=spelling,
+            **{**conversation, "frame": "headed"},
             layout="headed",
-            frame="headed",
-            roles=roles,
-            turn_end=turn_end,
-            end_after_user=end_after_user,
-            bos=bos,
-            clock=clock,
-            tool_declaration=tool_declaration,
-            instruction=instruction,
-            tool_result=tool_result,
-            tool_result_region=tool_result_region,
             reasoning=None,
             forced_open=False,
             reasoning_after="",

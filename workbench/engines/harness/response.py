@@ -189,6 +189,27 @@ def sglang_streamed(reasoning_parser: Any, call_parser: Any, deltas: Deltas, out
     return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
 
 
+#: A case's fresh SGLang parsers: ``() -> (reasoning parser or None, tool-call parser)``.
+SGLangParsers = Callable[[], tuple[Any, Any]]
+
+
+def sglang_case_results(
+    cases: list[dict[str, Any]], deltas: Deltas, parsers_for: Callable[[dict[str, Any]], SGLangParsers]
+) -> list[dict[str, Any]]:
+    """Every case through SGLang's one-shot and streamed paths, each path from fresh parsers (SGLang's
+    parsers keep per-request state): the response template's and the plug-in's detectors alike."""
+    return [_sglang_case(case, deltas, parsers_for(case)) for case in cases]
+
+
+def _sglang_case(case: dict[str, Any], deltas: Deltas, parsers: SGLangParsers) -> dict[str, Any]:
+    output = case["output"]
+    return case_result(
+        case,
+        lambda: sglang_one_shot(*parsers(), output),
+        lambda: sglang_streamed(*parsers(), deltas, output),
+    )
+
+
 def vllm_streamed(
     parser: Any, deltas: Deltas, output: str, request: Any, prompt_ids: list[int] | None
 ) -> Message:
@@ -290,13 +311,12 @@ def run_sglang(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, A
     # `--reasoning-parser response_template` goes with the tool-call parser: it also strips the markers of
     # an explicit answer region, which the tool parser alone passes through as normal text.
     has_thinking = True
-    deltas = Deltas(tokenizer)
-    results = []
-    for case in cases:
+
+    def parsers_for(case: dict[str, Any]) -> SGLangParsers:
         tools = [Tool(**t) for t in case["tools"]]
         prefix = case["prefix"]
 
-        def parsers(tools: list[Any] = tools, prefix: str = prefix) -> tuple[Any, Any]:
+        def parsers() -> tuple[Any, Any]:
             reasoning = (
                 ReasoningParser("response_template", tokenizer=tokenizer, prefix=prefix)
                 if has_thinking
@@ -305,13 +325,9 @@ def run_sglang(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, A
             calls = FunctionCallParser(tools, "response_template", tokenizer=tokenizer, prefix=prefix)
             return reasoning, calls
 
-        def one_shot(case: dict[str, Any] = case) -> Message:
-            return sglang_one_shot(*parsers(), case["output"])
+        return parsers
 
-        def streamed(case: dict[str, Any] = case) -> Message:
-            return sglang_streamed(*parsers(), deltas, case["output"])
-
-        results.append(case_result(case, one_shot, streamed))
+    results = sglang_case_results(cases, Deltas(tokenizer), parsers_for)
     return {"accepted": True, "reason": "", "cases": results}
 
 
