@@ -128,18 +128,6 @@ def applicable_cases(report: ValidationReport) -> list[tuple[CaseResult, dict[st
     return [(c, c.parsed) for c in report.cases if c.parsed is not None and applicable(c)]
 
 
-def harness_result(results: dict[str, Any], name: str) -> dict[str, Any]:
-    """One consumer's (or runner's) result in a harness answer; one that did not run is not accepted."""
-    result: dict[str, Any] = results.get(name) or {"accepted": False, "reason": "not run", "cases": []}
-    return result
-
-
-def refused_proof(target: str, step: str, reason: str) -> Proof:
-    """The proof of a consumer that refused the export at ``step`` (loading it, validating it): one failed
-    case naming the step, the reason as its note, so no round-trip case is reported as if it ran."""
-    return Proof(target, (CaseProof(step, FAIL, reason),), notes=(reason,))
-
-
 #: ``(case, the consumer's message) -> differences``: how one consumer's message is held to the case's.
 Differences = Callable[[CaseResult, dict[str, Any]], list[str]]
 
@@ -175,3 +163,25 @@ def consumer_case_proofs(
         else:
             out.append(CaseProof(case.id, FAIL if problems else PASS, "; ".join(problems)))
     return tuple(out)
+
+
+def harness_proof(
+    target: str,
+    note: str,
+    result: dict[str, Any] | None,
+    report: ValidationReport,
+    differences: Differences,
+    *,
+    refused: tuple[str, str],
+    set_aside: Callable[[CaseResult], str] | None = None,
+) -> Proof:
+    """One consumer's (or way of loading's) harness result as a :class:`Proof`.  A result that is missing
+    or not accepted is one failed case: ``refused`` is ``(step, why)``, the step it failed at (loading,
+    validating) and the words put before the harness's reason, so no round-trip case reads as if it ran.
+    Otherwise each case as :func:`consumer_case_proofs` judges it, with ``note`` (the consumer's name)."""
+    result = result or {"accepted": False, "reason": "not run", "cases": []}
+    if not result["accepted"]:
+        step, why = refused
+        reason = f"{why}: {result['reason']}"
+        return Proof(target, (CaseProof(step, FAIL, reason),), notes=(reason,))
+    return Proof(target, consumer_case_proofs(report, result["cases"], differences, set_aside), notes=(note,))

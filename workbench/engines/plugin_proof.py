@@ -17,15 +17,7 @@ from typing import Any
 from workbench.engines.harness import schema
 from workbench.engines.harness.launch import run_harness_module
 from workbench.engines.venv import engines_missing_reason, engines_python
-from workbench.proofs import (
-    CaseProof,
-    ExportError,
-    Proof,
-    applicable_cases,
-    consumer_case_proofs,
-    harness_result,
-    refused_proof,
-)
+from workbench.proofs import CaseProof, ExportError, Proof, applicable_cases, harness_proof
 from workbench.validate import ROUND_TRIP_TOOLS, CaseResult, ValidationReport, compare_messages
 
 #: What the harness calls each way of loading a plug-in, and the engine it belongs to.
@@ -116,16 +108,16 @@ def plugin_proof(job: PluginJob, answer: dict[str, Any], runner: str, versions: 
     engine = RUNNERS[runner]
     version = versions.get(engine, "?")
     target = f"{runner}[{LABELS[runner]} {version}]"
-    result = harness_result(answer["engines"], runner)
-    if not result["accepted"]:
-        return refused_proof(target, "load", f"not loaded by {LABELS[runner]} {version}: {result['reason']}")
+    label = f"{LABELS[runner]} {version}"
 
     def differences(case: CaseResult, message: dict[str, Any]) -> list[str]:
         expected = case.parsed or {}
         return compare_messages(expected, message, compare_ids=False) or exact_differences(expected, message)
 
-    out = consumer_case_proofs(job.report, result["cases"], differences)
-    return Proof(target, out, notes=(f"{LABELS[runner]} {version}",))
+    result = answer["engines"].get(runner)
+    return harness_proof(
+        target, label, result, job.report, differences, refused=("load", f"not loaded by {label}")
+    )
 
 
 PLUGIN_TARGETS = ("vllm-plugin", "sglang-plugin")

@@ -18,14 +18,7 @@ from workbench.engines.harness import schema
 from workbench.engines.harness.launch import run_harness_module
 from workbench.engines.response_rules import set_aside_reason
 from workbench.engines.venv import engines_missing_reason, engines_python
-from workbench.proofs import (
-    ExportError,
-    Proof,
-    applicable_cases,
-    consumer_case_proofs,
-    harness_result,
-    refused_proof,
-)
+from workbench.proofs import ExportError, Proof, applicable_cases, harness_proof
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
 from workbench.validate import ROUND_TRIP_TOOLS, CaseResult, ValidationReport, compare_messages
@@ -80,13 +73,20 @@ def engine_proof(
     display = engine(consumer).display
     version = versions.get(consumer, "?")
     target = f"response-template[{display} {version}]"
-    result = harness_result(answer["consumers"], consumer)
-    if not result["accepted"]:
-        return refused_proof(target, "validator", f"refused by {display} {version}: {result['reason']}")
+    label = f"{display} {version}"
     compare_ids = engine(consumer).compares_ids
 
     def differences(case: CaseResult, message: dict[str, Any]) -> list[str]:
         return compare_messages(case.parsed or {}, message, compare_ids=case.compare_ids and compare_ids)
 
-    out = consumer_case_proofs(job.report, result["cases"], differences, lambda c: set_aside_reason(spec, c))
-    return Proof(target, out, notes=(f"{display} {version}",))
+    result = answer["consumers"].get(consumer)
+    refused = ("validator", f"refused by {label}")
+    return harness_proof(
+        target,
+        label,
+        result,
+        job.report,
+        differences,
+        refused=refused,
+        set_aside=lambda c: set_aside_reason(spec, c),
+    )

@@ -52,16 +52,16 @@ from workbench.engines.harness.response import (
     _first_line,
     _ipython_stub,
     _load_tokenizer,
+    answer,
     case_result,
     harness_error,
     quiet_engines,
     sglang_case_results,
-    versions,
     vllm_message,
     vllm_request,
     vllm_streamed,
 )
-from workbench.engines.harness.schema import PluginRequest, from_json, to_json
+from workbench.engines.harness.schema import PluginRequest, from_json
 
 # --------------------------------------------------------------------------------------------- vLLM
 
@@ -543,12 +543,8 @@ def refuse_workbench_imports() -> None:
 def main() -> int:
     quiet_engines()
     request = from_json(PluginRequest, json.load(sys.stdin))
-    engines = request.engines or ["vllm", "sglang"]
     refuse_workbench_imports()
-    tokenizers: dict[str, Any] = {}
-    jobs = [run_job(to_json(job), engines, tokenizers) for job in request.jobs]
-    json.dump({"versions": versions(), "jobs": jobs}, sys.stdout, ensure_ascii=False)
-    return 0
+    return answer(request.jobs, run_job, request.engines or ["vllm", "sglang"])
 
 
 if __name__ == "__main__":

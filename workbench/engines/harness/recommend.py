@@ -247,10 +247,7 @@ def sglang_parsers(
 
                 def take(text: str, items: list[Any]) -> None:
                     content.append(text or "")
-                    for item in items:
-                        slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
-                        slot["name"] = item.name or slot["name"]
-                        slot["arguments"] += item.parameters or ""
+                    base.add_sglang_items(calls, items)
 
                 for text, _ids in deltas.split(text_in):
                     normal = before.parse_stream_chunk(text)[1] or "" if before is not None else text

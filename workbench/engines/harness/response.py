@@ -32,7 +32,7 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.engines import engine
@@ -156,6 +156,15 @@ def sglang_one_shot(reasoning_parser: Any, call_parser: Any, output: str) -> Mes
     return _message(reasoning, text, [{"name": i.name, "arguments": i.parameters} for i in items])
 
 
+def add_sglang_items(calls: dict[int, dict[str, Any]], items: Any) -> None:
+    """Grow the streamed calls (by ``tool_index``) by SGLang's ``ToolCallItem`` s: the first item of a call
+    names it, later ones carry argument fragments."""
+    for item in items:
+        slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
+        slot["name"] = item.name or slot["name"]
+        slot["arguments"] += item.parameters or ""
+
+
 def sglang_streamed(reasoning_parser: Any, call_parser: Any, deltas: Deltas, output: str) -> Message:
     """Feed ``output`` to SGLang's parsers as token deltas (``parse_stream_chunk``, then the end of the
     stream) and assemble the streamed message, as its serving layer chains them."""
@@ -168,10 +177,7 @@ def sglang_streamed(reasoning_parser: Any, call_parser: Any, deltas: Deltas, out
             tail, more = call_parser.parse_stream_end()
             text, items = text + (tail or ""), [*items, *more]
         content.append(text or "")
-        for item in items:
-            slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
-            slot["name"] = item.name or slot["name"]
-            slot["arguments"] += item.parameters or ""
+        add_sglang_items(calls, items)
 
     for text, _ids in deltas.split(output):
         if reasoning_parser is None:
@@ -424,16 +430,26 @@ def check() -> int:
     return 0
 
 
+#: ``(job as JSON, consumers or engines, the batch's tokenizer cache) -> the job's answer``.
+JobRunner = Callable[[dict[str, Any], list[str], dict[str, Any]], dict[str, Any]]
+
+
+def answer(jobs: Sequence[Any], run_job: JobRunner, names: list[str]) -> int:
+    """Run a request's jobs (sharing one tokenizer cache: a batch often streams many templates with one
+    tokenizer) and write the answer, ``{"versions", "jobs"}``, on stdout: the response and plug-in harness
+    alike."""
+    tokenizers: dict[str, Any] = {}
+    jobs_answered = [run_job(to_json(job), names, tokenizers) for job in jobs]
+    json.dump({"versions": versions(), "jobs": jobs_answered}, sys.stdout, ensure_ascii=False)
+    return 0
+
+
 def main() -> int:
     quiet_engines()
     if sys.argv[1:] == ["--check"]:
         return check()
     request = from_json(ResponseRequest, json.load(sys.stdin))
-    consumers = request.consumers or list(RUNNERS)
-    tokenizers: dict[str, Any] = {}
-    jobs = [run_job(to_json(job), consumers, tokenizers) for job in request.jobs]
-    json.dump({"versions": versions(), "jobs": jobs}, sys.stdout, ensure_ascii=False)
-    return 0
+    return answer(request.jobs, run_job, request.consumers or list(RUNNERS))
 
 
 if __name__ == "__main__":
