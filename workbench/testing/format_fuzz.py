@@ -83,50 +83,35 @@ def random_word(rng: random.Random) -> str:
     return "".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(rng.randint(2, 3)))
 
 
+#: Each spelling's opening and closing marker of a word: ``{w}`` the word, ``{W}`` it in capitals, ``{f}`` it
+#: with the fullwidth-bar word separator.  A bare word is a line of its own, closed by a plain ``END``.
+_MARKERS: dict[str, tuple[str, str]] = {
+    "angle": ("<{w}>", "</{w}>"),
+    "double_angle": ("<<{w}>>", "<</{w}>>"),
+    "bracket_words": ("[{W}]", "[/{W}]"),
+    "double_brackets": ("[[{w}]]", "[[/{w}]]"),
+    "bars": ("<|{w}|>", "<|/{w}|>"),
+    "fullwidth_bars": ("<｜{f}▁begin｜>", "<｜{f}▁end｜>"),
+    "start_of": ("<|start_of_{w}|>", "<|end_of_{w}|>"),
+    "hash": ("##{w}##", "##/{w}##"),
+    "bare_words": ("{W}:", "END"),
+}
+
+
+def _spell(spelling: str, word: str, side: int) -> str:
+    if spelling not in _MARKERS:
+        raise ValueError(f"unknown spelling {spelling!r}")
+    return _MARKERS[spelling][side].format(w=word, W=_upper(word), f=word.replace("_", "▁"))
+
+
 def spell_open(spelling: str, word: str) -> str:
     """The opening marker of ``word`` in ``spelling``."""
-    if spelling == "angle":
-        return f"<{word}>"
-    if spelling == "double_angle":
-        return f"<<{word}>>"
-    if spelling == "bracket_words":
-        return f"[{_upper(word)}]"
-    if spelling == "double_brackets":
-        return f"[[{word}]]"
-    if spelling == "bars":
-        return f"<|{word}|>"
-    if spelling == "fullwidth_bars":
-        return f"<｜{word.replace('_', '▁')}▁begin｜>"
-    if spelling == "start_of":
-        return f"<|start_of_{word}|>"
-    if spelling == "hash":
-        return f"##{word}##"
-    if spelling == "bare_words":
-        return f"{_upper(word)}:"
-    raise ValueError(f"unknown spelling {spelling!r}")
+    return _spell(spelling, word, 0)
 
 
 def spell_close(spelling: str, word: str) -> str:
     """The closing marker of ``word`` in ``spelling``."""
-    if spelling == "angle":
-        return f"</{word}>"
-    if spelling == "double_angle":
-        return f"<</{word}>>"
-    if spelling == "bracket_words":
-        return f"[/{_upper(word)}]"
-    if spelling == "double_brackets":
-        return f"[[/{word}]]"
-    if spelling == "bars":
-        return f"<|/{word}|>"
-    if spelling == "fullwidth_bars":
-        return f"<｜{word.replace('_', '▁')}▁end｜>"
-    if spelling == "start_of":
-        return f"<|end_of_{word}|>"
-    if spelling == "hash":
-        return f"##/{word}##"
-    if spelling == "bare_words":
-        return "END"
-    raise ValueError(f"unknown spelling {spelling!r}")
+    return _spell(spelling, word, 1)
 
 
 def spell_element(spelling: str, head: str) -> str:
