@@ -531,22 +531,24 @@ def _ws_label(ws: str) -> str:
     return {"": "none", "\n": "newline", "\n\n": "blank_line", " ": "space"}.get(ws, repr(ws))
 
 
+#: Each frame's role header: ``{role}`` as written, ``{Role}`` capitalised, ``{turn_role}`` with the
+#: assistant called ``model`` (Gemma's turns).
+_ROLE_HEADERS = {
+    "chatml": "<|im_start|>{role}\n",
+    "header_ids": "<|start_header_id|>{role}<|end_header_id|>\n\n",
+    "turns": "<start_of_turn>{turn_role}\n",
+    "bar_roles": "<|{role}|>\n",
+    "fullwidth_roles": "<｜{Role}｜>",
+    "hash_roles": "### {Role}:\n",
+    "plain": "{Role}: ",
+}
+
+
 def _role_header(frame: str, role: str) -> str:
-    if frame == "chatml":
-        return f"<|im_start|>{role}\n"
-    if frame == "header_ids":
-        return f"<|start_header_id|>{role}<|end_header_id|>\n\n"
-    if frame == "turns":
-        return f"<start_of_turn>{'model' if role == 'assistant' else role}\n"
-    if frame == "bar_roles":
-        return f"<|{role}|>\n"
-    if frame == "fullwidth_roles":
-        return f"<｜{role.capitalize()}｜>"
-    if frame == "hash_roles":
-        return f"### {role.capitalize()}:\n"
-    if frame == "plain":
-        return f"{role.capitalize()}: "
-    raise ValueError(f"unknown frame {frame!r}")
+    if frame not in _ROLE_HEADERS:
+        raise ValueError(f"unknown frame {frame!r}")
+    turn_role = "model" if role == "assistant" else role
+    return _ROLE_HEADERS[frame].format(role=role, Role=role.capitalize(), turn_role=turn_role)
 
 
 # ---------------------------------------------------------------------------------------- the template
