@@ -13,10 +13,13 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from workbench.runtime.errors import WorkbenchError
+
+T = TypeVar("T")
 
 #: Largest input file (or stdin) read, in bytes: far above any real spec, session or model output.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -163,6 +166,22 @@ def read_json_document(path: str | os.PathLike[str], what: str) -> Any:
     except (RecursionError, ValueError) as exc:
         raise InputError(f"{what} file {p} cannot be read: {loads_failure(exc)}") from None
     return check_encodable(value, f"{what} file {p}", text)
+
+
+def load_json_file_as(
+    path: str | os.PathLike[str], what: str, build: Callable[[Any], T], error: type[WorkbenchError]
+) -> T:
+    """The document in ``path`` built by ``build``: every failure, reading the file or building from it, one
+    ``error`` line naming the file (spec and session files are read this way).  Never writes."""
+    p = Path(path)
+    try:
+        data = read_json_document(p, what)
+    except InputError as exc:
+        raise error(str(exc)) from None
+    try:
+        return build(data)
+    except error as exc:
+        raise error(f"{p}: {exc}") from None
 
 
 def loads_bounded(text: str, name: str) -> Any:

@@ -117,6 +117,17 @@ def open_tokenizer(path: str | Path) -> tuple[Any, str]:
     return tokenizer, folder.name
 
 
+def applicable(case: CaseResult) -> bool:
+    """Whether a consumer is held to ``case``: the report applies it and our parser gave a message.  The
+    harnesses are sent only these cases, and :func:`consumer_case_proofs` judges only these."""
+    return case.status != UNSUPPORTED and case.parsed is not None
+
+
+def applicable_cases(report: ValidationReport) -> list[tuple[CaseResult, dict[str, Any]]]:
+    """The report's :func:`applicable` cases, each with our parser's message: what a harness is sent."""
+    return [(c, c.parsed) for c in report.cases if c.parsed is not None and applicable(c)]
+
+
 #: ``(case, the consumer's message) -> differences``: how one consumer's message is held to the case's.
 Differences = Callable[[CaseResult, dict[str, Any]], list[str]]
 
@@ -133,7 +144,7 @@ def consumer_case_proofs(
     by_id = {c["id"]: c for c in results}
     out: list[CaseProof] = []
     for case in report.cases:
-        if case.status == UNSUPPORTED or case.parsed is None:
+        if not applicable(case):
             out.append(CaseProof(case.id, UNSUPPORTED, case.reason or "case not applicable"))
             continue
         got = by_id.get(case.id, {})
@@ -152,3 +163,25 @@ def consumer_case_proofs(
         else:
             out.append(CaseProof(case.id, FAIL if problems else PASS, "; ".join(problems)))
     return tuple(out)
+
+
+def harness_proof(
+    target: str,
+    note: str,
+    result: dict[str, Any] | None,
+    report: ValidationReport,
+    differences: Differences,
+    *,
+    refused: tuple[str, str],
+    set_aside: Callable[[CaseResult], str] | None = None,
+) -> Proof:
+    """One consumer's (or way of loading's) harness result as a :class:`Proof`.  A result that is missing
+    or not accepted is one failed case: ``refused`` is ``(step, why)``, the step it failed at (loading,
+    validating) and the words put before the harness's reason, so no round-trip case reads as if it ran.
+    Otherwise each case as :func:`consumer_case_proofs` judges it, with ``note`` (the consumer's name)."""
+    result = result or {"accepted": False, "reason": "not run", "cases": []}
+    if not result["accepted"]:
+        step, why = refused
+        reason = f"{why}: {result['reason']}"
+        return Proof(target, (CaseProof(step, FAIL, reason),), notes=(reason,))
+    return Proof(target, consumer_case_proofs(report, result["cases"], differences, set_aside), notes=(note,))

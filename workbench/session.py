@@ -37,7 +37,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.generation.step import Candidate, Step
-from workbench.inputs import InputError, read_json_document
+from workbench.inputs import load_json_file_as
 from workbench.runtime.chat import ChatDataError, Message, Tool
 from workbench.runtime.errors import WorkbenchError
 from workbench.runtime.events import Event
@@ -304,15 +304,7 @@ def load_session(path: str | os.PathLike[str]) -> Session:
         SessionError: one line naming the file and what is wrong (missing, not UTF-8, truncated or corrupt
             JSON, not a session, written by a newer workbench, or a bad field).
     """
-    p = Path(path)
-    try:
-        data = read_json_document(p, "session")
-    except InputError as exc:
-        raise SessionError(str(exc)) from None
-    try:
-        return session_from_dict(data)
-    except SessionError as exc:
-        raise SessionError(f"{p}: {exc}") from None
+    return load_json_file_as(path, "session", session_from_dict, SessionError)
 
 
 def session_from_dict(data: Any) -> Session:

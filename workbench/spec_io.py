@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench.inputs import InputError, read_json_document
+from workbench.inputs import load_json_file_as
 from workbench.runtime.spec import FormatSpec, SpecError
 
 
@@ -21,15 +21,7 @@ def load_spec(path: str | Path) -> FormatSpec:
     Never writes.  The messages say what is wrong in words a person can act on: not found, not UTF-8,
     empty, truncated or corrupt JSON (with the position), or the field :meth:`FormatSpec.from_dict` names.
     """
-    p = Path(path)
-    try:
-        data = read_json_document(p, "spec")
-    except InputError as exc:
-        raise SpecError(str(exc)) from None
-    try:
-        return spec_from_data(data)
-    except SpecError as exc:
-        raise SpecError(f"{p}: {exc}") from None
+    return load_json_file_as(path, "spec", spec_from_data, SpecError)
 
 
 def spec_from_data(data: Any) -> FormatSpec:

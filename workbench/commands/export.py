@@ -25,6 +25,7 @@ from typing import Annotated
 import typer
 
 from workbench.commands._common import (
+    TemplateArgument,
     TimeLimitOption,
     fail,
     input_errors,
@@ -41,10 +42,7 @@ def register(app: typer.Typer) -> None:
 
 
 def export_command(
-    template: Annotated[
-        str | None,
-        typer.Argument(help="Template: .jinja, tokenizer_config.json, model folder, .gguf or alias."),
-    ] = None,
+    template: TemplateArgument = None,
     output: Annotated[str, typer.Option("--output", "-o", help="Where to write (`-` for stdout).")] = "",
     target: Annotated[
         str,

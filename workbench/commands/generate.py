@@ -35,6 +35,7 @@ from rich.markup import escape
 
 from workbench.commands._common import (
     SPAN_STYLES,
+    SpecFileOption,
     console,
     input_errors,
     load_json_file,
@@ -59,9 +60,7 @@ def generate_command(
     template: Annotated[
         str | None, typer.Option("--template", "-t", help="Template (file, model dir or built-in name).")
     ] = None,
-    spec_path: Annotated[
-        Path | None, typer.Option("--spec", help="A FormatSpec JSON file (the export).")
-    ] = None,
+    spec_path: SpecFileOption = None,
     model: Annotated[
         str,
         typer.Option("--model", "-m", help="default (SmolLM2-135M), tiny, a folder, a .gguf or a hub id."),

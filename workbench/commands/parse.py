@@ -43,6 +43,7 @@ from rich.text import Text
 
 from workbench.commands._common import (
     SPAN_STYLES,
+    SpecFileOption,
     console,
     input_errors,
     load_json_file,
@@ -80,6 +81,8 @@ def stream_pieces(text: str) -> list[str]:
     if pending:
         pieces.append("".join(pending))
     return pieces
+
+
 #: The ``--engine`` choices, straight from the parser's profile list so the two cannot drift apart.
 Engine = Enum("Engine", {name.replace(".", "_"): name for name in parse_profiles()}, type=str)  # type: ignore[misc]
 
@@ -94,9 +97,7 @@ def parse_command(
         str | None,
         typer.Option("--template", "-t", help="Template (file, model dir or built-in name) to analyse."),
     ] = None,
-    spec_path: Annotated[
-        Path | None, typer.Option("--spec", help="A FormatSpec JSON file (the export).")
-    ] = None,
+    spec_path: SpecFileOption = None,
     tools_path: Annotated[
         Path | None, typer.Option("--tools", help="The request's tools (OpenAI JSON).")
     ] = None,

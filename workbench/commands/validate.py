@@ -38,6 +38,7 @@ import typer
 from rich.markup import escape
 
 from workbench.commands._common import (
+    TemplateArgument,
     TimeLimitOption,
     console,
     fail,
@@ -69,10 +70,7 @@ def register(app: typer.Typer) -> None:
 
 
 def validate_command(
-    template: Annotated[
-        str | None,
-        typer.Argument(help="Template: .jinja, tokenizer_config.json, model folder, .gguf or alias."),
-    ] = None,
+    template: TemplateArgument = None,
     spec: Annotated[
         Path | None, typer.Option("--spec", help="An exported (or hand-written) spec JSON.")
     ] = None,

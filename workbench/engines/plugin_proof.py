@@ -17,15 +17,8 @@ from typing import Any
 from workbench.engines.harness import schema
 from workbench.engines.harness.launch import run_harness_module
 from workbench.engines.venv import engines_missing_reason, engines_python
-from workbench.proofs import CaseProof, ExportError, Proof, consumer_case_proofs
-from workbench.validate import (
-    FAIL,
-    ROUND_TRIP_TOOLS,
-    UNSUPPORTED,
-    CaseResult,
-    ValidationReport,
-    compare_messages,
-)
+from workbench.proofs import CaseProof, ExportError, Proof, applicable_cases, harness_proof
+from workbench.validate import ROUND_TRIP_TOOLS, CaseResult, ValidationReport, compare_messages
 
 #: What the harness calls each way of loading a plug-in, and the engine it belongs to.
 RUNNERS = {"vllm-file": "vllm", "vllm-package": "vllm", "sglang": "sglang"}
@@ -56,11 +49,10 @@ class PluginJob:
                 c.output,
                 c.generation_prefix,
                 tools,
-                calls=[call.get("name", "") for call in c.parsed.get("tool_calls") or []],
-                content=bool(str(c.parsed.get("content") or "").strip()),
+                calls=[call.get("name", "") for call in parsed.get("tool_calls") or []],
+                content=bool(str(parsed.get("content") or "").strip()),
             )
-            for c in self.report.cases
-            if c.status != UNSUPPORTED and c.parsed is not None
+            for c, parsed in applicable_cases(self.report)
         ]
         out = schema.PluginJob(self.key, self.parser, str(self.tokenizer), cases)
         if self.runners is not None:
@@ -116,16 +108,16 @@ def plugin_proof(job: PluginJob, answer: dict[str, Any], runner: str, versions: 
     engine = RUNNERS[runner]
     version = versions.get(engine, "?")
     target = f"{runner}[{LABELS[runner]} {version}]"
-    result = answer["engines"].get(runner) or {"accepted": False, "reason": "not run", "cases": []}
-    if not result["accepted"]:
-        reason = f"not loaded by {LABELS[runner]} {version}: {result['reason']}"
-        return Proof(target, (CaseProof("load", FAIL, reason),), notes=(reason,))
+    label = f"{LABELS[runner]} {version}"
+
     def differences(case: CaseResult, message: dict[str, Any]) -> list[str]:
         expected = case.parsed or {}
         return compare_messages(expected, message, compare_ids=False) or exact_differences(expected, message)
 
-    out = consumer_case_proofs(job.report, result["cases"], differences)
-    return Proof(target, out, notes=(f"{LABELS[runner]} {version}",))
+    result = answer["engines"].get(runner)
+    return harness_proof(
+        target, label, result, job.report, differences, refused=("load", f"not loaded by {label}")
+    )
 
 
 PLUGIN_TARGETS = ("vllm-plugin", "sglang-plugin")

@@ -18,17 +18,10 @@ from workbench.engines.harness import schema
 from workbench.engines.harness.launch import run_harness_module
 from workbench.engines.response_rules import set_aside_reason
 from workbench.engines.venv import engines_missing_reason, engines_python
-from workbench.proofs import CaseProof, ExportError, Proof, consumer_case_proofs
+from workbench.proofs import ExportError, Proof, applicable_cases, harness_proof
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
-from workbench.validate import (
-    FAIL,
-    ROUND_TRIP_TOOLS,
-    UNSUPPORTED,
-    CaseResult,
-    ValidationReport,
-    compare_messages,
-)
+from workbench.validate import ROUND_TRIP_TOOLS, CaseResult, ValidationReport, compare_messages
 
 
 @dataclass(frozen=True)
@@ -47,8 +40,7 @@ class Job:
         tools = [t.to_openai() for t in self.tools]
         cases = [
             schema.Case(c.id, c.output, c.generation_prefix, tools)
-            for c in self.report.cases
-            if c.status != UNSUPPORTED and c.parsed is not None
+            for c, _parsed in applicable_cases(self.report)
         ]
         return schema.ResponseJob(
             self.key, self.template, str(self.tokenizer), cases, list(self.consumers) or None
@@ -81,14 +73,20 @@ def engine_proof(
     display = engine(consumer).display
     version = versions.get(consumer, "?")
     target = f"response-template[{display} {version}]"
-    result = answer["consumers"].get(consumer) or {"accepted": False, "reason": "not run", "cases": []}
-    if not result["accepted"]:
-        reason = f"refused by {display} {version}: {result['reason']}"
-        return Proof(target, (CaseProof("validator", FAIL, reason),), notes=(reason,))
+    label = f"{display} {version}"
     compare_ids = engine(consumer).compares_ids
 
     def differences(case: CaseResult, message: dict[str, Any]) -> list[str]:
         return compare_messages(case.parsed or {}, message, compare_ids=case.compare_ids and compare_ids)
 
-    out = consumer_case_proofs(job.report, result["cases"], differences, lambda c: set_aside_reason(spec, c))
-    return Proof(target, out, notes=(f"{display} {version}",))
+    result = answer["consumers"].get(consumer)
+    refused = ("validator", f"refused by {label}")
+    return harness_proof(
+        target,
+        label,
+        result,
+        job.report,
+        differences,
+        refused=refused,
+        set_aside=lambda c: set_aside_reason(spec, c),
+    )

@@ -297,19 +297,21 @@ def _kind(value: Any) -> str:
     )
 
 
+def _json_list(data: Any, key: str) -> list[Any]:
+    """``data`` as a list of ``key``: the list itself, or the ``key`` list of an object (a request body
+    holds both ``messages`` and ``tools``, so either loader can be handed the whole request)."""
+    if isinstance(data, dict) and key in data:
+        data = data[key]
+    if not isinstance(data, list):
+        raise ChatDataError(f"{key}: expected a JSON list of {key}")
+    return data
+
+
 def load_messages(data: Any) -> list[Message]:
     """Messages from decoded JSON: a list, or an object with a ``messages`` list."""
-    if isinstance(data, dict) and "messages" in data:
-        data = data["messages"]
-    if not isinstance(data, list):
-        raise ChatDataError("messages: expected a JSON list of messages")
-    return [Message.from_openai(m, f"messages[{i}]") for i, m in enumerate(data)]
+    return [Message.from_openai(m, f"messages[{i}]") for i, m in enumerate(_json_list(data, "messages"))]
 
 
 def load_tools(data: Any) -> list[Tool]:
     """Tools from decoded JSON: a list, or an object with a ``tools`` list."""
-    if isinstance(data, dict) and "tools" in data:
-        data = data["tools"]
-    if not isinstance(data, list):
-        raise ChatDataError("tools: expected a JSON list of tools")
-    return [Tool.from_openai(t, f"tools[{i}]") for i, t in enumerate(data)]
+    return [Tool.from_openai(t, f"tools[{i}]") for i, t in enumerate(_json_list(data, "tools"))]

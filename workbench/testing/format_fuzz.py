@@ -83,50 +83,35 @@ def random_word(rng: random.Random) -> str:
     return "".join(rng.choice(consonants) + rng.choice(vowels) for _ in range(rng.randint(2, 3)))
 
 
+#: Each spelling's opening and closing marker of a word: ``{w}`` the word, ``{W}`` it in capitals, ``{f}`` it
+#: with the fullwidth-bar word separator.  A bare word is a line of its own, closed by a plain ``END``.
+_MARKERS: dict[str, tuple[str, str]] = {
+    "angle": ("<{w}>", "</{w}>"),
+    "double_angle": ("<<{w}>>", "<</{w}>>"),
+    "bracket_words": ("[{W}]", "[/{W}]"),
+    "double_brackets": ("[[{w}]]", "[[/{w}]]"),
+    "bars": ("<|{w}|>", "<|/{w}|>"),
+    "fullwidth_bars": ("<｜{f}▁begin｜>", "<｜{f}▁end｜>"),
+    "start_of": ("<|start_of_{w}|>", "<|end_of_{w}|>"),
+    "hash": ("##{w}##", "##/{w}##"),
+    "bare_words": ("{W}:", "END"),
+}
+
+
+def _spell(spelling: str, word: str, side: int) -> str:
+    if spelling not in _MARKERS:
+        raise ValueError(f"unknown spelling {spelling!r}")
+    return _MARKERS[spelling][side].format(w=word, W=_upper(word), f=word.replace("_", "▁"))
+
+
 def spell_open(spelling: str, word: str) -> str:
     """The opening marker of ``word`` in ``spelling``."""
-    if spelling == "angle":
-        return f"<{word}>"
-    if spelling == "double_angle":
-        return f"<<{word}>>"
-    if spelling == "bracket_words":
-        return f"[{_upper(word)}]"
-    if spelling == "double_brackets":
-        return f"[[{word}]]"
-    if spelling == "bars":
-        return f"<|{word}|>"
-    if spelling == "fullwidth_bars":
-        return f"<｜{word.replace('_', '▁')}▁begin｜>"
-    if spelling == "start_of":
-        return f"<|start_of_{word}|>"
-    if spelling == "hash":
-        return f"##{word}##"
-    if spelling == "bare_words":
-        return f"{_upper(word)}:"
-    raise ValueError(f"unknown spelling {spelling!r}")
+    return _spell(spelling, word, 0)
 
 
 def spell_close(spelling: str, word: str) -> str:
     """The closing marker of ``word`` in ``spelling``."""
-    if spelling == "angle":
-        return f"</{word}>"
-    if spelling == "double_angle":
-        return f"<</{word}>>"
-    if spelling == "bracket_words":
-        return f"[/{_upper(word)}]"
-    if spelling == "double_brackets":
-        return f"[[/{word}]]"
-    if spelling == "bars":
-        return f"<|/{word}|>"
-    if spelling == "fullwidth_bars":
-        return f"<｜{word.replace('_', '▁')}▁end｜>"
-    if spelling == "start_of":
-        return f"<|end_of_{word}|>"
-    if spelling == "hash":
-        return f"##/{word}##"
-    if spelling == "bare_words":
-        return "END"
-    raise ValueError(f"unknown spelling {spelling!r}")
+    return _spell(spelling, word, 1)
 
 
 def spell_element(spelling: str, head: str) -> str:
@@ -342,11 +327,22 @@ class _Drawer:
             word = self.word("tool_result_word", ("tool_response", "tool_result", "observation", "output"))
             tool_result_region = Region(spell_open(spelling, word), spell_close(spelling, word), "\n", "\n")
 
+        # The conversation frame around the answer: drawn once, the same fields for every layout.
+        conversation: dict[str, Any] = dict(
+            spelling=spelling,
+            frame=frame,
+            roles=roles,
+            turn_end=turn_end,
+            end_after_user=end_after_user,
+            bos=bos,
+            clock=clock,
+            tool_declaration=tool_declaration,
+            instruction=instruction,
+            tool_result=tool_result,
+            tool_result_region=tool_result_region,
+        )
         if layout == "headed":
-            return self._headed(
-                spelling, frame, roles, turn_end, end_after_user, bos, clock, tool_declaration,
-                instruction, tool_result, tool_result_region, reasoning_kind,
-            )  # fmt: skip
+            return self._headed(conversation, reasoning_kind)
 
         call_word = self.word("call_word", CALL_WORDS)
         details: dict[str, Any] = {}
@@ -443,18 +439,8 @@ class _Drawer:
         return FormatDraw(
             seed=self.seed,
             axes=dict(self.axes),
-            spelling=spelling,
+            **conversation,
             layout=layout,
-            frame=frame,
-            roles=roles,
-            turn_end=turn_end,
-            end_after_user=end_after_user,
-            bos=bos,
-            clock=clock,
-            tool_declaration=tool_declaration,
-            instruction=instruction,
-            tool_result=tool_result,
-            tool_result_region=tool_result_region,
             reasoning=reasoning,
             forced_open=forced_open,
             reasoning_after=reasoning_after,
@@ -469,21 +455,7 @@ class _Drawer:
             details=details,
         )
 
-    def _headed(
-        self,
-        spelling: str,
-        frame: str,
-        roles: dict[str, str],
-        turn_end: str,
-        end_after_user: bool,
-        bos: str,
-        clock: str,
-        tool_declaration: str,
-        instruction: bool,
-        tool_result: str,
-        tool_result_region: Region | None,
-        reasoning_kind: str,
-    ) -> FormatDraw:
+    def _headed(self, conversation: dict[str, Any], reasoning_kind: str) -> FormatDraw:
         """Headed messages: the frame is the headers' own (``START role ... MSG body END``)."""
         rng = self.rng
         tokens = self.pick("token_spelling", TOKEN_SPELLINGS)
@@ -526,18 +498,8 @@ class _Drawer:
         return FormatDraw(
             seed=self.seed,
             axes=dict(self.axes),
-            spelling=spelling,
+            **{**conversation, "frame": "headed"},
             layout="headed",
-            frame="headed",
-            roles=roles,
-            turn_end=turn_end,
-            end_after_user=end_after_user,
-            bos=bos,
-            clock=clock,
-            tool_declaration=tool_declaration,
-            instruction=instruction,
-            tool_result=tool_result,
-            tool_result_region=tool_result_region,
             reasoning=None,
             forced_open=False,
             reasoning_after="",
@@ -569,22 +531,24 @@ def _ws_label(ws: str) -> str:
     return {"": "none", "\n": "newline", "\n\n": "blank_line", " ": "space"}.get(ws, repr(ws))
 
 
+#: Each frame's role header: ``{role}`` as written, ``{Role}`` capitalised, ``{turn_role}`` with the
+#: assistant called ``model`` (Gemma's turns).
+_ROLE_HEADERS = {
+    "chatml": "<|im_start|>{role}\n",
+    "header_ids": "<|start_header_id|>{role}<|end_header_id|>\n\n",
+    "turns": "<start_of_turn>{turn_role}\n",
+    "bar_roles": "<|{role}|>\n",
+    "fullwidth_roles": "<｜{Role}｜>",
+    "hash_roles": "### {Role}:\n",
+    "plain": "{Role}: ",
+}
+
+
 def _role_header(frame: str, role: str) -> str:
-    if frame == "chatml":
-        return f"<|im_start|>{role}\n"
-    if frame == "header_ids":
-        return f"<|start_header_id|>{role}<|end_header_id|>\n\n"
-    if frame == "turns":
-        return f"<start_of_turn>{'model' if role == 'assistant' else role}\n"
-    if frame == "bar_roles":
-        return f"<|{role}|>\n"
-    if frame == "fullwidth_roles":
-        return f"<｜{role.capitalize()}｜>"
-    if frame == "hash_roles":
-        return f"### {role.capitalize()}:\n"
-    if frame == "plain":
-        return f"{role.capitalize()}: "
-    raise ValueError(f"unknown frame {frame!r}")
+    if frame not in _ROLE_HEADERS:
+        raise ValueError(f"unknown frame {frame!r}")
+    turn_role = "model" if role == "assistant" else role
+    return _ROLE_HEADERS[frame].format(role=role, Role=role.capitalize(), turn_role=turn_role)
 
 
 # ---------------------------------------------------------------------------------------- the template

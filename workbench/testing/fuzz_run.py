@@ -21,27 +21,6 @@ from typing import Any
 
 from workbench.testing.format_fuzz import FormatDraw, draw_format, write_template
 
-#: The cases of the standard round trip (``workbench.validate.cases``), by id; each runs only where the
-#: drawn format renders its features.
-CASE_IDS = (
-    "content_only",
-    "reasoning_content",
-    "one_call",
-    "content_and_call",
-    "reasoning_and_call",
-    "parallel_calls",
-    "string_arguments",
-    "markup_arguments",
-    "own_marker_arguments",
-    "scalar_arguments",
-    "nested_arguments",
-    "call_ids",
-    "null_argument",
-    "any_of_arguments",
-    "untyped_argument",
-    "nested_schema_arguments",
-    "enum_arguments",
-)
 RANDOM_CHUNKINGS = 3
 
 
@@ -86,6 +65,15 @@ class FormatOutcome:
             "seconds": round(self.seconds, 3),
             "cases": [{"case": c.case, "passed": c.passed, "reason": c.reason} for c in self.cases],
         }
+
+
+def case_ids() -> tuple[str, ...]:
+    """The ids of the standard round trip's cases (:mod:`workbench.validate.cases`), in its order: the
+    summary lists the cases this way.  Each runs only where the drawn format renders its features."""
+    from workbench.runtime.spec import FormatSpec
+    from workbench.validate.cases import build_cases
+
+    return tuple(c.id for c in build_cases(FormatSpec()))
 
 
 def known_cases(draw: FormatDraw) -> list[Any]:
@@ -287,7 +275,7 @@ def format_summary(summary: Summary, *, title: str = "") -> str:
     )
     lines.append("")
     lines.append("by case:")
-    for case in CASE_IDS:
+    for case in case_ids():
         t = summary.by_case.get(case)
         if t is not None:
             lines.append(f"  {case:<22} {t.cases_passed:>5}/{t.cases_run:<5} {100 * t.rate:5.1f}%")

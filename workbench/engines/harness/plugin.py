@@ -48,20 +48,20 @@ import tomllib
 from workbench.engines.harness.response import (
     Deltas,
     Message,
+    SGLangParsers,
     _first_line,
     _ipython_stub,
     _load_tokenizer,
+    answer,
     case_result,
     harness_error,
     quiet_engines,
-    sglang_one_shot,
-    sglang_streamed,
-    versions,
+    sglang_case_results,
     vllm_message,
     vllm_request,
     vllm_streamed,
 )
-from workbench.engines.harness.schema import PluginRequest, from_json, to_json
+from workbench.engines.harness.schema import PluginRequest, from_json
 
 # --------------------------------------------------------------------------------------------- vLLM
 
@@ -409,24 +409,19 @@ def run_sglang(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     refused = _sglang_cli_refuses(name)
     if refused:
         return {"accepted": False, "reason": refused, "cases": []}
-    deltas = Deltas(tokenizer)
-    results = []
-    for case in job["cases"]:
+
+    def parsers_for(case: dict[str, Any]) -> SGLangParsers:
         tools = [Tool(**t) for t in case["tools"]]
         opened = _prompt_opens_reasoning(case["prefix"], *job["sglang"].get("reasoning", ("", "")))
 
-        def parsers(tools: list[Any] = tools, opened: bool | None = opened) -> tuple[Any, Any]:
+        def parsers() -> tuple[Any, Any]:
             reasoning = ReasoningParser(name, force_reasoning=opened, tool_call_parser_active=True)
             return reasoning, FunctionCallParser(tools, name)
 
-        def one_shot(case: dict[str, Any] = case) -> Message:
-            return sglang_one_shot(*parsers(), case["output"])
+        return parsers
 
-        def streamed(case: dict[str, Any] = case) -> Message:
-            return sglang_streamed(*parsers(), deltas, case["output"])
-
-        results.append(case_result(case, one_shot, streamed))
-    return {"accepted": True, "reason": "", "cases": results}
+    cases = sglang_case_results(job["cases"], Deltas(tokenizer), parsers_for)
+    return {"accepted": True, "reason": "", "cases": cases}
 
 
 def run_sglang_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
@@ -548,12 +543,8 @@ def refuse_workbench_imports() -> None:
 def main() -> int:
     quiet_engines()
     request = from_json(PluginRequest, json.load(sys.stdin))
-    engines = request.engines or ["vllm", "sglang"]
     refuse_workbench_imports()
-    tokenizers: dict[str, Any] = {}
-    jobs = [run_job(to_json(job), engines, tokenizers) for job in request.jobs]
-    json.dump({"versions": versions(), "jobs": jobs}, sys.stdout, ensure_ascii=False)
-    return 0
+    return answer(request.jobs, run_job, request.engines or ["vllm", "sglang"])
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ import contextlib
 import io
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from workbench.engines.harness import response as base  # Deltas, messages, versions
@@ -53,6 +53,22 @@ def _record(case_id: str, one_shot: Callable[[], Message], streamed: Callable[[]
 def _names(registered: Any, only: list[str] | None) -> list[str]:
     """Every registered parser, or those of ``only`` that are registered (tests keep their run short)."""
     return sorted(n for n in registered if only is None or n in only)
+
+
+def _loaded(
+    registered: Any, only: list[str] | None, skip: str, load: Callable[[str], Any], failed: dict[str, Any]
+) -> Iterator[tuple[str, Any]]:
+    """Each parser of :func:`_names` but ``skip`` (the engine's response-template parser) with what ``load``
+    made of it; one that raises while loading is answered in ``failed`` with its error, and left out."""
+    for name in _names(registered, only):
+        if name == skip:
+            continue
+        try:
+            loaded = load(name)
+        except Exception as exc:
+            failed[name] = {"error": base._first_line(exc)}
+            continue
+        yield name, loaded
 
 
 def _reasoning(reasoning: str | None, content: str | None) -> Message:
@@ -104,15 +120,14 @@ def vllm_parsers(
         for c in cases
     }
     reasoning: dict[str, Any] = {}
-    for name in _names(ReasoningParserManager.list_registered(), only):
-        if name == "hf":
-            continue  # reads a response_template: `--target response-template` covers it
-        try:
-            cls = ReasoningParserManager.get_reasoning_parser(name)
-            cls(tokenizer)
-        except Exception as exc:
-            reasoning[name] = {"error": base._first_line(exc)}
-            continue
+
+    def reasoner(name: str) -> Any:
+        cls = ReasoningParserManager.get_reasoning_parser(name)
+        cls(tokenizer)
+        return cls
+
+    # `hf` reads a response_template: `--target response-template` covers it.
+    for name, cls in _loaded(ReasoningParserManager.list_registered(), only, "hf", reasoner, reasoning):
         out = []
         for case in cases:
             request = requests[case["id"]]
@@ -136,14 +151,11 @@ def vllm_parsers(
             out.append(_record(case["id"], one_shot, streamed))
         reasoning[name] = {"cases": out}
     tools: dict[str, Any] = {}
-    for name in _names(ToolParserManager.list_registered(), only):
-        if name == "hf":
-            continue
-        try:
-            parser_cls = vllm_serving_parser(name, tokenizer, harmony)
-        except Exception as exc:
-            tools[name] = {"error": base._first_line(exc)}
-            continue
+
+    def serving_parser(name: str) -> Any:
+        return vllm_serving_parser(name, tokenizer, harmony)
+
+    for name, parser_cls in _loaded(ToolParserManager.list_registered(), only, "hf", serving_parser, tools):
         out = []
         for case in cases:
             request = requests[case["id"]]
@@ -191,14 +203,11 @@ def sglang_parsers(
 
     deltas = CachedDeltas(tokenizer)
     reasoning: dict[str, Any] = {}
-    for name in _names(ReasoningParser.DetectorMap, only):
-        if name == "response_template":
-            continue
-        try:
-            ReasoningParser(name, stream_reasoning=True, tokenizer=tokenizer)
-        except Exception as exc:
-            reasoning[name] = {"error": base._first_line(exc)}
-            continue
+
+    def reasoner(name: str) -> Any:
+        return ReasoningParser(name, stream_reasoning=True, tokenizer=tokenizer)
+
+    for name, _parser in _loaded(ReasoningParser.DetectorMap, only, "response_template", reasoner, reasoning):
         out = []
         for case in cases:
 
@@ -219,15 +228,13 @@ def sglang_parsers(
             out.append(_record(case["id"], one_shot, streamed))
         reasoning[name] = {"cases": out}
     tools_out: dict[str, Any] = {}
-    for name in _names(FunctionCallParser.ToolCallParserEnum, only):
-        if name == "response_template":
-            continue
-        try:
-            first = [Tool(**t) for t in cases[0]["tools"]] if cases else []
-            FunctionCallParser(first, name, tokenizer=tokenizer)
-        except Exception as exc:
-            tools_out[name] = {"error": base._first_line(exc)}
-            continue
+
+    def call_parser(name: str) -> Any:
+        first = [Tool(**t) for t in cases[0]["tools"]] if cases else []
+        return FunctionCallParser(first, name, tokenizer=tokenizer)
+
+    registered = FunctionCallParser.ToolCallParserEnum
+    for name, _parser in _loaded(registered, only, "response_template", call_parser, tools_out):
         out = []
         for case in cases:
             tools = [Tool(**t) for t in case["tools"]]
@@ -247,10 +254,7 @@ def sglang_parsers(
 
                 def take(text: str, items: list[Any]) -> None:
                     content.append(text or "")
-                    for item in items:
-                        slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
-                        slot["name"] = item.name or slot["name"]
-                        slot["arguments"] += item.parameters or ""
+                    base.add_sglang_items(calls, items)
 
                 for text, _ids in deltas.split(text_in):
                     normal = before.parse_stream_chunk(text)[1] or "" if before is not None else text

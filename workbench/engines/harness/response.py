@@ -32,7 +32,7 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.engines import engine
@@ -156,6 +156,15 @@ def sglang_one_shot(reasoning_parser: Any, call_parser: Any, output: str) -> Mes
     return _message(reasoning, text, [{"name": i.name, "arguments": i.parameters} for i in items])
 
 
+def add_sglang_items(calls: dict[int, dict[str, Any]], items: Any) -> None:
+    """Grow the streamed calls (by ``tool_index``) by SGLang's ``ToolCallItem`` s: the first item of a call
+    names it, later ones carry argument fragments."""
+    for item in items:
+        slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
+        slot["name"] = item.name or slot["name"]
+        slot["arguments"] += item.parameters or ""
+
+
 def sglang_streamed(reasoning_parser: Any, call_parser: Any, deltas: Deltas, output: str) -> Message:
     """Feed ``output`` to SGLang's parsers as token deltas (``parse_stream_chunk``, then the end of the
     stream) and assemble the streamed message, as its serving layer chains them."""
@@ -168,10 +177,7 @@ def sglang_streamed(reasoning_parser: Any, call_parser: Any, deltas: Deltas, out
             tail, more = call_parser.parse_stream_end()
             text, items = text + (tail or ""), [*items, *more]
         content.append(text or "")
-        for item in items:
-            slot = calls.setdefault(item.tool_index, {"name": "", "arguments": ""})
-            slot["name"] = item.name or slot["name"]
-            slot["arguments"] += item.parameters or ""
+        add_sglang_items(calls, items)
 
     for text, _ids in deltas.split(output):
         if reasoning_parser is None:
@@ -187,6 +193,27 @@ def sglang_streamed(reasoning_parser: Any, call_parser: Any, deltas: Deltas, out
     else:
         tool_text("", end=True)
     return _message("".join(reasoning), "".join(content), [calls[i] for i in sorted(calls)])
+
+
+#: A case's fresh SGLang parsers: ``() -> (reasoning parser or None, tool-call parser)``.
+SGLangParsers = Callable[[], tuple[Any, Any]]
+
+
+def sglang_case_results(
+    cases: list[dict[str, Any]], deltas: Deltas, parsers_for: Callable[[dict[str, Any]], SGLangParsers]
+) -> list[dict[str, Any]]:
+    """Every case through SGLang's one-shot and streamed paths, each path from fresh parsers (SGLang's
+    parsers keep per-request state): the response template's and the plug-in's detectors alike."""
+    return [_sglang_case(case, deltas, parsers_for(case)) for case in cases]
+
+
+def _sglang_case(case: dict[str, Any], deltas: Deltas, parsers: SGLangParsers) -> dict[str, Any]:
+    output = case["output"]
+    return case_result(
+        case,
+        lambda: sglang_one_shot(*parsers(), output),
+        lambda: sglang_streamed(*parsers(), deltas, output),
+    )
 
 
 def vllm_streamed(
@@ -290,13 +317,12 @@ def run_sglang(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, A
     # `--reasoning-parser response_template` goes with the tool-call parser: it also strips the markers of
     # an explicit answer region, which the tool parser alone passes through as normal text.
     has_thinking = True
-    deltas = Deltas(tokenizer)
-    results = []
-    for case in cases:
+
+    def parsers_for(case: dict[str, Any]) -> SGLangParsers:
         tools = [Tool(**t) for t in case["tools"]]
         prefix = case["prefix"]
 
-        def parsers(tools: list[Any] = tools, prefix: str = prefix) -> tuple[Any, Any]:
+        def parsers() -> tuple[Any, Any]:
             reasoning = (
                 ReasoningParser("response_template", tokenizer=tokenizer, prefix=prefix)
                 if has_thinking
@@ -305,13 +331,9 @@ def run_sglang(template: dict[str, Any], tokenizer: Any, cases: list[dict[str, A
             calls = FunctionCallParser(tools, "response_template", tokenizer=tokenizer, prefix=prefix)
             return reasoning, calls
 
-        def one_shot(case: dict[str, Any] = case) -> Message:
-            return sglang_one_shot(*parsers(), case["output"])
+        return parsers
 
-        def streamed(case: dict[str, Any] = case) -> Message:
-            return sglang_streamed(*parsers(), deltas, case["output"])
-
-        results.append(case_result(case, one_shot, streamed))
+    results = sglang_case_results(cases, Deltas(tokenizer), parsers_for)
     return {"accepted": True, "reason": "", "cases": results}
 
 
@@ -408,16 +430,26 @@ def check() -> int:
     return 0
 
 
+#: ``(job as JSON, consumers or engines, the batch's tokenizer cache) -> the job's answer``.
+JobRunner = Callable[[dict[str, Any], list[str], dict[str, Any]], dict[str, Any]]
+
+
+def answer(jobs: Sequence[Any], run_job: JobRunner, names: list[str]) -> int:
+    """Run a request's jobs (sharing one tokenizer cache: a batch often streams many templates with one
+    tokenizer) and write the answer, ``{"versions", "jobs"}``, on stdout: the response and plug-in harness
+    alike."""
+    tokenizers: dict[str, Any] = {}
+    jobs_answered = [run_job(to_json(job), names, tokenizers) for job in jobs]
+    json.dump({"versions": versions(), "jobs": jobs_answered}, sys.stdout, ensure_ascii=False)
+    return 0
+
+
 def main() -> int:
     quiet_engines()
     if sys.argv[1:] == ["--check"]:
         return check()
     request = from_json(ResponseRequest, json.load(sys.stdin))
-    consumers = request.consumers or list(RUNNERS)
-    tokenizers: dict[str, Any] = {}
-    jobs = [run_job(to_json(job), consumers, tokenizers) for job in request.jobs]
-    json.dump({"versions": versions(), "jobs": jobs}, sys.stdout, ensure_ascii=False)
-    return 0
+    return answer(request.jobs, run_job, request.consumers or list(RUNNERS))
 
 
 if __name__ == "__main__":

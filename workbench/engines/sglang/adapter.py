@@ -32,9 +32,8 @@ RUNTIME = "__WORKBENCH_RUNTIME__"
 NAME = "__WORKBENCH_PARSER_NAME__"
 
 _core: Any = importlib.import_module(RUNTIME + ".serving.core")
-_exported: Any = importlib.import_module(RUNTIME + ".exported")
 _tags: Any = importlib.import_module(RUNTIME + ".serving.tags")
-FORMAT = _core.Runtime.from_json(_exported.SPEC_JSON)
+FORMAT = _core.Runtime.exported(RUNTIME)
 
 
 def _items(deltas: list[dict[str, Any]]) -> tuple[str, list[ToolCallItem]]:

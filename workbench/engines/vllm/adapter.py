@@ -40,9 +40,8 @@ RUNTIME = "__WORKBENCH_RUNTIME__"
 NAME = "__WORKBENCH_PARSER_NAME__"
 
 _core: Any = importlib.import_module(RUNTIME + ".serving.core")
-_exported: Any = importlib.import_module(RUNTIME + ".exported")
 _tags: Any = importlib.import_module(RUNTIME + ".serving.tags")
-FORMAT = _core.Runtime.from_json(_exported.SPEC_JSON)
+FORMAT = _core.Runtime.exported(RUNTIME)
 # The format's outputs open their own reasoning block, if they reason at all: an output that does not
 # reason never writes the end marker vLLM's reasoning gate waits for, so the tag must cover the whole
 # output (an optional reasoning block first) and hold it from the first token.

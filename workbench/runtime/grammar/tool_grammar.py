@@ -202,6 +202,20 @@ class ToolGrammar:
         return tuple(v.strip() for v in values if v.strip())
 
 
+def tool_properties(tool: Tool) -> tuple[list[tuple[str, Any]], set[str]]:
+    """A tool's parameters as ``(name, schema)`` in schema order, and the names it requires: what every
+    family that writes arguments one by one builds its grammar from.
+
+    Raises:
+        GrammarError: the schema's ``properties`` is not an object.
+    """
+    schema = tool.parameters if isinstance(tool.parameters, dict) else {}
+    props = schema.get("properties") or {}
+    if not isinstance(props, dict):
+        raise GrammarError(f"tool {tool.name!r}: 'properties' must be an object")
+    return list(props.items()), set(schema.get("required") or ())
+
+
 def ordered_parameters(items: Sequence[tuple[Element, bool]], sep: str) -> Element:
     """Parameters in schema order: required ones always, optional ones at will, ``sep`` only between them.
 

@@ -49,6 +49,15 @@ class CallLog:
             self.args.append(fragment)
 
 
+def _joined(cache: tuple[str, int], pieces: list[str]) -> tuple[str, int]:
+    """``(text of the first n pieces, n)`` brought up to all ``pieces``: the views are read after every
+    token, so each read joins only the pieces added since the last one."""
+    text, n = cache
+    if n != len(pieces):
+        text += "".join(pieces[n:])
+    return text, len(pieces)
+
+
 class MessageBuilder:
     """Accumulates the message; see the module docstring."""
 
@@ -78,18 +87,12 @@ class MessageBuilder:
 
     # ------------------------------------------------------------------------------------------ views
     def content_text(self) -> str:
-        text, n = self._content_cache
-        if n != len(self.content):
-            text = text + "".join(self.content[n:])
-            self._content_cache = (text, len(self.content))
-        return text
+        self._content_cache = _joined(self._content_cache, self.content)
+        return self._content_cache[0]
 
     def reasoning_text(self) -> str:
-        text, n = self._reasoning_cache
-        if n != len(self.reasoning):
-            text = text + "".join(self.reasoning[n:])
-            self._reasoning_cache = (text, len(self.reasoning))
-        return text
+        self._reasoning_cache = _joined(self._reasoning_cache, self.reasoning)
+        return self._reasoning_cache[0]
 
     def current(self) -> Message:
         """The message so far (does not change state).  Calls without a name yet are left out."""

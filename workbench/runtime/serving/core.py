@@ -15,6 +15,7 @@ Part of the runtime every plug-in vendors (as ``<plugin>._runtime.serving.core``
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,12 @@ class Runtime:
     @classmethod
     def from_json(cls, text: str) -> Runtime:
         return cls(FormatSpec.from_json(text))
+
+    @classmethod
+    def exported(cls, package: str) -> Runtime:
+        """The spec a plug-in carries: the ``exported`` module (``SPEC_JSON``) the export writes next to
+        this runtime, vendored as ``package``.  Both engines' adapters load their format this way."""
+        return cls.from_json(importlib.import_module(package + ".exported").SPEC_JSON)
 
     @property
     def has_reasoning(self) -> bool:

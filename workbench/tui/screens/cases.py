@@ -15,12 +15,13 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from workbench.tui.guard import Guarded
 from workbench.tui.palette import DIFF_STYLES
+from workbench.tui.widgets.panes import text_pane
 from workbench.validate import ValidationReport
 from workbench.validate.report import CaseResult
 
@@ -106,12 +107,10 @@ class CasesScreen(Guarded, ModalScreen[None]):
             table: DataTable[Any] = DataTable(id="cases", cursor_type="row")
             yield table
             with Horizontal(id="case-detail"):
-                with VerticalScroll(id="case-rendered-pane") as left:
-                    left.border_title = "rendered (grey: generation prompt)"
-                    yield Static(id="case-rendered")
-                with VerticalScroll(id="case-parsed-pane") as right:
-                    right.border_title = "what the parser made of it (▶ first difference)"
-                    yield Static(id="case-parsed")
+                yield text_pane("case-rendered-pane", "rendered (grey: generation prompt)", "case-rendered")
+                yield text_pane(
+                    "case-parsed-pane", "what the parser made of it (▶ first difference)", "case-parsed"
+                )
 
     def on_mount(self) -> None:
         table = self.query_one("#cases", DataTable)

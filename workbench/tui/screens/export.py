@@ -15,7 +15,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, RadioSet, Static
 
 from workbench.tui.controllers.export import absolute
@@ -25,6 +25,7 @@ from workbench.tui.screens.modals import ConfirmScreen
 from workbench.tui.verdict import Verdict, verdict_of
 from workbench.tui.widgets.nav import VERDICT_STYLES
 from workbench.tui.widgets.notice import Notice
+from workbench.tui.widgets.panes import text_pane
 from workbench.tui.widgets.toggles import GlyphRadioButton
 from workbench.validate import ValidationReport
 
@@ -89,13 +90,9 @@ class ExportScreen(WorkbenchScreen):
     def compose_body(self) -> ComposeResult:
         yield Notice(id="export-notice", classes="-hidden")
         with Horizontal(id="export-main"):
-            with VerticalScroll(id="spec-pane") as pane:
-                pane.border_title = "spec JSON"
-                yield Static(id="spec-json")
+            yield text_pane("spec-pane", "spec JSON", "spec-json")
             with Vertical(id="export-side"):
-                with VerticalScroll(id="report-pane") as rep:
-                    rep.border_title = "validation"
-                    yield Static(id="report")
+                yield text_pane("report-pane", "validation", "report")
                 with Vertical(id="targets-pane") as tp:
                     tp.border_title = "export target"
                     with RadioSet(id="targets"):

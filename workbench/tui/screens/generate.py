@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Checkbox, Input, Select, Static
 
 from workbench.tui.controllers import generate as conversation
@@ -27,6 +27,7 @@ from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.modals import ConfirmScreen, ToolResultScreen
 from workbench.tui.screens.status import engine_status
 from workbench.tui.widgets.notice import Notice
+from workbench.tui.widgets.panes import text_pane
 from workbench.tui.widgets.spans import SpanLegend, SpanStream
 from workbench.tui.widgets.toggles import GlyphCheckbox
 
@@ -82,12 +83,8 @@ class GenerateScreen(WorkbenchScreen):
                 yield Static(id="pending", classes="-hidden")
                 yield SpanLegend(id="legend")
             with Vertical(id="side"):
-                with VerticalScroll(id="turns-pane") as turns:
-                    turns.border_title = "conversation (n: new)"
-                    yield Static(id="turns")
-                with VerticalScroll(id="parsed-pane") as parsed:
-                    parsed.border_title = "parsed message"
-                    yield Static(id="parsed")
+                yield text_pane("turns-pane", "conversation (n: new)", "turns")
+                yield text_pane("parsed-pane", "parsed message", "parsed")
         with Horizontal(id="options-row"):
             yield Select(choice_options([]), value="auto", allow_blank=False, id="tool-choice")
             yield GlyphCheckbox("constrain", True, id="constrain")

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
 from workbench.generation.step import Step
@@ -30,6 +30,7 @@ from workbench.tui.palette import SPAN_STYLES, visible
 from workbench.tui.screens.base import WorkbenchScreen
 from workbench.tui.screens.status import engine_status
 from workbench.tui.widgets.decode import HeatStrip, MaskGauge, Timeline
+from workbench.tui.widgets.panes import text_pane
 
 
 def step_facts(step: Step) -> Table:
@@ -108,10 +109,7 @@ class InspectorScreen(WorkbenchScreen):
                 with Vertical(id="facts-pane") as facts:
                     facts.border_title = "step"
                     yield Static(id="facts")
-                with VerticalScroll(id="grammar-pane") as grammar:
-                    grammar.border_title = "grammar"
-                    grammar.border_subtitle = GRAMMAR_KEYS
-                    yield Static(id="grammar")
+                yield text_pane("grammar-pane", "grammar", "grammar", subtitle=GRAMMAR_KEYS)
             with Vertical(id="insp-right"):
                 table: DataTable[Any] = DataTable(id="candidates", cursor_type="row", zebra_stripes=False)
                 table.border_title = "top candidates before masking"

@@ -38,6 +38,7 @@ from workbench.tui.screens.modals import AskScreen, ConfirmScreen
 from workbench.tui.switches import Switch, switches_of, validation_kwargs, with_pair
 from workbench.tui.widgets.jinja_editor import JinjaEditor
 from workbench.tui.widgets.notice import Notice
+from workbench.tui.widgets.panes import text_pane
 from workbench.tui.widgets.spans import highlight_markers
 from workbench.tui.widgets.toggles import GlyphCheckbox
 from workbench.tui.workspace import REASONING_EFFORTS
@@ -104,9 +105,7 @@ class TemplateScreen(WorkbenchScreen):
                         )
                         yield Static(id="kw-switches-title")
                         yield Vertical(id="kw-switches")
-                with VerticalScroll(id="preview-pane") as pane:
-                    pane.border_title = "render preview"
-                    yield Static(id="preview")
+                yield text_pane("preview-pane", "render preview", "preview")
 
     def on_mount(self) -> None:
         super().on_mount()

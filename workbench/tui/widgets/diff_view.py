@@ -8,6 +8,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from workbench.tui.palette import DIFF_LABELS, DIFF_STYLES, legend
+from workbench.tui.widgets.panes import text_pane
 
 
 def split_text(prefix: str, middle: str, suffix: str, side: str) -> Text:
@@ -29,12 +30,8 @@ class DiffPane(Horizontal):
     """
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="variant-a") as a:
-            a.border_title = "variant A"
-            yield Static(id="text-a")
-        with VerticalScroll(id="variant-b") as b:
-            b.border_title = "variant B"
-            yield Static(id="text-b")
+        yield text_pane("variant-a", "variant A", "text-a")
+        yield text_pane("variant-b", "variant B", "text-b")
 
     def show(
         self, prefix: str, left: str, right: str, suffix: str, *, title_a: str = "", title_b: str = ""

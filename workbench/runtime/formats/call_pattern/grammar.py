@@ -31,7 +31,7 @@ from workbench.runtime.grammar.elements import (
     seq,
     tag,
 )
-from workbench.runtime.grammar.tool_grammar import ToolGrammar, ordered_parameters
+from workbench.runtime.grammar.tool_grammar import ToolGrammar, ordered_parameters, tool_properties
 from workbench.runtime.spec import ArgVariant, ValueEncoding, pattern_literal
 from workbench.runtime.values import PYTHON_LITERAL_EBNF, schema_types
 
@@ -96,19 +96,12 @@ class CallPatternGrammar(ToolGrammar):
         return tuple(dict.fromkeys([*base, *(x for x in extra if x)]))
 
     # ----------------------------------------------------------------------------- arguments
-    def _properties(self, tool: Tool) -> tuple[list[tuple[str, Any]], set[str]]:
-        schema = tool.parameters if isinstance(tool.parameters, dict) else {}
-        props = schema.get("properties") or {}
-        if not isinstance(props, dict):
-            raise GrammarError(f"tool {tool.name!r}: 'properties' must be an object")
-        return list(props.items()), set(schema.get("required") or ())
-
     def arguments(self, tool: Tool) -> Element:
         p = self.t.pattern
         what = f"tool {tool.name!r}"
         if p.args == "json":
             return ebnf(self.schema_ebnf(tool.parameters, what))
-        props, required = self._properties(tool)
+        props, required = tool_properties(tool)
         if p.args == "object":
             enc = p.encoding
             items = []

@@ -20,21 +20,21 @@ from workbench.runtime.grammar.elements import (
     repeat,
     seq,
 )
-from workbench.runtime.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar, ordered_parameters
+from workbench.runtime.grammar.tool_grammar import (
+    MAX_PARALLEL_CALLS,
+    ToolGrammar,
+    ordered_parameters,
+    tool_properties,
+)
 
 
 class PythonicGrammar(ToolGrammar):
     name = "pythonic"
 
     def call_body(self, tool: Tool) -> Element:
-        schema = tool.parameters if isinstance(tool.parameters, dict) else {}
-        props = schema.get("properties") or {}
-        if not isinstance(props, dict):
-            raise GrammarError(f"tool {tool.name!r}: 'properties' must be an object")
-        required = set(schema.get("required") or ())
+        props, required = tool_properties(tool)
         items = [
-            (seq(const(key + "="), self.value(tool.name, key, sub)), key in required)
-            for key, sub in props.items()
+            (seq(const(key + "="), self.value(tool.name, key, sub)), key in required) for key, sub in props
         ]
         namespace = self.t.function_namespace
         return seq(const(namespace + tool.name + "("), ordered_parameters(items, ", "), const(")"))

@@ -29,7 +29,7 @@ from workbench.runtime.grammar.elements import (
     seq,
     tag,
 )
-from workbench.runtime.grammar.tool_grammar import ToolGrammar, ordered_parameters
+from workbench.runtime.grammar.tool_grammar import ToolGrammar, ordered_parameters, tool_properties
 from workbench.runtime.values import is_plain_string, write_value, written_raw
 
 
@@ -48,17 +48,13 @@ class TagWithTaggedGrammar(ToolGrammar):
 
     # ----------------------------------------------------------------------------- arguments
     def arguments(self, tool: Tool) -> Element:
-        schema = tool.parameters if isinstance(tool.parameters, dict) else {}
-        props = schema.get("properties") or {}
-        if not isinstance(props, dict):
-            raise GrammarError(f"tool {tool.name!r}: 'properties' must be an object")
-        required = set(schema.get("required") or ())
-        unknown = required - set(props)
+        props, required = tool_properties(tool)
+        unknown = required - {key for key, _sub in props}
         if unknown:
             raise GrammarError(
                 f"tool {tool.name!r}: required parameter(s) {', '.join(sorted(unknown))} not in properties"
             )
-        items = [(self.parameter(tool.name, key, sub), key in required) for key, sub in props.items()]
+        items = [(self.parameter(tool.name, key, sub), key in required) for key, sub in props]
         return ordered_parameters(items, self.t.arg_separator)
 
     def parameter(self, tool_name: str, key: str, schema: Any) -> Element:
