@@ -44,6 +44,7 @@ from workbench.analysis.probes import (
     USER_TEXT,
     VALUE_A,
     VALUE_B,
+    assistant,
 )
 from workbench.runtime.spec import (
     ContentSpec,
@@ -66,18 +67,6 @@ _WS = " \t\r\n"
 
 def _call(name: str = FUNC_A, value: str = VALUE_A, call_id: str = ID_A) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": {ARG_A: value}}}
-
-
-def assistant(
-    content: str | None = None, reasoning: str | None = None, calls: Sequence[dict[str, Any]] = ()
-) -> dict[str, Any]:
-    """An assistant message with the given parts (``content`` None: no answer text)."""
-    msg: dict[str, Any] = {"role": "assistant", "content": content}
-    if reasoning is not None:
-        msg["reasoning_content"] = reasoning
-    if calls:
-        msg["tool_calls"] = list(calls)
-    return msg
 
 
 #: The conversations the learner renders (after the user turn), by name.

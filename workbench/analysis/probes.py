@@ -16,7 +16,7 @@ characters, because Mistral templates reject any other id length).  The argument
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,11 +67,13 @@ def _call(name: str = FUNC_A, args: Mapping[str, str] | None = None, call_id: st
     }
 
 
-def _assistant(
+def assistant(
     content: str | list[dict[str, str]] | None = CONTENT_TEXT,
     reasoning: str | None = None,
-    calls: tuple[dict[str, Any], ...] = (),
+    calls: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
+    """An assistant message with the given parts (``content`` None: no answer text); the probes' and the
+    turn learner's messages are all made by it."""
     msg: dict[str, Any] = {"role": "assistant", "content": content}
     if reasoning is not None:
         msg["reasoning_content"] = reasoning
@@ -157,87 +159,87 @@ VARIANTS: dict[str, Variant] = {
             same_as="prompt",
         ),
         # Plain assistant turns (no tools passed).
-        _v("content", "assistant answers with content", USER, _assistant()),
+        _v("content", "assistant answers with content", USER, assistant()),
         _v(
             "content_then_user",
             "assistant answers, then the user speaks again",
             USER,
-            _assistant(),
+            assistant(),
             {"role": "user", "content": USER_TEXT_2},
         ),
-        _v("reasoning", "assistant reasons, then answers", USER, _assistant(reasoning=REASONING_TEXT)),
+        _v("reasoning", "assistant reasons, then answers", USER, assistant(reasoning=REASONING_TEXT)),
         _v(
             "reasoning_chunks",
             "assistant content as blocks: a thinking block, then a text block",
             USER,
-            _assistant(
+            assistant(
                 [{"type": "thinking", "thinking": REASONING_TEXT}, {"type": "text", "text": CONTENT_TEXT}]
             ),
         ),
         # With tools passed.
-        _v("tools_content", "tools offered, assistant answers with content", USER, _assistant(), tools=True),
+        _v("tools_content", "tools offered, assistant answers with content", USER, assistant(), tools=True),
         _v(
             "tools_reasoning",
             "tools offered, assistant reasons then answers",
             USER,
-            _assistant(reasoning=REASONING_TEXT),
+            assistant(reasoning=REASONING_TEXT),
             tools=True,
         ),
         _v(
             "call",
             "assistant makes one call foofoo(first=XXXX)",
             USER,
-            _assistant("", calls=_CALLS_ONE),
+            assistant("", calls=_CALLS_ONE),
             tools=True,
         ),
         _v(
             "reasoning_call",
             "assistant reasons, then makes one call",
             USER,
-            _assistant("", reasoning=REASONING_TEXT, calls=_CALLS_ONE),
+            assistant("", reasoning=REASONING_TEXT, calls=_CALLS_ONE),
             tools=True,
         ),
         _v(
             "call_two",
             "assistant makes two calls: foofoo(first=XXXX), barbar(first=XXXX)",
             USER,
-            _assistant("", calls=(_call(), _call(FUNC_B, call_id=ID_B))),
+            assistant("", calls=(_call(), _call(FUNC_B, call_id=ID_B))),
             tools=True,
         ),
         _v(
             "call_func_b",
             "one call barbar(first=XXXX)",
             USER,
-            _assistant("", calls=(_call(FUNC_B),)),
+            assistant("", calls=(_call(FUNC_B),)),
             tools=True,
         ),
         _v(
             "call_two_args",
             "one call foofoo(first=XXXX, second=YYYY)",
             USER,
-            _assistant("", calls=(_call(args={ARG_A: VALUE_A, ARG_B: VALUE_B}),)),
+            assistant("", calls=(_call(args={ARG_A: VALUE_A, ARG_B: VALUE_B}),)),
             tools=True,
         ),
-        _v("call_no_args", "one call foofoo()", USER, _assistant("", calls=(_call(args={}),)), tools=True),
+        _v("call_no_args", "one call foofoo()", USER, assistant("", calls=(_call(args={}),)), tools=True),
         _v(
             "call_id_b",
             "one call foofoo(first=XXXX) with id call99999",
             USER,
-            _assistant("", calls=(_call(call_id=ID_B),)),
+            assistant("", calls=(_call(call_id=ID_B),)),
             tools=True,
         ),
         _v(
             "call_arg_b",
             "one call foofoo(second=XXXX)",
             USER,
-            _assistant("", calls=(_call(args={ARG_B: VALUE_A}),)),
+            assistant("", calls=(_call(args={ARG_B: VALUE_A}),)),
             tools=True,
         ),
         _v(
             "call_value_b",
             "one call foofoo(first=YYYY)",
             USER,
-            _assistant("", calls=(_call(args={ARG_A: VALUE_B}),)),
+            assistant("", calls=(_call(args={ARG_A: VALUE_B}),)),
             tools=True,
         ),
     )
@@ -253,7 +255,7 @@ SWITCH_VARIANTS: dict[str, Variant] = {
             "switch_history",
             "assistant reasons and answers, then the user speaks again",
             USER,
-            _assistant(reasoning=REASONING_TEXT),
+            assistant(reasoning=REASONING_TEXT),
             {"role": "user", "content": USER_TEXT_2},
         ),
     )

@@ -152,6 +152,16 @@ class ToolGrammar:
     def call(self, tool: Tool) -> Element:
         return seq(const(self.t.call_start), self.call_body(tool), const(self.t.call_end))
 
+    def message_calls(self, tools: Sequence[Tool], *, parallel: bool, first_opener: str) -> Element:
+        """Calls written as messages of their own (recipient addresses, headed layouts): the first after
+        ``first_opener`` (what is left of the opener once the prompt wrote part of it), each later one a
+        whole :meth:`call`; one call, or (``parallel``) up to :data:`MAX_PARALLEL_CALLS` back to back."""
+        first = one_of(*(seq(const(first_opener), self.call_body(t)) for t in tools))
+        if not parallel:
+            return first
+        more = one_of(*(self.call(t) for t in tools))
+        return seq(first, repeat(more, 0, MAX_PARALLEL_CALLS - 1))
+
     def separator(self) -> Element:
         if self.t.call_separator:
             return const(self.t.call_separator)

@@ -74,19 +74,19 @@ def sample_output(
     fam = family_for(spec)
     if fam is not None and fam.write_output is not None:
         return fam.write_output(spec, reasoning, content, calls, end)
-    return plain_output(spec, reasoning=reasoning, content=content, calls=calls, end=end, tools=tools)
+    return plain_output(spec, reasoning, content, calls, end, tools)
 
 
 def plain_output(
     spec: FormatSpec,
-    *,
-    reasoning: str = "",
-    content: str = "",
-    calls: Sequence[SampleCall] = (),
-    end: bool = True,
+    reasoning: str,
+    content: str,
+    calls: Sequence[SampleCall],
+    end: bool,
     tools: Sequence[Tool] | None = None,
 ) -> str:
-    """Reasoning, content, calls and the first end-of-turn marker, written with the marker fields."""
+    """Reasoning, content, calls and the first end-of-turn marker, written with the marker fields (an
+    ``OutputWriter``: a layout with a lead writes the rest of its output with it)."""
     r = write_reasoning(spec, reasoning)
     c = write_content(spec, content, with_reasoning=bool(r))
     out = r + c + write_calls(spec, calls, tools=tools)

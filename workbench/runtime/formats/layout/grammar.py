@@ -103,11 +103,7 @@ class LayoutGrammar(ToolGrammar):
         return seq(const(self.opener), self.call_body(tool))
 
     def calls(self, tools: Sequence[Tool], *, parallel: bool, first_opener: str) -> Element:
-        first = one_of(*(seq(const(first_opener), self.call_body(t)) for t in tools))
-        if not parallel:
-            return first
-        more = one_of(*(self.call(t) for t in tools))
-        return seq(first, repeat(more, 0, MAX_PARALLEL_CALLS - 1))
+        return self.message_calls(tools, parallel=parallel, first_opener=first_opener)
 
     def section(self, tools: Sequence[Tool], *, parallel: bool) -> Element:
         if not self.headed:

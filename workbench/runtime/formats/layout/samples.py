@@ -41,7 +41,7 @@ def write_output(
     if not lay.headed:
         from workbench.runtime.parsing.samples import plain_output
 
-        return lay.lead + plain_output(spec, reasoning=reasoning, content=content, calls=calls, end=end)
+        return lay.lead + plain_output(spec, reasoning, content, calls, end)
     parts: list[str] = []
     r, c = lay.message("reasoning"), lay.message("content")
     if reasoning and r is not None and not spec.output_starts_in_reasoning():

@@ -25,10 +25,9 @@ from workbench.runtime.grammar.elements import (
     ebnf,
     one_of,
     optional,
-    repeat,
     seq,
 )
-from workbench.runtime.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar
+from workbench.runtime.grammar.tool_grammar import ToolGrammar
 
 # The recipient that addresses the user: its body is text, not a call (the parser reads it the same way).
 CONTENT_RECIPIENT = "all"
@@ -88,12 +87,7 @@ class RecipientGrammar(ToolGrammar):
 
     def calls(self, tools: Sequence[Tool], *, parallel: bool, first_opener: str) -> Element:
         """One call, or (``parallel``) up to MAX_PARALLEL_CALLS messages back to back."""
-        tools = self.callable_tools(tools)
-        first = one_of(*(seq(const(first_opener), self.call_body(t)) for t in tools))
-        if not parallel:
-            return first
-        more = one_of(*(self.call(t) for t in tools))
-        return seq(first, repeat(more, 0, MAX_PARALLEL_CALLS - 1))
+        return self.message_calls(self.callable_tools(tools), parallel=parallel, first_opener=first_opener)
 
     def section(self, tools: Sequence[Tool], *, parallel: bool) -> Element:
         return self.calls(tools, parallel=parallel, first_opener=self.first_opener)
