@@ -13,7 +13,7 @@ SUMMARY = {
     "templates": {
         "plain": _entry("NONE", "JSON_NATIVE"),
         "StepFun3.5-Flash": _entry("FORCED_CLOSED", "TAG_WITH_TAGGED"),  # disputed reasoning: excluded
-        "openai-gpt-oss-120b": _entry("NONE", "TAG_WITH_JSON"),  # dedicated handler: compared with harmony
+        "openai-gpt-oss-120b": _entry("NONE", "TAG_WITH_JSON"),  # dedicated handler: compared with layout
         "held-out": {"set": "heldout", "reasoning_mode": "NONE", "tool_format": "NONE"},
     }
 }
@@ -23,7 +23,7 @@ def test_names_are_compared_case_insensitively_and_corrections_apply() -> None:
     ours = {
         "plain": {"reasoning": "none", "tools": "json_native"},
         "StepFun3.5-Flash": {"reasoning": "forced_open", "tools": "tag_with_tagged"},
-        "openai-gpt-oss-120b": {"reasoning": "tag_based", "tools": "harmony"},
+        "openai-gpt-oss-120b": {"reasoning": "tag_based", "tools": "layout"},
     }
     c = compare(SUMMARY, ours)
     statuses = {(r.template, r.field): r.status for r in c.rows}

@@ -91,13 +91,23 @@ def test_xml_tagged_args_markers_keep_their_newlines() -> None:
     assert t.parallel
 
 
-def test_harmony_channels_is_detected_as_harmony() -> None:
+def test_harmony_channels_is_learned_as_headed_messages() -> None:
+    """Issue 18: no detector knows Harmony; the analysis learns its messages from the renders."""
     spec = project("harmony-channels").spec
-    assert spec.tools.format == "harmony"
-    assert spec.tools.function_namespace == "functions."
+    lay = spec.layout
+    assert (lay.opener, lay.closer, lay.channel) == ("<|start|>assistant", "<|message|>", "<|channel|>")
+    # Learned: analysis and final; the Harmony protocol supplement adds the commentary preamble (content).
+    assert [(m.kind, m.header) for m in lay.messages] == [
+        ("reasoning", "<|channel|>analysis<|message|>"),
+        ("content", "<|channel|>final<|message|>"),
+        ("content", "<|channel|>commentary<|message|>"),
+    ]
+    # "<|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{json}<|call|>"
+    assert spec.tools.call_start == "<|start|>assistant<|channel|>commentary to=functions."
+    assert spec.tools.call_end == "<|call|>"
     assert spec.reasoning.start == "<|channel|>analysis<|message|>"
     assert spec.content.start == "<|channel|>final<|message|>"
-    assert spec.prompt.generation_prompt == "<|start|>assistant"
+    assert spec.prompt.generation_prompt == spec.prompt.output_prefix == "<|start|>assistant"
 
 
 def test_pythonic_calls_is_detected_as_pythonic() -> None:

@@ -49,6 +49,11 @@ def _strip(s: str) -> str:
     return s.strip()
 
 
+def _joined(*parts: str) -> str:
+    """Marker text joined, whitespace left out (the parsers match it loosely)."""
+    return "".join("".join(parts).split())
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_reasoning_markers_match_llamacpp_where_it_is_right(name: str) -> None:
     spec = shared(name).spec
@@ -94,8 +99,13 @@ def test_tagged_argument_markers_match_llamacpp(name: str) -> None:
     t = shared(name).spec.tools
     theirs = llama(name)
     assert t.format == "tag_with_tagged"
-    assert _strip(t.name_prefix) == _strip(theirs["func_name_prefix"])
-    assert _strip(t.func_close) == _strip(theirs["func_close"])
+    # The text a call writes before its name, and after its arguments.  Which field holds which piece of
+    # one literal (``<invoke name="`` opens the call, or prefixes the name) is no comparison's to say
+    # (issue 18: no marker shapes); llama.cpp splits them by their brackets.
+    assert _joined(t.call_start, t.name_prefix) == _joined(
+        theirs["per_call_start"], theirs["func_name_prefix"]
+    )
+    assert _joined(t.func_close, t.call_end) == _joined(theirs["func_close"], theirs["per_call_end"])
     assert _strip(t.arg_name_prefix) == _strip(theirs["arg_name_prefix"])
     # llama.cpp splits '">' / "</arg_key>\n<arg_value>" between name suffix and value prefix its own way.
     assert _strip(t.arg_name_suffix + t.arg_value_prefix) == _strip(
@@ -124,9 +134,15 @@ def test_model_outputs_contain_the_markers_the_spec_names(name: str, case: dict[
     """A real tool call contains the spec's trigger; real reasoning ends with the spec's end marker."""
     spec = shared(name).spec
     text, expect = case["input"], case["expect"]
-    if expect["tool_calls"] and spec.tools.trigger and spec.tools.format != "harmony":
+    if spec.layout.headed:
+        # Headed messages: headers are read as attribute sets (the recipient may come before or after the
+        # channel), so the literal call header need not appear; the opener or the channel literal does.
+        lay = spec.layout
+        assert any(_strip(x) in text for x in (lay.opener, lay.channel, spec.prompt.output_prefix) if x)
+        return
+    if expect["tool_calls"] and spec.tools.trigger:
         assert _strip(spec.tools.trigger) in text
-    if expect["reasoning_content"] and spec.reasoning.mode != "none" and spec.tools.format != "harmony":
+    if expect["reasoning_content"] and spec.reasoning.mode != "none":
         assert _strip(spec.reasoning.end) in text
 
 
@@ -175,7 +191,9 @@ def test_command_r7b_numbers_its_calls_and_wraps_answers() -> None:
 
 def test_functionary_v31_call_turns_end_with_eom() -> None:
     spec = shared("meetkai-functionary-medium-v3.1").spec
-    assert (spec.tools.name_prefix, spec.tools.name_suffix, spec.tools.func_close) == (
+    t = spec.tools
+    # "<function=NAME>{json}</function>" (llama.cpp: per_call_start "<function=", per_call_end "</function>")
+    assert (t.call_start + t.name_prefix, t.name_suffix, t.func_close + t.call_end) == (
         "<function=",
         ">",
         "</function>",

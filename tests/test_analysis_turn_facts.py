@@ -55,7 +55,7 @@ def _analyze_text(text: str) -> Analysis:
 # ----------------------------------------------------------------------------------------- output_prefix
 def test_a_prompt_ending_in_the_recipient_marker_sets_output_prefix() -> None:
     spec = _analyze_text(RECIPIENT_TEMPLATE).spec
-    assert spec.tools.format == "recipient"
+    assert spec.layout.opener == ">>>"  # learned as headed messages (issue 18)
     assert spec.prompt.output_prefix == ">>>"
     assert spec.prompt.generation_prompt.endswith(">>>")
 
@@ -66,8 +66,10 @@ def test_functionary_v32_prompt_already_wrote_the_recipient_marker() -> None:
     assert prompt.endswith("<|start_header_id|>assistant<|end_header_id|>\n\n>>>")
     spec = shared("meetkai-functionary-medium-v3.2").spec
     assert spec.prompt.output_prefix == ">>>"
-    # Both ways the output can go start with it: text to "all", or a call to a function.
-    assert spec.content.start == ">>>all\n" and spec.tools.name_prefix == ">>>"
+    # Both ways the output can go start with it: text to "all", or a call to a function (messages of a
+    # learned headed layout, issue 18).
+    assert spec.layout.opener == ">>>" and spec.tools.call_start == ">>>"
+    assert [(m.kind, m.header) for m in spec.layout.messages] == [("content", "all\n")]
 
 
 def test_qwen3_like_prompts_have_no_output_prefix() -> None:
@@ -82,9 +84,11 @@ def test_real_qwen3_and_its_thinking_variants_have_no_output_prefix() -> None:
 
 
 def test_harmony_role_name_is_not_taken_for_the_start_of_a_recipient() -> None:
+    """The prompt's output prefix is the whole message opener every later message repeats
+    (``<|start|>assistant``), never a fragment of a word (the ``t`` of ``assistant`` and of ``to=``)."""
     spec = project("harmony-channels").spec
     assert spec.prompt.generation_prompt.endswith("<|start|>assistant")
-    assert spec.prompt.output_prefix == ""
+    assert spec.prompt.output_prefix == spec.layout.opener == "<|start|>assistant"
 
 
 def test_a_role_token_that_tool_calls_do_not_start_with_is_no_output_prefix() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO, SHARED
 from tests.test_analysis_helpers import shared, shared_names, template_text
-from workbench.analysis.llamacpp import CORRECTIONS, compare, load_summary
+from workbench.analysis.llamacpp import CORRECTIONS, compare, load_summary, our_values
 from workbench.analysis.probes import USER_TEXT
 from workbench.template.render import render
 
@@ -27,8 +27,7 @@ def _ours() -> dict[str, dict[str, str]]:
         pytest.skip("../shared not present")
     out = {}
     for name in shared_names():
-        spec = shared(name).spec
-        out[name] = {"reasoning": spec.reasoning.mode, "tools": spec.tools.format}
+        out[name] = our_values(shared(name).spec)
     return out
 
 
@@ -116,9 +115,11 @@ def test_apriel_16_reasoning_ends_at_a_delimiter_and_has_no_start_token() -> Non
 
 
 def test_gpt_oss_arguments_never_contain_the_system_prompt() -> None:
-    t = shared("openai-gpt-oss-120b").spec.tools
-    assert t.format == "harmony"
-    assert all("Current date" not in v for v in (t.args_start, t.args_end, t.name_suffix))
+    spec = shared("openai-gpt-oss-120b").spec
+    t = spec.tools
+    assert spec.layout.headed
+    parts = (t.call_start, t.call_end, *t.pattern.call, spec.layout.opener, spec.layout.closer)
+    assert all("Current date" not in v for v in parts)
 
 
 def test_functionary_markers_are_not_system_prompt_paragraphs() -> None:

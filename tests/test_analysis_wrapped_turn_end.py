@@ -3,7 +3,8 @@
 
 Found in the TUI walkthrough (docs/tui.md): P2 took the wrapper's closer as the end of the turn, the content
 analysis then removed it (calls may follow it), and no end marker was left, so every call was followed by
-`<|/bot|>` read as content."""
+`<|/bot|>` read as content.  A closer written as one literal of two tags (`<|/bot|><|eot|>`) is one
+marker."""
 
 from __future__ import annotations
 
@@ -37,7 +38,10 @@ def test_the_marker_after_the_answer_wrapper_ends_the_turn(tmp_path: Path, close
     source = load_template(path)
     spec = analyze(source).spec
     assert spec.content.start == "<|say|>" and spec.content.end == "<|/say|>"
-    assert "<|/bot|>" in spec.end_markers
+    # The turn's end is what the template writes after the wrapper, as it writes it: one literal
+    # ``<|/bot|><|eot|>`` is one marker (no render separates its two halves; markers come from comparison,
+    # not from their shape, issue 18).
+    assert close in spec.end_markers
     assert "<|/say|>" not in spec.end_markers  # the wrapper's closer only ends the answer
     report = validate(source)
     assert report.validated, report.summary()

@@ -1,4 +1,12 @@
-"""The diff primitives: llama.cpp's own helper cases (from ../shared) plus our own properties."""
+"""The diff primitives: llama.cpp's own helper cases (from ../shared) plus our own properties.
+
+Markers come from comparison, not from their shape (issue 18): :func:`diff_split` and :func:`segmentize`
+know where a marker begins only from evidence, the literal text the template writes whole and its
+tokenizer's added tokens (:class:`Evidence`).  llama.cpp's helper cases recognise ``<...>`` and ``[...]`` by
+their shape; here each runs under the evidence the template that wrote it gives: the tags it writes as
+literals (``'<tag>'``, ``'<|START_RESPONSE|>'``), listed per case below.  Without evidence nothing is a
+marker and a cut is the plain common prefix (the last tests).
+"""
 
 from __future__ import annotations
 
@@ -12,9 +20,11 @@ from hypothesis import strategies as st
 from tests.conftest import SHARED
 from workbench.analysis.diff import (
     DiffSplit,
+    Evidence,
     after_common_suffix,
     diff_split,
     is_marker,
+    marker_evidence,
     segmentize,
     until_common_prefix,
 )
@@ -43,10 +53,39 @@ def _check(split: DiffSplit, check: dict[str, Any]) -> bool:
     raise AssertionError(f"unknown check kind {kind}")
 
 
+#: The literals the templates behind llama.cpp's helper cases write whole (what its shape rule recognises).
+_LITERALS = (
+    "<tag>",
+    "</tag>",
+    "<think>",
+    "</think>",
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    "<|START_THINKING|>",
+    "<|END_THINKING|>",
+    "<|START_ACTION|>",
+    "<|END_ACTION|>",
+    "<|END_OF_TURN_TOKEN|>",
+    "<|START_OF_TURN_TOKEN|>",
+    "<|CHATBOT_TOKEN|>",
+    "[marker]",
+    "<marker>",
+    "<hello>",
+    "</hello>",
+    "[hello]",
+    "<world>",
+    "[world]",
+    "<blue>",
+    "<dee>",
+    "[hey]",
+)
+
+
 @pytest.mark.shared
 @pytest.mark.parametrize("case", _cases("calculate_diff_split"))
 def test_llamacpp_diff_split_cases(case: dict[str, Any]) -> None:
-    split = diff_split(case["a"], case["b"])
+    with marker_evidence(Evidence.of(_LITERALS)):
+        split = diff_split(case["a"], case["b"])
     for part, value in case.get("expect", {}).items():
         assert getattr(split, part) == value, (part, split)
     for check in case.get("checks", []):
@@ -68,7 +107,8 @@ def test_llamacpp_after_common_suffix_cases(case: dict[str, Any]) -> None:
 @pytest.mark.shared
 @pytest.mark.parametrize("case", _cases("segmentize_markers"))
 def test_llamacpp_segmentize_cases(case: dict[str, Any]) -> None:
-    got = [[s.kind.upper(), s.text] for s in segmentize(case["input"])]
+    with marker_evidence(Evidence.of(_LITERALS)):
+        got = [[s.kind.upper(), s.text] for s in segmentize(case["input"])]
     assert got == case["expect"]
 
 
@@ -76,10 +116,14 @@ def test_llamacpp_segmentize_cases(case: dict[str, Any]) -> None:
 def test_half_cut_special_token_moves_out_of_prefix_and_suffix() -> None:
     a = "X<|START_RESPONSE|>hi<|END_RESPONSE|>Y"
     b = "X<|START_ACTION|>[]<|END_ACTION|>Y"
-    split = diff_split(a, b)
+    tokens = ("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_ACTION|>", "<|END_ACTION|>")
+    with marker_evidence(Evidence.of(tokens=tokens)):  # a tokenizer's added tokens
+        split = diff_split(a, b)
     assert split == DiffSplit(
         "X", "<|START_RESPONSE|>hi<|END_RESPONSE|>", "<|START_ACTION|>[]<|END_ACTION|>", "Y"
     )
+    # Without evidence the cut is the plain common prefix and suffix: nothing is a marker by its shape.
+    assert diff_split(a, b).prefix == "X<|START_"
 
 
 def test_json_array_bracket_is_not_mistaken_for_a_marker() -> None:
@@ -89,8 +133,18 @@ def test_json_array_bracket_is_not_mistaken_for_a_marker() -> None:
     assert (split.left, split.right) == ("foofoo", "barbar")
 
 
-def test_name_inside_a_tag_pulls_the_whole_tag_into_the_diff() -> None:
-    split = diff_split("<function=foofoo>\n{}", "<function=barbar>\n{}")
+def test_a_name_after_a_literal_tag_opening_is_the_diff() -> None:
+    """``'<function=' + name + '>'``: the literal is the template's, the name the variable part."""
+    with marker_evidence(Evidence.of(["<function=", ">\n{}"])):
+        split = diff_split("<function=foofoo>\n{}", "<function=barbar>\n{}")
+    assert (split.prefix, split.left, split.right) == ("<function=", "foofoo", "barbar")
+    assert split.suffix == ">\n{}"
+
+
+def test_a_tag_written_whole_is_never_cut() -> None:
+    """A template that writes the whole tag as one literal per name: the cut moves out of it."""
+    with marker_evidence(Evidence.of(["<function=foofoo>", "<function=barbar>"])):
+        split = diff_split("<function=foofoo>\n{}", "<function=barbar>\n{}")
     assert (split.prefix, split.left, split.right, split.suffix) == (
         "",
         "<function=foofoo>",
@@ -103,19 +157,25 @@ def test_a_stray_less_than_on_another_line_does_not_move_the_prefix() -> None:
     a = "if a < b\nthen X"
     b = "if a < b\nthen Y"
     assert diff_split(a, b).prefix == "if a < b\nthen "
+    with marker_evidence(Evidence.of(["<tool>", "</tool>"])):
+        assert diff_split(a, b).prefix == "if a < b\nthen "
 
 
 def test_segmentize_keeps_fullwidth_special_tokens_whole() -> None:
-    segs = segmentize("<｜tool▁call▁begin｜>get<｜tool▁sep｜>{}")
+    tokens = ("<｜tool▁call▁begin｜>", "<｜tool▁sep｜>")
+    with marker_evidence(Evidence.of(tokens=tokens)):
+        segs = segmentize("<｜tool▁call▁begin｜>get<｜tool▁sep｜>{}")
     assert [s.text for s in segs if s.is_marker] == ["<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"]
+    assert not [s for s in segmentize("<｜tool▁call▁begin｜>get") if s.is_marker]  # no shape rule
 
 
-def test_is_marker_rejects_json_arrays_and_prose() -> None:
-    assert is_marker("[TOOL_CALLS]")
-    assert is_marker('<invoke name="x">')
-    assert not is_marker('["a", "b"]')
-    assert not is_marker("[1, 2]")
-    assert not is_marker("<a\nb>")
+def test_is_marker_is_one_unit_of_evidence_whatever_its_spelling() -> None:
+    with marker_evidence(Evidence.of(["[TOOL_CALLS]", '<invoke name="', "<<reasoning>>", "##x##"])):
+        assert is_marker("[TOOL_CALLS]")
+        assert is_marker("<<reasoning>>") and is_marker("##x##")
+        assert not is_marker('["a", "b"]')
+        assert not is_marker("[TOOL_CALLS] and prose")
+    assert not is_marker("[TOOL_CALLS]")  # no evidence, no marker
 
 
 @given(st.text(alphabet="ab<>[]|x \n", max_size=30), st.text(alphabet="ab<>[]|x \n", max_size=30))

@@ -123,7 +123,7 @@ def test_recipient_calls_are_expressed_and_every_round_trip_output_accepted(tok)
     """Functionary v3.2 (``>>>name\\n{json}``), which the hand-written exporter could not express."""
     source = load_template(shared_path("templates", "meetkai-functionary-medium-v3.2.jinja"))
     spec = analyze(source).spec
-    assert spec.tools.format == "recipient"
+    assert spec.layout.opener == ">>>"  # learned as headed messages (issue 18)
     report = validate(source, spec)
     proof = prove_structural_tag(spec, report, tok)
     assert proof.passed, [f"{c.id}: {c.detail}" for c in proof.cases if c.status == "fail"]

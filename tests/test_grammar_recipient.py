@@ -75,7 +75,11 @@ def accepts(grammar_json: str | None, text: str) -> bool:
 
 # ------------------------------------------------------------------------------------------ strings
 def test_the_analysed_template_is_the_recipient_format_opened_by_the_prompt(spec: FormatSpec) -> None:
-    assert spec.tools.format == "recipient"
+    if spec.layout.headed:  # learned (issue 18): messages opened by ">>>", the answer addressed to "all"
+        assert spec.layout.opener == ">>>"
+        assert [(m.kind, m.header) for m in spec.layout.messages] == [("content", "all\n")]
+    else:
+        assert spec.tools.format == "recipient"
     assert spec.prompt.output_prefix == ">>>"
 
 

@@ -29,6 +29,15 @@ KINDS: dict[str, str | None] = {
     "numbered-calls": None,
     "keyed-lines": None,
     "keyword-calls": None,
+    # Issue 18's classes: markers spelled in any way, and the turn as headed messages.
+    "headed-channels": None,
+    "role-switch": None,
+    "model-headers": None,
+    "element-channels": None,
+    "channel-thought": None,
+    "odd-markers": None,
+    "bare-words": None,
+    "assistant-prefix": None,
 }
 
 WEATHER = {

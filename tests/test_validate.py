@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.runtime.spec import ContentSpec, FormatSpec, ReasoningSpec, ToolsSpec
+from workbench.runtime.spec import ContentSpec, FormatSpec, ReasoningSpec, ToolsSpec, TurnLayout
 from workbench.template.source import TemplateSource, load_template
 from workbench.validate import (
     ERROR,
@@ -125,13 +125,24 @@ def test_end_markers_inside_a_message_do_not_cut_it() -> None:
 
 
 def test_the_next_turn_header_ends_a_message_that_has_no_end_marker() -> None:
-    turn = next_turn_marker("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
+    spec = FormatSpec(layout=TurnLayout(roles="<|START_OF_TURN_TOKEN|>"))
+    turn = next_turn_marker("<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>", spec)
     assert turn == ("<|START_OF_TURN_TOKEN|>", "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>")
     whole = "Action: [...]\n<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>Write..."
     assert cut_at_turn_end(whole, [], frozenset(), turn) == "Action: [...]\n"
     # ... but another assistant message of the same turn (Harmony style) is kept.
     same = "a<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>b"
     assert cut_at_turn_end(same, [], frozenset(), turn) == same
+
+
+def test_a_role_switch_inside_a_call_marker_does_not_end_the_output() -> None:
+    # role-switch.jinja: calls are turns of their own ("<|im_start|>tool_call"), opened by a call marker
+    # that begins with the end of the assistant's turn.
+    spec = FormatSpec(layout=TurnLayout(roles="<|im_start|>"))
+    turn = next_turn_marker("<|im_start|>assistant\n", spec)
+    call = "<|im_end|>\n<|im_start|>tool_call\n"
+    whole = f'ok{call}{{"name": "f"}}<|im_end|>\n<|im_start|>user\nhi'
+    assert cut_at_turn_end(whole, [], {call.strip()}, turn) == whole[: whole.index("<|im_start|>user")]
 
 
 def test_an_end_marker_that_starts_a_tool_marker_does_not_cut() -> None:

@@ -13,19 +13,32 @@ other probes established.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from typing import Any
 
 from workbench import __version__
-from workbench.analysis import arguments, content, pattern, prompt, reasoning, switches, tools, workarounds
+from workbench.analysis import (
+    arguments,
+    content,
+    layout,
+    pattern,
+    prompt,
+    reasoning,
+    switches,
+    tools,
+    workarounds,
+)
 from workbench.analysis.dedicated import Dedicated
-from workbench.analysis.diff import element_markers, element_syntax
+from workbench.analysis.diff import Evidence, marker_evidence
+from workbench.analysis.layout import LayoutProtocol
 from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
 from workbench.runtime.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
 from workbench.template.budget import budget_for
+from workbench.template.literals import template_literals
 from workbench.template.render import (
     DEFAULT_TIME_LIMIT,
     RenderTimeout,
@@ -33,6 +46,7 @@ from workbench.template.render import (
     compile_template,
     fixed_clock,
 )
+from workbench.template.render_cache import cached_renders
 from workbench.template.source import TemplateSource
 
 
@@ -96,17 +110,30 @@ def analyze(
     source: TemplateSource | str,
     *,
     dedicated: Sequence[Dedicated],
+    protocols: Mapping[str, LayoutProtocol] | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT,
 ) -> Analysis:
     """Analyse a chat template by differential rendering and return its spec and the evidence.
 
     ``dedicated`` are the format families' dedicated detectors, tried in order before the generic analysis
-    of a call; :func:`workbench.formats.analyze` passes every registered one (the families sit above this
-    package, so it cannot look them up itself).
+    of a call; ``protocols`` their rules (by family name) that a learned turn layout in their own tokens
+    cannot see in any render.  :func:`workbench.formats.analyze` passes every registered one: the families
+    sit above this package, so it cannot look them up itself.
 
     Raises:
         TemplateError: the template does not compile, or cannot render a plain user message.
     """
+    with cached_renders():
+        return _analyze(source, dedicated=dedicated, protocols=protocols or {}, time_limit=time_limit)
+
+
+def _analyze(
+    source: TemplateSource | str,
+    *,
+    dedicated: Sequence[Dedicated],
+    protocols: Mapping[str, LayoutProtocol],
+    time_limit: float,
+) -> Analysis:
     started = time.perf_counter()
     src = _as_source(source)
     # Every probe renders at one instant: a template that prints the time must differ only where the
@@ -115,8 +142,8 @@ def analyze(
         renderer = ProbeRenderer(src, time_limit=time_limit)
         _check_renderable(renderer)
         f = Findings(renderer=renderer, dedicated=tuple(dedicated))
-        with element_markers(element_syntax(renderer.get("content") or "")):
-            spec = _run_phases(f, src, renderer)
+        with marker_evidence(template_evidence(src)):
+            spec = _run_phases(f, src, renderer, protocols)
         budget.raise_if_exhausted()  # never a spec read from renders the budget refused
     return Analysis(
         spec=spec,
@@ -129,7 +156,24 @@ def analyze(
     )
 
 
-def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> FormatSpec:
+def template_evidence(src: TemplateSource) -> Evidence:
+    """What says where markers begin (issue 18): the literal text the template writes (with and without
+    tools) and its tokenizer's added tokens; never what a marker looks like.  Validation cuts its cases
+    with the same evidence the analysis read the spec with."""
+    return _evidence(frozenset({src.text, src.for_tools(True).text}), src.added_tokens)
+
+
+@lru_cache(maxsize=32)
+def _evidence(texts: frozenset[str], tokens: tuple[str, ...]) -> Evidence:
+    units: set[str] = set()
+    for text in texts:
+        units |= template_literals(text)
+    return Evidence.of(units, tokens)
+
+
+def _run_phases(
+    f: Findings, src: TemplateSource, renderer: ProbeRenderer, protocols: Mapping[str, LayoutProtocol]
+) -> FormatSpec:
     """The phases, the workarounds and the call pattern, in order; the spec they establish."""
     for name, phase in _PHASES:
         try:
@@ -165,16 +209,26 @@ def _run_phases(f: Findings, src: TemplateSource, renderer: ProbeRenderer) -> Fo
             else:
                 f.warn(f"{probe.id}: render failed: {f.probes[probe.id].error}")
     spec = build_spec(f, src)
+    render = pattern.memoized(pattern.probe_render(renderer))
     t1 = f.probes.get("T1")
     if t1 is not None and t1.render_b is not None and not (f.claimed is not None and f.claimed.keeps_spec):
         try:
-            spec, pattern_notes = pattern.adopt_pattern(spec, pattern.probe_render(renderer), f.end_markers)
+            spec, pattern_notes = pattern.adopt_pattern(spec, render, f.end_markers)
         except Exception as exc:  # the pattern is a second opinion: never lose the first one to it
             f.warn(f"call pattern phase failed: {type(exc).__name__}: {exc}")
         else:
             renderer.notes.extend(pattern_notes)
             if pattern_notes:
                 spec = replace(spec, preserved_tokens=preserved_tokens(spec))
+    try:
+        keep = src.for_tools(True).text != src.for_tools(False).text
+        spec, layout_notes = layout.adopt_layout(spec, render, keep_reasoning=keep, protocols=protocols)
+    except Exception as exc:  # the layout is a second opinion too
+        f.warn(f"turn layout phase failed: {type(exc).__name__}: {exc}")
+    else:
+        if layout_notes:
+            renderer.notes.extend(layout_notes)
+            spec = replace(spec, preserved_tokens=preserved_tokens(spec))
     return spec
 
 
@@ -239,6 +293,10 @@ def preserved_tokens(spec: FormatSpec) -> tuple[str, ...]:
     if spec.tools.pattern.defined:
         out += [m for m in pattern.pattern_markers(spec.tools.pattern) if m not in out]
     for m in spec.end_markers:
+        if m.strip() and m.strip() not in out:
+            out.append(m.strip())
+    lay = spec.layout
+    for m in (lay.opener, lay.closer, *(e for msg in lay.messages for e in msg.ends)):
         if m.strip() and m.strip() not in out:
             out.append(m.strip())
     return tuple(out)

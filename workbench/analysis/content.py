@@ -15,15 +15,25 @@ from workbench.analysis.probes import CONTENT_TEXT, REASONING_TEXT
 from workbench.analysis.state import Findings
 
 
-def _wrapper(pre: str, post: str, f: Findings) -> tuple[str, str] | None:
+def _wrapper(pre: str, post: str, f: Findings, tail: str = "") -> tuple[str, str] | None:
     """Content markers on both sides once reasoning markers are discounted (pure w.r.t. ``f``).
 
     The text comes from the side of a diff that only the answer has, so a marker behind the answer there is
-    not the general end of turn (the call turn does not have it): it closes the answer.
+    not the general end of turn (the call turn does not have it): it closes the answer.  When the diff
+    leaves nothing behind the answer, a call closes with the same marker (``FINAL:`` ... ``END`` beside
+    ``FUNCTION:`` ... ``END``): then the first marker behind the answer in the whole render (``tail``)
+    closes it, unless it is the marker that ends every turn.
     """
     reasoning = [f.reasoning.get("start", ""), f.reasoning.get("end", "")]
     pre_rest = strip_markers(pre, reasoning)
-    post_rest = strip_markers(post, reasoning)
+    # Reasoning comes before the answer: behind it, a marker spelled like the reasoning's end is the
+    # answer's own closer (bare-word formats close every block with the same ``END``).
+    post_rest = post.strip(" \t\r\n")
+    if markers_in(pre_rest) and not post_rest and tail:
+        first = markers_in(tail)[:1]
+        ends = [m.strip() for m in f.end_markers if m.strip()]
+        if first and tail.lstrip(" \t\r\n").startswith(first[0]) and ends and first[0] != ends[-1]:
+            post_rest = first[0]
     if not markers_in(pre_rest) or not markers_in(post_rest):
         return None
     # Keep the wrapper's own trailing whitespace as rendered (e.g. "<response>\n").
@@ -41,7 +51,9 @@ def analyze_content(f: Findings) -> None:
     if c1.diff is not None and CONTENT_TEXT in c1.diff.left:
         left = c1.diff.left
         i = left.find(CONTENT_TEXT)
-        wrapped = _wrapper(left[:i], left[i + len(CONTENT_TEXT) :], f)
+        whole = c1.render_a if c1.render_a and CONTENT_TEXT in c1.render_a else ""
+        tail = whole[whole.rfind(CONTENT_TEXT) + len(CONTENT_TEXT) :] if whole else ""
+        wrapped = _wrapper(left[:i], left[i + len(CONTENT_TEXT) :], f, tail)
     elif c1.error:
         f.note("C1", "not rendered; content wrapping read from R1 only")
     if wrapped is not None:

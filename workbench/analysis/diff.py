@@ -1,61 +1,44 @@
-"""The diff primitives every analysis phase is built from.
+"""The diff primitives every analysis phase is built from, and the evidence of where markers begin.
 
 Two renders of a template that differ in one controlled respect (reasoning present or not, one tool call or
 two, ...) are split into a common ``prefix``, the part only in A (``left``), the part only in B
-(``right``) and a common ``suffix``.  A plain longest-common-prefix/suffix split cuts markers in half
-whenever two markers share their first or last characters (``<|START_RESPONSE|>`` vs ``<|START_THINKING|>``
-share ``<|START_``), so :func:`diff_split` moves a half-cut ``<...>`` or ``[...]`` marker out of the prefix
-and suffix into the differing parts, until the split is stable.  :func:`segmentize` then reads a text as a
-sequence of markers and plain text.
-
-What counts as a marker is deliberately narrow, because chat templates are full of prose and JSON: a
-``<...>`` marker never spans a line break or another ``<``; a ``[...]`` marker holds no quotes,
-braces, commas or line breaks and does not start with a space (``[TOOL_CALLS]`` and ``[BEGIN FINAL
-RESPONSE]`` are markers, the JSON array ``["a", "b"]`` is not).
+(``right``) and a common ``suffix``.  Nothing here knows what a marker looks like (issue 18: markers come
+from comparison alone).  A plain longest-common-prefix/suffix split cuts markers in half whenever two
+markers share their first or last characters (``<|START_RESPONSE|>`` vs ``<|START_THINKING|>`` share
+``<|START_``); what says where a marker begins is *evidence*: the literal text the template's author wrote
+(``template.literals``: each literal arrives in a render as one unit) and, when the template source carries
+a tokenizer, its added tokens.  While the analysis runs (:func:`marker_evidence`), :func:`diff_split`
+never cuts through such a unit, and :func:`segmentize` reads a text as the units it holds and the text
+between them.  Without evidence both work on characters alone.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "DiffSplit",
+    "Evidence",
     "Segment",
     "after_common_suffix",
     "common_prefix_aligned",
     "common_prefix_len",
     "common_suffix_aligned",
     "common_suffix_len",
+    "current_evidence",
     "diff_split",
-    "element_markers",
-    "element_syntax",
+    "marker_evidence",
     "segmentize",
     "until_common_prefix",
 ]
 
-# The longest text a ``<...>`` marker may hold: long enough for ``<parameter name="...">``, short enough that
-# a stray ``<`` in prose does not swallow a paragraph.
-_MAX_ANGLE_MARKER = 80
-_MAX_SQUARE_MARKER = 40
-
-_ANGLE_BODY = r"[^<>\n]"  # anything but another bracket or a line break
-_SQUARE_FIRST = r"[^\[\]\s\"'{},:]"  # no space first: "[ 1 ]" is not a marker
-_SQUARE_BODY = r"[^\[\]\n\"'{},:]"  # no quotes, braces or commas: JSON arrays are not markers
-_ANGLE = re.compile(f"<{_ANGLE_BODY}{{1,{_MAX_ANGLE_MARKER}}}>")
-_SQUARE = re.compile(rf"\[{_SQUARE_FIRST}{_SQUARE_BODY}{{0,{_MAX_SQUARE_MARKER - 1}}}\]")
-_MARKER = re.compile(f"{_ANGLE.pattern}|{_SQUARE.pattern}")
-# An unfinished marker at the very end of a text (``...<|START_``), and an unstarted one at the very
-# beginning (``_RESPONSE|>...``).
-_OPEN_ANGLE = rf"<{_ANGLE_BODY}{{0,{_MAX_ANGLE_MARKER}}}"
-_OPEN_SQUARE = rf"\[(?:{_SQUARE_FIRST}{_SQUARE_BODY}{{0,{_MAX_SQUARE_MARKER - 1}}})?"
-_OPEN_TAIL = re.compile(rf"(?:{_OPEN_ANGLE}|{_OPEN_SQUARE})\Z")
-_CLOSE_HEAD_ANGLE = re.compile(rf"\A{_ANGLE_BODY}{{0,{_MAX_ANGLE_MARKER}}}>")
-_CLOSE_HEAD_SQUARE = re.compile(rf"\A{_SQUARE_BODY}{{0,{_MAX_SQUARE_MARKER}}}\]")
+_WS = " \t\r\n"
+#: Units shorter than this (trimmed) are no evidence; longer than this they are prose, not markers.
+MIN_UNIT, MAX_UNIT = 3, 80
 
 
 @dataclass(frozen=True)
@@ -90,7 +73,7 @@ class DiffSplit:
 
 @dataclass(frozen=True)
 class Segment:
-    """A run of ``text`` that is either one marker (``kind == "marker"``) or plain text (``"text"``)."""
+    """A run of ``text`` that is either one unit of evidence (``kind == "marker"``) or text (``"text"``)."""
 
     kind: str
     text: str
@@ -130,133 +113,136 @@ def common_suffix_len(a: str, b: str) -> int:
     return lo
 
 
-# ----------------------------------------------------------------------------------------- element markup
-# Some templates write every element as ``<|begin|>NAME ATTRS<|body|>...<|end|>NAME``: the special tokens
-# alone do not say what opens or closes (``<|end|>`` closes the answer, the reasoning and the turn alike);
-# the token *with the name* does.  When a template's render shows that syntax, the analysis reads
-# ``OPEN NAME ATTRS BODY`` and ``CLOSE NAME`` as single markers (:func:`element_markers`).
-_SPECIAL = re.compile(r"<\|[^|<>\s]{1,24}\|>")
-#: (the compound-marker pattern, the unfinished-marker pattern, the syntax) while element markup is read.
-_ELEMENT: ContextVar[tuple[re.Pattern[str], re.Pattern[str], ElementSyntax] | None] = ContextVar(
-    "element", default=None
-)
+# ----------------------------------------------------------------------------------------- evidence
+@dataclass
+class Evidence:
+    """Units of literal text a template writes whole (its author's literals, its tokenizer's tokens).
 
-
-@dataclass(frozen=True)
-class ElementSyntax:
-    """The three tokens of element-style markup: ``open NAME ATTRS body`` ... ``close NAME``."""
-
-    open: str
-    body: str
-    close: str
-
-
-def element_syntax(text: str) -> ElementSyntax | None:
-    """The element syntax ``text`` is written in, if any (pure).
-
-    Evidence: two special tokens each directly followed by the same names, for at least two names (``turn``
-    and ``answer`` after both ``<|begin|>`` and ``<|end|>``), and a third token that ends the opening
-    (``<|body|>``) after every opening.
+    A cut never falls strictly inside an occurrence of a unit, unless another unit's edge is there;
+    :meth:`segment` reads a text as units (the shortest at each place) and the text between them.
+    Pure: the methods only read the texts they are given.
     """
-    followers: dict[str, set[str]] = {}
-    for m in _SPECIAL.finditer(text):
-        name = re.match(r"[A-Za-z_]\w*", text[m.end() :])
-        if name is not None:
-            followers.setdefault(m.group(), set()).add(name.group())
-    best: ElementSyntax | None = None
-    for open_tok, names_o in followers.items():
-        for close_tok, names_c in followers.items():
-            if open_tok == close_tok or len(names_o & names_c) < 2:
+
+    units: frozenset[str] = frozenset()
+    tokens: frozenset[str] = frozenset()
+    _sorted: tuple[str, ...] = field(default=(), repr=False)
+    _max: int = field(default=0, repr=False)
+
+    def __post_init__(self) -> None:
+        kept = {u for u in (*self.units, *self.tokens) if MIN_UNIT <= len(u.strip(_WS)) <= MAX_UNIT}
+        self._sorted = tuple(sorted({u.strip(_WS) for u in kept}, key=lambda u: (-len(u), u)))
+        self._max = max((len(u) for u in self._sorted), default=0)
+
+    @classmethod
+    def of(cls, units: Iterable[str] = (), tokens: Iterable[str] = ()) -> Evidence:
+        return cls(frozenset(units), frozenset(tokens))
+
+    def __bool__(self) -> bool:
+        return bool(self._sorted)
+
+    def _occurrences(self, text: str, pos: int) -> list[tuple[int, int]]:
+        """Unit occurrences in ``text`` near ``pos`` (within the longest unit's length); a unit that is the
+        whole text says nothing about where inside it a cut falls, so it is left out."""
+        out = []
+        lo = max(0, pos - self._max)
+        window = text[lo : pos + self._max]
+        whole = text.strip(_WS)
+        for unit in self._sorted:
+            if unit == whole:
                 continue
-            opening = re.escape(open_tok) + r"[A-Za-z_]\w*(?:[ \t][^<>\n]{0,80}?)?(<\|[^|<>\s]{1,24}\|>)"
-            bodies = {m.group(1) for m in re.finditer(opening, text)}
-            bodies -= {open_tok, close_tok}
-            if len(bodies) != 1:
+            at = window.find(unit)
+            while at >= 0:
+                out.append((lo + at, lo + at + len(unit)))
+                at = window.find(unit, at + 1)
+        return out
+
+    def _cut_ok(self, pos: int, occurrences: list[tuple[int, int]]) -> bool:
+        """True when no unit straddles ``pos``, or one unit's edge is there (one literal may hold another)."""
+        edges = {e for occ in occurrences for e in occ}
+        return pos in edges or not any(s < pos < e for s, e in occurrences)
+
+    def cut_back(self, pos: int, *texts: str) -> int:
+        """``pos`` moved back to the nearest position where no unit is cut in any of ``texts``."""
+        if not self._sorted or pos <= 0:
+            return pos
+        occ = [self._occurrences(t, pos) for t in texts]
+        edges = {e for o in occ for s, x in o for e in (s, x) if e < pos}
+        candidates = sorted({pos, 0, *edges}, reverse=True)
+        for c in candidates:
+            if all(self._cut_ok(c, o) for o in occ):
+                return c
+        return 0
+
+    def cut_forward_from_end(self, n: int, *texts: str) -> int:
+        """A common suffix of length ``n`` shrunk to the nearest start where no unit is cut in ``texts``."""
+        if not self._sorted or n <= 0:
+            return n
+        occ = [self._occurrences(t, len(t) - n) for t in texts]
+        # Candidate suffix lengths: n itself, then the lengths that put the start at a unit's edge.
+        lengths = {n, 0}
+        for t, o in zip(texts, occ, strict=True):
+            lengths |= {len(t) - e for s, x in o for e in (s, x) if len(t) - e < n}
+        for m in sorted(lengths, reverse=True):
+            if all(self._cut_ok(len(t) - m, self._occurrences(t, len(t) - m)) for t in texts):
+                return m
+        return 0
+
+    def segment(self, text: str) -> list[Segment]:
+        """``text`` as units of evidence and the text between them (concatenated: ``text`` again)."""
+        out: list[Segment] = []
+        if not self._sorted:
+            return [Segment("text", text)] if text else []
+        i = start = 0
+        n = len(text)
+        while i < n:
+            # The finest reading: the shortest unit that starts here (a literal may hold others).
+            unit = next((u for u in reversed(self._sorted) if text.startswith(u, i)), None)
+            if unit is None:
+                i += 1
                 continue
-            body = bodies.pop()
-            # The opener is the one whose elements come first: the turn opens before it closes.
-            if text.find(open_tok) > text.find(close_tok):
-                continue
-            best = ElementSyntax(open_tok, body, close_tok)
-    return best
+            if i > start:
+                out.append(Segment("text", text[start:i]))
+            out.append(Segment("marker", unit))
+            i += len(unit)
+            start = i
+        if start < n:
+            out.append(Segment("text", text[start:]))
+        return out
+
+
+_EVIDENCE: ContextVar[Evidence | None] = ContextVar("marker_evidence", default=None)
 
 
 @contextmanager
-def element_markers(syntax: ElementSyntax | None) -> Iterator[None]:
-    """Within the block, :func:`segmentize`, :func:`is_marker` and :func:`diff_split` read the element
-    syntax's openings and closings as single markers (nothing changes when ``syntax`` is None)."""
-    if syntax is None:
-        yield
-        return
-    o, b, c = (re.escape(x) for x in (syntax.open, syntax.body, syntax.close))
-    compound = re.compile(rf"{o}[A-Za-z_]\w*(?:[ \t][^<>\n]{{0,80}}?)?{b}|{c}[A-Za-z_]\w*")
-    open_tail = re.compile(rf"(?:{o}(?:[A-Za-z_]\w*(?:[ \t][^<>\n]{{0,80}})?)?|{c}\w*)\Z")
-    token = _ELEMENT.set((compound, open_tail, syntax))
+def marker_evidence(evidence: Evidence | None) -> Iterator[None]:
+    """Within the block, :func:`diff_split` and :func:`segmentize` read ``evidence`` (see the module doc)."""
+    token = _EVIDENCE.set(evidence)
     try:
         yield
     finally:
-        _ELEMENT.reset(token)
+        _EVIDENCE.reset(token)
 
 
-def _marker_rx() -> re.Pattern[str]:
-    element = _ELEMENT.get()
-    if element is None:
-        return _MARKER
-    return re.compile(f"{element[0].pattern}|{_MARKER.pattern}")
+def current_evidence() -> Evidence | None:
+    """The evidence the analysis set for this context (None outside it)."""
+    return _EVIDENCE.get()
 
 
-def _open_marker_tail(text: str, after: str = "") -> int | None:
-    """Start index of an unfinished marker that ``text`` ends with, if any.
-
-    ``after`` holds the characters that follow ``text`` (in either compared text): an element closing such
-    as ``<|end|>answer`` is unfinished only while its name may still go on.
-    """
-    element = _ELEMENT.get()
-    if element is not None:
-        m = element[1].search(text)
-        if m is not None:
-            closing_name = re.search(r"\|>(\w+)\Z", m.group(0))
-            named_close = closing_name is not None and not m.group(0).startswith(element[2].open)
-            if not (named_close and not any(ch.isalnum() or ch == "_" for ch in after)):
-                return m.start()
-    m = _OPEN_TAIL.search(text)
-    return m.start() if m else None
-
-
-def _closing_head(suffix: str, before_a: str, before_b: str) -> int | None:
-    """Length of a marker tail that ``suffix`` starts with, when a marker was opened just before it.
-
-    ``before_a``/``before_b`` are the texts in front of the suffix in each variant: the suffix only starts
-    inside a marker if at least one of them ends with an unfinished opener of the same kind.
-    """
-    for head, opener in ((_CLOSE_HEAD_ANGLE, "<"), (_CLOSE_HEAD_SQUARE, "[")):
-        m = head.match(suffix)
-        if not m:
-            continue
-        for before in (before_a, before_b):
-            tail = _open_marker_tail(before)
-            if tail is not None and before[tail] == opener:
-                return m.end()
-    return None
-
-
+# ----------------------------------------------------------------------------------------- splits
 def diff_split(a: str, b: str) -> DiffSplit:
     """Split ``a`` and ``b`` into common prefix, the differing middles, and common suffix (pure).
 
-    The suffix never overlaps the prefix.  A marker cut in half by the plain split is moved whole into the
-    differing parts, repeatedly, until nothing moves.
+    The suffix never overlaps the prefix.  With evidence (:func:`marker_evidence`), neither cut falls
+    inside a unit of literal text the template writes whole.
     """
+    ev = _EVIDENCE.get()
     p = common_prefix_len(a, b)
-    while (tail := _open_marker_tail(a[:p], a[p : p + 1] + b[p : p + 1])) is not None:
-        p = tail  # an open tail holds at least its opener, so this always moves back
+    if ev and 0 < p < max(len(a), len(b)):
+        p = ev.cut_back(p, a, b)
     rest_a, rest_b = a[p:], b[p:]
     s = common_suffix_len(rest_a, rest_b)
-    while s:
-        suffix = rest_a[len(rest_a) - s :]
-        move = _closing_head(suffix, rest_a[: len(rest_a) - s], rest_b[: len(rest_b) - s])
-        if not move:
-            break
-        s -= move
+    if ev and s:
+        s = ev.cut_forward_from_end(s, rest_a, rest_b)
     return DiffSplit(
         prefix=a[:p],
         left=rest_a[: len(rest_a) - s],
@@ -266,12 +252,12 @@ def diff_split(a: str, b: str) -> DiffSplit:
 
 
 def common_suffix_aligned(a: str, b: str) -> str:
-    """The common suffix of ``a`` and ``b``, moved forward so it does not start inside a marker (pure)."""
+    """The common suffix of ``a`` and ``b``, not starting inside a unit of evidence (pure)."""
     return diff_split("\0" + a, "\1" + b).suffix
 
 
 def common_prefix_aligned(a: str, b: str) -> str:
-    """The common prefix of ``a`` and ``b``, cut back so that it does not end inside a marker (pure)."""
+    """The common prefix of ``a`` and ``b``, not ending inside a unit of evidence (pure)."""
     return diff_split(a + "\0", b + "\1").prefix
 
 
@@ -302,23 +288,18 @@ def after_common_suffix(full: str, left: str, right: str) -> str:
 
 
 def segmentize(text: str) -> list[Segment]:
-    """Split ``text`` into marker and plain-text segments (pure).
+    """Split ``text`` into units of evidence (markers) and text (pure; concatenating gives ``text``).
 
-    Markers are ``<...>`` spans on one line and ``[...]`` spans of identifier-like characters; everything
-    between them is text.  Concatenating the segments gives back ``text``.
+    A unit is a literal the template writes whole, or an added token of its tokenizer; without evidence
+    (outside :func:`marker_evidence`) the whole text is one text segment.
     """
-    out: list[Segment] = []
-    pos = 0
-    for m in _marker_rx().finditer(text):
-        if m.start() > pos:
-            out.append(Segment("text", text[pos : m.start()]))
-        out.append(Segment("marker", m.group()))
-        pos = m.end()
-    if pos < len(text):
-        out.append(Segment("text", text[pos:]))
-    return out
+    ev = _EVIDENCE.get()
+    if ev is None:
+        return [Segment("text", text)] if text else []
+    return ev.segment(text)
 
 
 def is_marker(text: str) -> bool:
-    """True when ``text`` is exactly one marker (pure)."""
-    return _marker_rx().fullmatch(text) is not None
+    """True when ``text`` is exactly one unit of evidence (pure)."""
+    segs = segmentize(text)
+    return len(segs) == 1 and segs[0].is_marker

@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.runtime.formats.harmony import FAMILY as HARMONY
+if TYPE_CHECKING:
+    from workbench.runtime.spec import FormatSpec
+
 
 FIELDS = ("reasoning", "tools")
 
@@ -44,8 +46,9 @@ CORRECTIONS: tuple[Correction, ...] = (
         "openai-gpt-oss-120b",
         "tools",
         "dedicated",
-        HARMONY.name,
-        "snapshot_dispatch 'GPT-OSS': a Harmony handler parses to=functions.NAME recipients",
+        "layout",
+        "snapshot_dispatch 'GPT-OSS': a Harmony handler parses to=functions.NAME recipients; we learn the "
+        "same messages as a headed layout (cross-checked against our Harmony parser on every Harmony case)",
     ),
     Correction(
         "openai-gpt-oss-120b",
@@ -74,8 +77,9 @@ CORRECTIONS: tuple[Correction, ...] = (
         "meetkai-functionary-medium-v3.2",
         "tools",
         "dedicated",
-        "recipient",
-        "snapshot_dispatch 'Functionary v3.2': >>>NAME\\n{json} recipients (parse cases #01-#02)",
+        "layout",
+        "snapshot_dispatch 'Functionary v3.2': >>>NAME\\n{json} recipients (parse cases #01-#02); we learn "
+        "them as a headed layout whose opener '>>>' the prompt wrote",
     ),
     Correction(
         "mistralai-Ministral-3-14B-Reasoning-2512",
@@ -176,6 +180,13 @@ class Comparison:
 
     def differences(self) -> list[Row]:
         return [r for r in self.rows if r.ours != r.llamacpp]
+
+
+def our_values(spec: FormatSpec) -> dict[str, str]:
+    """A spec in the comparison's vocabulary: the reasoning mode, and the tool format, ``layout`` for a
+    turn of headed messages (llama.cpp's dedicated handlers parse those formats)."""
+    tools = "layout" if spec.layout.headed and spec.tools.format != "none" else spec.tools.format
+    return {"reasoning": spec.reasoning.mode, "tools": tools}
 
 
 def load_summary(path: str | Path) -> dict[str, Any]:

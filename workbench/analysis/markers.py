@@ -7,12 +7,9 @@ the text in front.  Parsers match markers leniently on surrounding whitespace.
 
 from __future__ import annotations
 
-import re
-
 from workbench.analysis.diff import Segment, common_prefix_len, segmentize
 
 _WS = " \t\r\n"
-_OPEN_TAG = re.compile(r"^<([A-Za-z][\w:.-]*)>$|^\[([A-Z][A-Z_]*)\]$")
 
 
 def markers_in(text: str) -> list[str]:
@@ -55,19 +52,6 @@ def first_marker_after(text: str) -> Segment | None:
     if segs and segs[0].is_marker:
         return segs[0]
     return None
-
-
-def xml_closer(marker: str) -> str:
-    """The conventional closing form of an opening tag: ``<think>`` -> ``</think>``, ``[X]`` -> ``[/X]``.
-
-    Returns ``""`` for anything that is not a plain opening tag.
-    """
-    m = _OPEN_TAG.match(marker.strip(_WS))
-    if not m:
-        return ""
-    if m.group(1):
-        return f"</{m.group(1)}>"
-    return f"[/{m.group(2)}]"
 
 
 def common_prefix(texts: list[str]) -> str:

@@ -271,16 +271,31 @@ def _between_braces(region: str, key: str) -> str | None:
     return None
 
 
-def _arg_parts(text: str, key: str, value_text: str) -> list[str] | None:
+def _arg_parts(text: str, key: str, value_text: str, like: Sequence[str] = ()) -> list[str] | None:
+    """``text`` cut into literals around the argument's key and value (the first place the value is
+    written after the key).
+
+    ``like``: the parts of the string argument's way.  A value may be spelled inside the literal too (a
+    null written ``type="null">null``): then the place whose literal after the value is the string
+    way's is the value, as rendering the two types side by side shows; without such a place, the first.
+    """
     k = text.find(key)
     if k < 0:
         return None
+    found: list[list[str]] = []
     v = text.find(value_text, k + len(key))
-    if v < 0:
+    while v >= 0:
+        before, between, after = text[:k], text[k + len(key) : v], text[v + len(value_text) :]
+        parts = [literal_part(before), "$key", literal_part(between), "$value", literal_part(after)]
+        found.append([p for p in parts if p])
+        v = text.find(value_text, v + 1)
+    if not found:
         return None
-    before, between, after = text[:k], text[k + len(key) : v], text[v + len(value_text) :]
-    parts = [literal_part(before), "$key", literal_part(between), "$value", literal_part(after)]
-    return [p for p in parts if p]
+    tail = like[-1] if like and like[-1] != "$value" else None
+    for parts in found:
+        if tail is not None and parts[-1] == tail:
+            return parts
+    return found[0]
 
 
 def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list[ArgVariant] | None:
@@ -305,7 +320,7 @@ def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list
         d = diff_split(empty_call, region)
         found = None
         for spelling, how in [*((j, "json") for j in _json_spellings(value)), (repr(value), "python")]:
-            found = _arg_parts(d.right, ARG_A, spelling)
+            found = _arg_parts(d.right, ARG_A, spelling, like=parts)
             if found is not None:
                 if how == "python" and type_name in ("integer", "number"):
                     how = "json"  # 7 and 2.5 are the same in both
@@ -358,11 +373,13 @@ def _escapes_like_python(r: _Renders, empty_call: str | None) -> bool:
     return False
 
 
-def learn_pattern(render: Render, end_markers: Sequence[str]) -> tuple[ToolsSpec | None, list[str]]:
+def learn_pattern(
+    render: Render, end_markers: Sequence[str], *, renders: _Renders | None = None
+) -> tuple[ToolsSpec | None, list[str]]:
     """The tools spec of a call pattern for the template behind ``render``; None (with why) when the
-    needles cannot be found."""
+    needles cannot be found.  ``renders`` replaces the regions (the turn layout learns calls on outputs)."""
     notes: list[str] = []
-    r = _Renders(render, end_markers)
+    r = renders if renders is not None else _Renders(render, end_markers)
     one = r.region(_call(FUNC_A, {ARG_A: VALUE_A}, ID_A))
     if one is None:
         return None, ["the template renders no call"]
@@ -482,9 +499,12 @@ def pattern_markers(pattern: CallPattern) -> list[str]:
 #: type), and its one-call twin for templates that write one call per turn: a spec that reads it back
 #: needs no pattern.
 _NESTED = {"kk": [7, "ab", None, True, 2.5]}
+#: Call ids of the read-backs, unlike the probes' (``call00001``): a spec that took a probe's id for part
+#: of a marker reads the probes' own renders back, and must not pass for reading every call.
+READ_ID_A, READ_ID_B = "rk4Tq8", "zm7Wv2"
 QUICK_CASES: tuple[tuple[dict[str, Any], ...], ...] = (
-    (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: _NESTED}, ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, ID_B)),
-    (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: _NESTED}, ID_A),),
+    (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: _NESTED}, READ_ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, READ_ID_B)),
+    (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: _NESTED}, READ_ID_A),),
 )
 
 
@@ -501,10 +521,10 @@ def read_back_score(
 
     r = _Renders(render, end_markers)
     cases = list(cases) if cases is not None else [
-        (_call(FUNC_A, {ARG_A: VALUE_A}, ID_A),),
-        (_call(FUNC_A, {ARG_A: VALUE_A}, ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, ID_B)),
-        (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: VALUE_B}, ID_A),),
-        *((_call(FUNC_A, {ARG_A: value}, ID_A),) for _, value in TYPED_VALUES),
+        (_call(FUNC_A, {ARG_A: VALUE_A}, READ_ID_A),),
+        (_call(FUNC_A, {ARG_A: VALUE_A}, READ_ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, READ_ID_B)),
+        (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: VALUE_B}, READ_ID_A),),
+        *((_call(FUNC_A, {ARG_A: value}, READ_ID_A),) for _, value in TYPED_VALUES),
     ]
     score = 0
     for calls in cases:

@@ -17,10 +17,11 @@ right after the user text and so includes the user turn's closing token.
 
 from __future__ import annotations
 
-from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, diff_split
-from workbench.analysis.markers import common_prefix, markers_in, xml_closer
-from workbench.analysis.probes import CONTENT_TEXT, USER_TEXT, USER_TEXT_2
+from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, current_evidence, diff_split
+from workbench.analysis.markers import common_prefix, markers_in
+from workbench.analysis.probes import CONTENT_TEXT, REASONING_TEXT, USER, USER_TEXT, USER_TEXT_2
 from workbench.analysis.state import Findings
+from workbench.template.literals import template_strings
 
 _WS = " \t\r\n"
 
@@ -210,21 +211,41 @@ def analyze_prompt_facts(f: Findings, *, switched: tuple[str, str] | None = None
     )
 
 
-def opened_tag_by_convention(f: Findings) -> tuple[str, str] | None:
-    """An opening tag the generation prompt ends with, whose closing form the template text mentions.
+#: At most this many of the template's literals are tried as the end of a reasoning block the prompt opened.
+MAX_CLOSER_CANDIDATES = 48
 
-    NVIDIA Nemotron Nano v2 ends its prompt with ``<think>\\n`` but never renders reasoning, so no diff shows
-    the end marker; the template does test ``'</think>' in content``.  Returns ``(start, end)`` or None.
+
+def opened_block_closer(f: Findings) -> tuple[str, str] | None:
+    """The closer of a block the generation prompt opens but no render ever closes, found by rendering.
+
+    NVIDIA Nemotron Nano v2 ends its prompt with ``<think>\n`` but never renders reasoning, so no diff shows
+    the end marker; its template strips an answer's reasoning from history at a closer it tests for
+    (``'</think>' in content``).  So each literal of the template is tried as that closer: an answer written
+    as ``REASONING + literal + ANSWER`` whose render drops the reasoning and keeps the answer names it.
+    Returns ``(start, end)``, the prompt's last unit of evidence and that literal, or None (pure w.r.t.
+    ``f``, renders aside).
     """
     gen = f.gen.get("on") if f.gen.get("on") is not None else f.gen.get("default")
-    if not gen:
+    ev = current_evidence()
+    if not gen or ev is None:
         return None
+    # What the prompt opens: the last unit it ends with.
     segs = markers_in(gen)
     if not segs or not gen.rstrip().endswith(segs[-1]):
         return None
-    closer = xml_closer(segs[-1])
-    if closer and closer in f.renderer.patched_source:
-        return segs[-1], closer
+    opener = segs[-1]
+    # Candidates: every string of the template (a closer is often only tested for: "'</think>' in content").
+    strings = template_strings(f.renderer.patched_source) | ev.units
+    candidates = sorted(u for u in strings if u.strip() and u != opener and 3 <= len(u) <= 40)
+    for literal in candidates[:MAX_CLOSER_CANDIDATES]:
+        if literal not in f.renderer.patched_source:
+            continue
+        message = {"role": "assistant", "content": f"{REASONING_TEXT}{literal}{CONTENT_TEXT}"}
+        # An earlier turn, which history renders are the ones to strip reasoning from.
+        later = {"role": "user", "content": USER_TEXT_2}
+        text = f.renderer.render_conversation([dict(USER), message, later], [], add_generation_prompt=False)
+        if text is not None and CONTENT_TEXT in text and REASONING_TEXT not in text:
+            return opener, literal
     return None
 
 

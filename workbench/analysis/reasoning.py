@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from workbench.analysis.diff import DiffSplit, diff_split
 from workbench.analysis.markers import first_marker_after, last_marker_before, leading_ws, markers_in
 from workbench.analysis.probes import REASONING_TEXT
-from workbench.analysis.prompt import opened_tag_by_convention
+from workbench.analysis.prompt import opened_block_closer
 from workbench.analysis.state import Findings
 from workbench.analysis.switches import switch_settings
 
@@ -138,11 +138,15 @@ def analyze_reasoning(f: Findings) -> None:
     if found is None:
         found = reasoning_from_switches(f)
     if found is None:
-        conv = opened_tag_by_convention(f)
+        conv = opened_block_closer(f)
         if conv is not None:
             found = ReasoningMarkers("wrapped", conv[0], conv[1])
             f.reasoning_source = "P1"
-            f.note("P1", f"the prompt ends with an open {conv[0]!r}; the template mentions {conv[1]!r}")
+            f.note(
+                "P1",
+                f"the prompt ends with an open {conv[0]!r}; an answer written after {conv[1]!r} loses "
+                "what comes before it: that closes the block",
+            )
     if found is None:
         f.reasoning.update(mode="none", start="", end="")
         return

@@ -337,13 +337,19 @@ class ProbeRenderer:
         self, messages: Sequence[Mapping[str, Any]], tools: list[Any], *, add_generation_prompt: bool
     ) -> str | None:
         """One render of an ad-hoc conversation with tools (the call-pattern learner's), under the settings
-        the probes settled on (arguments as JSON text where the template needs it); None when it fails."""
+        the probes settled on (arguments as JSON text where the template needs it); None when it fails.
+        Once renders have timed out twice, none is tried (a template that hangs on calls costs two time
+        limits, whatever the learners ask for)."""
+        if max(self._timeouts, self._switch_timeouts) >= _MAX_TIMEOUTS:
+            return None
         msgs: list[Any] = stringify_arguments(tuple(messages)) if self.args_as_text else list(messages)
         try:
             return self._ladder.render_once(
                 msgs, tools, with_tools=True, add_generation_prompt=add_generation_prompt, kwargs={}
             )
-        except TemplateError:
+        except TemplateError as exc:
+            if exc.kind in ("timeout", "cancelled"):
+                self._timeouts += 1
             return None
 
     def run(self, probe: Probe) -> ProbeResult:

@@ -24,6 +24,7 @@ from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned
 from workbench.analysis.jsonfind import JsonSpan, contains_string, find_json_containing, key_with_value
 from workbench.analysis.markers import (
     first_marker_after,
+    last_marker_before,
     leading_ws,
     markers_in,
     strip_leading_ws,
@@ -96,7 +97,9 @@ def _call_turn_end(f: Findings, t1_left: str, region: CallRegion) -> CallRegion:
     """Tool-call turns may end with their own token (Llama 3.1's ``<|eom_id|>``, gpt-oss's ``<|call|>``).
 
     When the answer side of T1 ends with a known end-of-turn marker and the call side ends with a different
-    marker in the same place, that marker ends call turns: record it and trim it from the region.
+    marker in the same place, that marker ends call turns: record it and trim it from the region.  It is
+    the call's own closer instead when the call side goes on with the answers' end marker after it
+    (Nemotron's ``]</TOOLCALL><SPECIAL_12>``), or when it closes each of two calls (``</tool_call>``).
     """
     body = region.body.rstrip(_WS)
     answer_end = next((m for m in f.end_markers if m and t1_left.rstrip(_WS).endswith(m)), "")
@@ -106,8 +109,14 @@ def _call_turn_end(f: Findings, t1_left: str, region: CallRegion) -> CallRegion:
     if not last or not body.endswith(last[-1]) or last[-1] in f.end_markers:
         return region
     marker = last[-1]
-    if marker.startswith("</") or marker.strip(_WS) in (f.reasoning.get("end", "").strip(_WS),):
-        return region  # a closing tag of the call itself
+    after = region.text[region.start + len(body) :]
+    if marker.strip(_WS) == f.reasoning.get("end", "").strip(_WS) or any(
+        m.strip(_WS) and m.strip(_WS) in after for m in f.end_markers
+    ):
+        return region  # the turn still ends as answers do: the marker belongs to the call
+    two = f.renderer.get("call_two")
+    if two is not None and two.count(marker) >= 2 * max(1, region.text.count(marker)):
+        return region  # it closes every call
     f.end_markers.append(marker)
     f.note("T1", f"tool-call turns end with {marker!r} (answers with {answer_end!r})")
     return CallRegion(region.text, region.start, region.start + len(body) - len(marker))
@@ -262,10 +271,13 @@ def _tagged_args_span(f: Findings, region: CallRegion, ns: int) -> tuple[int, in
     if t6.diff is not None and t6.render_b == region.text and ARG_A in t6.diff.right:
         start = len(t6.diff.prefix)
         return start, start + len(t6.diff.right)
-    # Fallback: from the marker that opens the argument name to the end of the value's closing marker.
+    # Fallback: from the unit that opens the argument name to the end of the value's closing unit.
     a = region.find(ARG_A, ns + len(FUNC_A))
-    start = max(region.text.rfind("<", ns + len(FUNC_A), a), region.text.rfind("[", ns + len(FUNC_A), a))
-    start = a if start < 0 else start
+    start = a
+    before = last_marker_before(region.text[ns + len(FUNC_A) : a])
+    if before is not None:
+        at = region.text.rfind(before.text, ns + len(FUNC_A), a)
+        start = at if at >= 0 else a
     v = region.find(VALUE_A, a)
     close = first_marker_after(region.text[v + len(VALUE_A) : region.end])
     end = v + len(VALUE_A)
@@ -277,13 +289,21 @@ def _tagged_args_span(f: Findings, region: CallRegion, ns: int) -> tuple[int, in
 
 
 def _split_repeated_head(rep: str) -> tuple[str, str]:
-    """Split the text repeated before every function name into (per-call start, name prefix)."""
+    """Split the text repeated before every function name into (per-call start, name prefix).
+
+    The name prefix is what the text ends with after its last unit of evidence (text of no literal of
+    the template, ``functions.`` built from data), or its last unit when a line break sets it off from the
+    units before it (``<tool_call>\n<function=``); otherwise the whole text opens the call.
+    """
     segs = segmentize(rep)
     if segs and not segs[-1].is_marker:
         prefix = segs[-1].text
         rest = rep[: len(rep) - len(prefix)]
         stripped = strip_leading_ws(prefix)
         return rest + prefix[: len(prefix) - len(stripped)], stripped
+    if len(segs) >= 3 and segs[-1].is_marker and not segs[-2].text.strip() and "\n" in segs[-2].text:
+        last = segs[-1].text
+        return rep[: len(rep) - len(last)], last
     return rep, ""
 
 
@@ -377,7 +397,13 @@ def _name_suffix_and_ids(
         # names the namespace and lets the name run to the marker after the index.
         t.update(name_suffix=name_suffix[digits[1] :], id_position="none", id_prefix="", id_suffix="")
         namespace = t.get("name_prefix", "")
-        if namespace and not markers_in(namespace):
+        if not namespace:
+            # The label's namespace is the last unit of the call's opening, right in front of the name.
+            segs = segmentize(t.get("call_start", ""))
+            if len(segs) >= 2 and segs[-1].text.strip() and not segs[-2].text.isspace():
+                namespace = segs[-1].text
+                t["call_start"] = t["call_start"][: len(t["call_start"]) - len(namespace)]
+        if namespace:
             t.update(function_namespace=namespace, name_prefix="")
         return
     t["name_suffix"] = name_suffix

@@ -81,35 +81,38 @@ def analyze_command(
     """Work out how a template marks reasoning, content and tool calls, by differential rendering."""
     from workbench.formats import analyze
     from workbench.selfcheck import check_spec, warning_line
+    from workbench.template.render_cache import cached_renders
     from workbench.template.source import load_template
 
     refs = expand_refs(templates)
     results: list[dict[str, Any]] = []
     errors: list[str] = []
     for ref in refs:
-        budget = render_budget(time_limit, f"analysing {ref}")  # the analysis and its self-check, together
-        try:
-            with budget:
-                analysis = analyze(load_template(ref), time_limit=time_limit)
-        except INPUT_ERRORS as exc:
-            if len(refs) == 1:
-                fail(f"{ref}: {exc}")
-            errors.append(f"{ref}: {exc}")
-            results.append({"template": ref, "error": _one_line(str(exc))})
-            continue
-        verdicts: tuple[Verdict, ...] = ()
-        if check:
+        with cached_renders():  # one command: the self-check reuses the analysis's renders
+            # the analysis and its self-check, together
+            budget = render_budget(time_limit, f"analysing {ref}")
             try:
                 with budget:
-                    verdicts = check_spec(analysis.source, analysis.spec, time_limit=time_limit)
-            except INPUT_ERRORS as exc:  # the self-check renders more messages than the probes did
-                analysis.warnings.append(f"self-check could not run: {_one_line(str(exc))}")
-        if warning := warning_line(verdicts):
-            analysis.warnings.append(warning)
-        if as_json:
-            results.append({**analysis.to_dict(), "verdicts": [v.to_dict() for v in verdicts]})
-        else:
-            print_analysis(analysis, verdicts)
+                    analysis = analyze(load_template(ref), time_limit=time_limit)
+            except INPUT_ERRORS as exc:
+                if len(refs) == 1:
+                    fail(f"{ref}: {exc}")
+                errors.append(f"{ref}: {exc}")
+                results.append({"template": ref, "error": _one_line(str(exc))})
+                continue
+            verdicts: tuple[Verdict, ...] = ()
+            if check:
+                try:
+                    with budget:
+                        verdicts = check_spec(analysis.source, analysis.spec, time_limit=time_limit)
+                except INPUT_ERRORS as exc:  # the self-check renders more messages than the probes did
+                    analysis.warnings.append(f"self-check could not run: {_one_line(str(exc))}")
+            if warning := warning_line(verdicts):
+                analysis.warnings.append(warning)
+            if as_json:
+                results.append({**analysis.to_dict(), "verdicts": [v.to_dict() for v in verdicts]})
+            else:
+                print_analysis(analysis, verdicts)
     if as_json:
         print_json(results[0] if len(refs) == 1 else results)
     for err in errors:

@@ -258,7 +258,10 @@ class LarkWriter:
     # ------------------------------------------------------------------------------------- writing
     def write(self, start: Node, header: Sequence[str] = ()) -> str:
         lines = [f"// {inline_text(h)}" for h in header]  # a name with a newline must not add a rule
-        extra = f"<[{','.join(str(i) for i in self.text_tokens)}]>" if self.text_tokens else ""
+        # A JSON string may hold any token but the end of sequence: the parser reads a string's text as
+        # text, markers included (a call argument holding ``<|channel|>`` is a string, not a header).
+        inside = sorted({*self.text_tokens, *self.free_tokens})
+        extra = f"<[{','.join(str(i) for i in inside)}]>" if inside else ""
         lines.append(f"start: {emit(start, extra)}")
         lines.extend(self.lexemes.values())
         used = _reachable(start, self.rules)
@@ -348,9 +351,9 @@ def _chars(node: Chars) -> str:
 
 
 def emit(node: Node, text_tokens: str = "") -> str:
-    """Lark text of one tree node.  ``text_tokens`` (``<[ids]>``) are the added tokens that are text to the
-    model (not special): llguidance lexes them as tokens, so a character class that excludes some characters
-    (a JSON string's) lets them through as well."""
+    """Lark text of one tree node.  ``text_tokens`` (``<[ids]>``) are the added tokens a string may hold (text
+    to the model, and special tokens but the end of sequence): llguidance lexes them as tokens, so a
+    character class that excludes some characters (a JSON string's) lets them through as well."""
     if isinstance(node, Text):
         return _string(node.value)
     if isinstance(node, Tok):  # by name when llguidance can read it as one, else by id

@@ -20,10 +20,12 @@ from typing import Any
 from workbench import analysis
 from workbench.analysis import Analysis
 from workbench.analysis.dedicated import Dedicated
+from workbench.analysis.layout import LayoutProtocol
 from workbench.formats import (
     call_pattern,
     harmony,
     json_native,
+    layout,
     pythonic,
     recipient,
     tag_with_json,
@@ -48,6 +50,18 @@ def hooks(name: str) -> FormatHooks | None:
     return _HOOKS.get(name)
 
 
+def hooks_for(spec: FormatSpec) -> FormatHooks | None:
+    """The hooks of the family that writes ``spec``'s whole output: the turn layout's when the spec has a
+    layout (spec v3; the layout is not a tool format, so not in the table), else its tool format's."""
+    return layout.HOOKS if spec.layout.defined else hooks(spec.tools.format)
+
+
+def layout_protocols() -> dict[str, LayoutProtocol]:
+    """Every registered family's protocol supplement for a learned layout, by family name (registry
+    order)."""
+    return {h.name: h.layout_protocol for h in _HOOKS.values() if h.layout_protocol is not None}
+
+
 def dedicated_detectors() -> tuple[Dedicated, ...]:
     """Every registered family's dedicated detector, in registry order."""
     return tuple(h.dedicated for h in _HOOKS.values() if h.dedicated is not None)
@@ -60,7 +74,9 @@ def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LI
     Raises:
         TemplateError: the template does not compile, or cannot render a plain user message.
     """
-    return analysis.analyze(source, dedicated=dedicated_detectors(), time_limit=time_limit)
+    return analysis.analyze(
+        source, dedicated=dedicated_detectors(), protocols=layout_protocols(), time_limit=time_limit
+    )
 
 
 def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
@@ -70,7 +86,7 @@ def response_fields(spec: FormatSpec) -> dict[str, dict[str, Any]]:
         ResponseGap: the family has no response-template spelling (its gap says why), or cannot spell this
             spec.
     """
-    fam = hooks(spec.tools.format)
+    fam = hooks_for(spec)
     if fam is None:
         return {}
     if fam.response_fields is None:
@@ -125,6 +141,8 @@ __all__ = [
     "families",
     "family",
     "hooks",
+    "hooks_for",
+    "layout_protocols",
     "register",
     "response_fields",
     "unregister",

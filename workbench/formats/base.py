@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.analysis.dedicated import Dedicated
+from workbench.analysis.layout import LayoutProtocol
 from workbench.runtime.formats.base import FormatFamily
 from workbench.runtime.spec import FormatSpec
 
@@ -34,12 +35,15 @@ class FormatHooks:
         response_fields: the response-template export hook; None when a response template cannot read the
             format, and then ``response_template_gap`` says why.
         response_template_gap: why the response-template export cannot express the format.
+        layout_protocol: rules of the family's protocol that no template renders, added to a learned layout
+            that speaks the family's tokens (Harmony: OpenChatML's escapes, literal blocks, ``call_id=``).
     """
 
     family: FormatFamily
     dedicated: Dedicated | None = None
     response_fields: ResponseFields | None = None
     response_template_gap: str = ""
+    layout_protocol: LayoutProtocol | None = None
 
     def __post_init__(self) -> None:
         if self.response_fields is None and not self.response_template_gap:

@@ -21,8 +21,9 @@ from workbench.runtime.formats import builtin_names
 from workbench.runtime.formats import names as format_names
 
 #: Version 2 added ``tools.pattern`` (calls as literal text and typed slots, format ``call_pattern``);
-#: version 1 files load unchanged (they have no pattern).
-SPEC_VERSION = 2
+#: version 3 added ``layout`` (the assistant turn as headed messages, a lead the model writes itself).
+#: Version 1 and 2 files load unchanged (they have no pattern, no layout).
+SPEC_VERSION = 3
 
 ReasoningMode = Literal["none", "tag_based", "delimiter", "forced_open", "forced_closed", "tools_only"]
 ContentMode = Literal["plain", "always_wrapped", "wrapped_with_reasoning"]
@@ -34,6 +35,7 @@ IdPosition = Literal["none", "pre_func_name", "between_func_and_args", "post_arg
 ArgsKind = Literal["json", "object", "tagged"]
 ValueWriting = Literal["raw", "json", "encoded", "python"]
 StringEscape = Literal["json", "none"]
+MessageKind = Literal["reasoning", "content"]
 
 # The runtime tuples come from the Literal types, so a value the type checker accepts is exactly a value
 # ``from_dict`` accepts (and the JSON Schema's enums are checked against these by the tests); the format
@@ -46,6 +48,7 @@ ID_POSITIONS: tuple[IdPosition, ...] = get_args(IdPosition)
 ARGS_KINDS: tuple[ArgsKind, ...] = get_args(ArgsKind)
 VALUE_WRITINGS: tuple[ValueWriting, ...] = get_args(ValueWriting)
 STRING_ESCAPES: tuple[StringEscape, ...] = get_args(StringEscape)
+MESSAGE_KINDS: tuple[MessageKind, ...] = get_args(MessageKind)
 #: The slots of a call pattern part list (``ToolsSpec.pattern``); any other part is literal text.  A literal
 #: that starts with ``$`` is written with the ``$`` doubled.
 CALL_SLOTS: tuple[str, ...] = ("$name", "$id", "$index", "$args")
@@ -306,6 +309,62 @@ class ToolsSpec:
         return ""
 
 
+@dataclass(frozen=True)
+class LayoutMessage:
+    """One kind of message of a headed layout: its header (after the layout's opener, up to the body) and
+    the literals that end its body (the first is how the template ends it when the turn ends)."""
+
+    kind: MessageKind = field(default="content", metadata=_enum("what the body is", MESSAGE_KINDS))
+    header: str = _described("", "the header after the opener, up to the body (as the template writes it)")
+    ends: tuple[str, ...] = _described((), "literals that end the body")
+
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
+class TurnLayout:
+    """The assistant turn as a learned layout, where the marker fields alone cannot say it (spec v3).
+
+    ``lead`` is text every turn starts with that the generation prompt does not write (history's
+    ``Assistant:``): the model writes it, and it is never content.  With ``messages``, the turn is a
+    sequence of *headed messages*: each starts with ``opener`` (the first one's may be in the prompt:
+    ``prompt.output_prefix``), then a header that says what the body is (a channel word after ``channel``,
+    or the call's recipient and name, read by the tools spec's call pattern), ending with ``closer`` when
+    all headers share one; the body runs to one of its kind's ``ends``.  A header that starts with
+    ``roles`` but is not the assistant's is another role's message (not the model's text); ``ids`` is the
+    attribute of a call's header in front of the call's id (``call_id=``).  ``escape``
+    in front of a marker makes it text; between ``verbatim[0]`` and ``verbatim[1]`` nothing is a marker.
+    """
+
+    lead: str = _described("", "text every turn starts with that the prompt does not write")
+    opener: str = _described("", "what every message header starts with")
+    closer: str = _described("", "what every message header ends with (empty: headers end differently)")
+    channel: str = _described("", "the literal in front of a header's channel word")
+    roles: str = _described("", "a header of any role starts with it")
+    ids: str = _described("", "in a call's header, the attribute in front of its id")
+    messages: tuple[LayoutMessage, ...] = field(
+        default=(),
+        metadata={"description": "the kinds of reasoning and answer messages", "item_type": LayoutMessage},
+    )
+    escape: str = _described("", "in front of a marker, makes it text")
+    verbatim: tuple[str, ...] = _described((), "opens and closes a block in which nothing is a marker")
+
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
+
+    @property
+    def headed(self) -> bool:
+        """True when the turn is a sequence of headed messages."""
+        return bool(self.messages)
+
+    @property
+    def defined(self) -> bool:
+        return bool(self.messages or self.lead)
+
+    def message(self, kind: str) -> LayoutMessage | None:
+        """The first message kind ``kind`` (None when the layout has none)."""
+        return next((m for m in self.messages if m.kind == kind), None)
+
+
 # Derived once from the field metadata: the one list of closed sets ``_from_dict`` checks.
 ReasoningSpec._enums = _static_enums_of(ReasoningSpec)
 ContentSpec._enums = _static_enums_of(ContentSpec)
@@ -313,6 +372,8 @@ ToolsSpec._enums = _static_enums_of(ToolsSpec)
 ValueEncoding._enums = _static_enums_of(ValueEncoding)
 ArgVariant._enums = _static_enums_of(ArgVariant)
 CallPattern._enums = _static_enums_of(CallPattern)
+LayoutMessage._enums = _static_enums_of(LayoutMessage)
+TurnLayout._enums = _static_enums_of(TurnLayout)
 
 
 @dataclass(frozen=True)
@@ -408,6 +469,9 @@ class FormatSpec:
     end_markers: tuple[str, ...] = field(
         default=(), metadata={"markers": True, "description": "what ends an assistant turn (trimmed)"}
     )
+    layout: TurnLayout = field(
+        default_factory=TurnLayout, metadata={"description": "the turn as headed messages (spec v3)"}
+    )
     provenance: Provenance = field(default_factory=Provenance)
     version: int = SPEC_VERSION
 
@@ -439,10 +503,27 @@ class FormatSpec:
         for f in fields(self):
             if f.metadata.get("markers"):
                 yield from (m for m in getattr(self, f.name) if m)
+        lay = self.layout
+        headers = (lay.opener + m.header for m in lay.messages)
+        ends = (e for m in lay.messages for e in m.ends)
+        texts = (lay.lead, lay.opener, lay.closer, *headers, *ends, *lay.verbatim)
+        yield from (m for m in texts if m.strip())
 
     def all_markers(self) -> tuple[str, ...]:
         """Every non-empty marker string the spec names, longest first (used to hold back partial text)."""
         return tuple(sorted(set(self.iter_markers()), key=lambda s: (-len(s), s)))
+
+    def may_reason(self, *, enable_thinking: bool = True) -> bool:
+        """Whether the model may write reasoning at all on a request with this thinking setting: the format
+        reasons (a mode and an end marker), and thinking is on or the template does not control it (with
+        thinking disabled, ``forced_open`` / ``forced_closed`` reasoning and any mode of a template with a
+        thinking switch are off: the prompt closed or left out the block).  Pure."""
+        r = self.reasoning
+        if r.mode == "none" or not r.end.strip():
+            return False
+        return enable_thinking or not (
+            r.mode in _TEMPLATE_CONTROLLED_MODES or self.prompt.supports_thinking_toggle
+        )
 
     def output_starts_in_reasoning(
         self, *, enable_thinking: bool = True, generation_prompt: str | None = None
@@ -463,11 +544,7 @@ class FormatSpec:
         """
         r = self.reasoning
         start, end = r.start.strip(), r.end.strip()
-        if r.mode == "none" or not end:
-            return False
-        if not enable_thinking and (
-            r.mode in _TEMPLATE_CONTROLLED_MODES or self.prompt.supports_thinking_toggle
-        ):
+        if not self.may_reason(enable_thinking=enable_thinking):  # rules 1 and 2
             return False
         if generation_prompt is not None and start:
             at = generation_prompt.rfind(start)

@@ -35,7 +35,7 @@ from typing import Any
 
 from workbench.inputs import unencodable_at
 from workbench.runtime.chat import Message, Tool
-from workbench.template import worker
+from workbench.template import render_cache, worker
 from workbench.template.budget import BudgetExhausted, RenderBudget, current_budget
 from workbench.template.errors import (
     CompileTimeout,
@@ -342,15 +342,34 @@ def render(
         compile_template(source, time_limit=limit)  # a syntax error is reported before a usage error
         raise
     now = _frozen_now()
-    with _Accounted(limit) as run:
-        if _use_worker:
-            text = worker.get_pool().render(source, context, run.limit, now, run.max_output)
-        else:
-            text = render_in_process(compile_in_process(source), context, run.limit, now, run.max_output)
-        run.returned(len(text))
-    _check_encodable(text)
-    if continued is not None:
-        text = _cut_at_tag(text, continued)
+    # Renders are kept only at a fixed instant (the analysis and validation): a render that reads the real
+    # clock is never served from the cache.
+    caching = render_cache.enabled() and now is not None
+    cache_key = (
+        render_cache.key(render_cache.source_key(source), context, limit, now, continued) if caching else ""
+    )
+    if caching:
+        kept = render_cache.get(cache_key)
+        if isinstance(kept, TemplateError):
+            raise kept
+        if kept is not None:
+            return kept
+    try:
+        with _Accounted(limit) as run:
+            if _use_worker:
+                text = worker.get_pool().render(source, context, run.limit, now, run.max_output)
+            else:
+                text = render_in_process(compile_in_process(source), context, run.limit, now, run.max_output)
+            run.returned(len(text))
+        _check_encodable(text)
+        if continued is not None:
+            text = _cut_at_tag(text, continued)
+    except TemplateError as exc:
+        if caching:
+            render_cache.put(cache_key, exc)
+        raise
+    if caching:
+        render_cache.put(cache_key, text)
     return text
 
 
@@ -390,24 +409,44 @@ def render_many(
         compile_template(source, time_limit=limit)
         return [r for r in results if r is not None]
     now = _frozen_now()
-    with _Accounted(limit) as run:
-        total = run.limit_total(limit * len(contexts))
-        if _use_worker:
-            outcomes = worker.get_pool().render_batch(
-                source, contexts, run.limit, now, run.max_output, total
-            )
-        else:
-            compiled = compile_in_process(source)
-            outcomes = [_inline(compiled, context, run.limit, now, run.max_output) for context in contexts]
-        outcomes = [_encodable_or_error(run.settle(outcome)) for outcome in outcomes]
-        run.returned(sum(len(o) for o in outcomes if isinstance(o, str)))
-    for (index, continued), outcome in zip(slots, outcomes, strict=True):
-        if isinstance(outcome, str) and continued is not None:
-            try:
-                outcome = _cut_at_tag(outcome, continued)
-            except TemplateError as exc:
-                outcome = exc
-        results[index] = outcome
+    caching = render_cache.enabled() and now is not None
+    source_hash = render_cache.source_key(source) if caching else ""
+    keys = (
+        [render_cache.key(source_hash, c, limit, now, s[1]) for c, s in zip(contexts, slots, strict=True)]
+        if caching
+        else []
+    )
+    outcomes_by: dict[int, str | TemplateError] = {}
+    if caching:
+        for i, k in enumerate(keys):
+            kept = render_cache.get(k)
+            if kept is not None:
+                outcomes_by[i] = kept
+    todo = [i for i in range(len(contexts)) if i not in outcomes_by]
+    if todo:
+        batch = [contexts[i] for i in todo]
+        with _Accounted(limit) as run:
+            total = run.limit_total(limit * len(batch))
+            if _use_worker:
+                pool = worker.get_pool()
+                outcomes = pool.render_batch(source, batch, run.limit, now, run.max_output, total)
+            else:
+                compiled = compile_in_process(source)
+                outcomes = [_inline(compiled, context, run.limit, now, run.max_output) for context in batch]
+            outcomes = [_encodable_or_error(run.settle(outcome)) for outcome in outcomes]
+            run.returned(sum(len(o) for o in outcomes if isinstance(o, str)))
+        for i, outcome in zip(todo, outcomes, strict=True):
+            continued = slots[i][1]
+            if isinstance(outcome, str) and continued is not None:
+                try:
+                    outcome = _cut_at_tag(outcome, continued)
+                except TemplateError as exc:
+                    outcome = exc
+            outcomes_by[i] = outcome
+            if caching:
+                render_cache.put(keys[i], outcome)
+    for i, (index, _) in enumerate(slots):
+        results[index] = outcomes_by[i]
     return [r for r in results if r is not None]
 
 

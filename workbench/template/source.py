@@ -72,7 +72,9 @@ class TemplateSource:
     ``special_tokens`` is ``None`` when nothing but the template text is known (a bare ``.jinja``); then
     :meth:`render_kwargs` falls back to empty ``bos_token``/``eos_token`` so templates that concatenate
     them still render.  ``pinned`` is true when the caller picked the named template explicitly, which
-    stops :meth:`for_tools` from switching to ``tool_use`` (transformers' rule).
+    stops :meth:`for_tools` from switching to ``tool_use`` (transformers' rule).  ``added_tokens`` are the
+    tokenizer's added tokens (``added_tokens_decoder`` of its config): the analysis takes their edges as
+    evidence of marker boundaries and reports which markers they make up.
     """
 
     text: str
@@ -85,6 +87,7 @@ class TemplateSource:
     spec: FormatSpec | None = None  # set when loaded from an exported spec file
     special_tokens: dict[str, str] | None = None
     pinned: bool = False
+    added_tokens: tuple[str, ...] = ()  # the tokenizer's added tokens, when its config is known
 
     def __post_init__(self) -> None:
         # A file name with bytes that are not UTF-8 arrives with lone surrogates; the name and origin are
@@ -116,15 +119,33 @@ class TemplateSource:
         return replace(self, text=self.named[want], selected=want)
 
 
-def _with_tokens(tokens: dict[str, str] | None) -> dict[str, Any]:
-    """Constructor kwargs for the special tokens (bos/eos fields plus the full map)."""
+def _with_tokens(tokens: dict[str, str] | None, added: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Constructor kwargs for the special tokens (bos/eos fields plus the full map, and added tokens)."""
     if tokens is None:
         return {}
     return {
         "bos_token": tokens.get("bos_token", ""),
         "eos_token": tokens.get("eos_token", ""),
         "special_tokens": tokens,
+        "added_tokens": added,
     }
+
+
+#: At most this many added tokens are kept (a config may list hundreds of reserved ones).
+MAX_ADDED_TOKENS = 4096
+
+
+def _added_tokens(data: dict[str, Any]) -> tuple[str, ...]:
+    """The contents of a tokenizer config's ``added_tokens_decoder`` (empty when it has none)."""
+    decoder = data.get("added_tokens_decoder")
+    if not isinstance(decoder, dict):
+        return ()
+    out = []
+    for entry in list(decoder.values())[:MAX_ADDED_TOKENS]:
+        content = entry.get("content") if isinstance(entry, dict) else None
+        if isinstance(content, str) and content.strip():
+            out.append(content)
+    return tuple(sorted(set(out)))
 
 
 def load_template(ref: str | os.PathLike[str], *, template_name: str | None = None) -> TemplateSource:
@@ -195,7 +216,9 @@ def _check_size(text: str, origin: Path | str) -> None:
 
 def _from_jinja(path: Path, template_name: str | None) -> TemplateSource:
     text = _read_text(path)
-    return _single(text, path, path.stem, template_name, **_with_tokens(_tokens_beside(path.parent)))
+    return _single(
+        text, path, path.stem, template_name, **_with_tokens(*_tokens_and_added_beside(path.parent))
+    )
 
 
 def _token_text(value: Any) -> str | None:
@@ -230,20 +253,26 @@ def _read_config(path: Path) -> dict[str, Any]:
 
 def _tokens_beside(folder: Path) -> dict[str, str] | None:
     """Special tokens from a ``tokenizer_config.json`` next to a template file, if there is a readable one."""
+    return _tokens_and_added_beside(folder)[0]
+
+
+def _tokens_and_added_beside(folder: Path) -> tuple[dict[str, str] | None, tuple[str, ...]]:
+    """Special and added tokens from a ``tokenizer_config.json`` next to a template file, if readable."""
     cfg = folder / "tokenizer_config.json"
     if not cfg.is_file():
-        return None
+        return None, ()
     try:
-        return _config_tokens(_read_config(cfg))
+        data = _read_config(cfg)
     except SourceError:
-        return None
+        return None, ()
+    return _config_tokens(data), _added_tokens(data)
 
 
 def _from_config(path: Path, template_name: str | None) -> TemplateSource:
     data = _read_config(path)
     if "reasoning" in data and "tools" in data and "version" in data:
         raise SourceError(f"{path} is a format spec, not a template: pass it with --spec")
-    tokens = _with_tokens(_config_tokens(data))
+    tokens = _with_tokens(_config_tokens(data), _added_tokens(data))
     name = path.parent.name or path.stem
     raw = data.get("chat_template")
     if raw is None:
@@ -300,7 +329,7 @@ def _pick(
 
 
 def _from_folder(folder: Path, template_name: str | None) -> TemplateSource:
-    tokens = _with_tokens(_tokens_beside(folder))
+    tokens = _with_tokens(*_tokens_and_added_beside(folder))
     jinja = folder / "chat_template.jinja"
     named_dir = folder / "chat_templates"
     named: dict[str, str] = {}

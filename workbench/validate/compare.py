@@ -164,9 +164,10 @@ def check_output(
     tools: Sequence[Tool] = ROUND_TRIP_TOOLS,
     parse: ParseFn = parse_output,
     stream: StreamFn | None = None,
+    streamed: bool = True,
 ) -> tuple[str, str, dict[str, Any] | None, tuple[str, ...]]:
-    """Parse ``output`` one-shot, then streamed one character at a time and at seeded random chunkings;
-    return (status, reason, parsed, mismatches).
+    """Parse ``output`` one-shot, then (``streamed``) streamed one character at a time and at seeded random
+    chunkings; return (status, reason, parsed, mismatches).
 
     Streamed runs go through ``stream`` when given (the built-in parser, read after every feed: a value
     sent to the client and later changed fails the case even when the finished message is right), else
@@ -179,19 +180,19 @@ def check_output(
     mismatches = compare_messages(expected, parsed, compare_ids=compare_ids)
     if mismatches:
         return FAIL, "one-shot parse differs from the input: " + mismatches[0], parsed, tuple(mismatches)
-    for name, pieces in feeding_runs(output, case_id):
+    for name, pieces in feeding_runs(output, case_id) if streamed else ():
         if pieces is None:
             continue
         label = run_label(name, pieces)
         violations: list[str] = []
         try:
             if stream is not None:
-                streamed, violations = stream(spec, pieces, tools)
+                fed, violations = stream(spec, pieces, tools)
             else:
-                streamed = parse(spec, output, tools, thinking_opened, _cuts(pieces))
+                fed = parse(spec, output, tools, thinking_opened, _cuts(pieces))
         except Exception as exc:
             return ERROR, f"the parser raised {type(exc).__name__} when fed {label}: {exc}", parsed, ()
-        diff = compare_messages(expected, streamed, compare_ids=compare_ids)
+        diff = compare_messages(expected, fed, compare_ids=compare_ids)
         if diff:
             return FAIL, f"streamed {label}, the parse differs: {diff[0]}", parsed, tuple(diff)
         if violations:

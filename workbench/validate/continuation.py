@@ -36,6 +36,7 @@ from workbench.validate.render import (
     CaseRenderer,
     _inner_markers,
     cut_at_turn_end,
+    message_opener,
     next_turn_marker,
     turn_ends,
 )
@@ -112,11 +113,12 @@ CASES: tuple[ContinuationCase, ...] = (
 
 
 def continuation_results(
-    renderer: CaseRenderer, spec: FormatSpec, *, turn_end: str = ""
+    renderer: CaseRenderer, spec: FormatSpec, *, turn_end: str = "", streamed: bool = True
 ) -> tuple[CaseResult, ...]:
-    """Render, cut and parse back every continuation case (see the module doc)."""
+    """Render, cut and parse back every continuation case (see the module doc); ``streamed=False`` parses
+    one-shot only."""
     tools, base, header = _conversation_so_far(renderer)
-    return tuple(_run(renderer, spec, case, tools, base, header, turn_end) for case in CASES)
+    return tuple(_run(renderer, spec, case, tools, base, header, turn_end, streamed) for case in CASES)
 
 
 def _conversation_so_far(renderer: CaseRenderer) -> tuple[list[dict[str, Any]] | None, str, str]:
@@ -140,6 +142,7 @@ def _run(
     before: str,
     header: str,
     turn_end: str,
+    streamed: bool = True,
 ) -> CaseResult:
     base = CaseResult(
         id=case.id,
@@ -175,6 +178,7 @@ def _run(
         turn_ends(spec, renderer.source.eos_token, turn_end),
         _inner_markers(spec),
         next_turn_marker(header, spec),
+        message_opener(spec),
     )
     # The stage is read off the assistant turn the prompt opened: what follows the conversation before it
     # (a system text that mentions a marker is no part of the turn).
@@ -187,10 +191,12 @@ def _run(
             reason="the template writes the answer inside a reasoning block it never closes",
             skip=UNTESTABLE,
         )
-    return recheck(spec, replace(base, output=output, start_stage=stage, prompt=prompt))
+    return recheck(spec, replace(base, output=output, start_stage=stage, prompt=prompt), streamed=streamed)
 
 
-def recheck(spec: FormatSpec, case: CaseResult, tools: Sequence[Tool] = ROUND_TRIP_TOOLS) -> CaseResult:
+def recheck(
+    spec: FormatSpec, case: CaseResult, tools: Sequence[Tool] = ROUND_TRIP_TOOLS, *, streamed: bool = True
+) -> CaseResult:
     """Parse a continuation case's output from its recorded stage and compare partial + parsed with the
     finished message (also what re-checking a recorded report does)."""
     partial = case.continued
@@ -224,6 +230,7 @@ def recheck(spec: FormatSpec, case: CaseResult, tools: Sequence[Tool] = ROUND_TR
         tools=tools,
         parse=parse_joined,
         stream=stream_joined,
+        streamed=streamed,
     )
     if reason:
         reason = f"parsed from the stage {case.start_stage!r} the prompt leaves: {reason}"

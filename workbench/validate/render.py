@@ -10,11 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from workbench.analysis.diff import common_prefix_len, diff_split
+from workbench.analysis.diff import common_prefix_len, current_evidence, diff_split
 from workbench.analysis.renders import Fallback, RenderLadder
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
 from workbench.template.render import TemplateError, check_template_kwargs
+from workbench.template.render_cache import uncached_renders
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import USER_TURN, Case, build_cases
 from workbench.validate.report import NOT_RENDERED, RAISED, UNTESTABLE, RenderedCase
@@ -151,7 +152,7 @@ def render_case(
         case, full, variant, lambda m: renderer.render([USER_TURN, m], offered, False)
     )
 
-    cut = len(diff_split(prompt, full).prefix)
+    cut = _output_start(prompt, full, src, spec.layout.roles.strip())
     whole = full[cut:]
     note = ""
     if prompt[cut:]:
@@ -168,6 +169,7 @@ def render_case(
         turn_ends(spec, src.eos_token, turn_end),
         _inner_markers(spec),
         next_turn_marker(history_header or generation_prompt, spec),
+        message_opener(spec),
     )
     if note:
         thinking_opened = _opened_by_output(spec, output)
@@ -197,6 +199,25 @@ def render_case(
     )
 
 
+def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") -> int:
+    """Where the output starts in the history render ``full``: the end of its common prefix with the
+    generation ``prompt``, moved back so that the output does not begin inside a literal the template
+    writes whole (the analysis's evidence, issue 18: ``<answer>`` against a prompt's ``<think>`` shares
+    ``<``).  Only ``full``'s literals count: a prompt literal that spans the cut (``<assistant><think>``
+    against a history's ``<assistant>`` written from the role) leaves the output's start clean.  The start
+    of a turn header that both renders share (``roles``, ``<|START_OF_TURN_TOKEN|>`` of a literal
+    ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``) is the prompt's, not the model's."""
+    from workbench.analysis.analyzer import template_evidence
+
+    common = cut = common_prefix_len(prompt, full)
+    evidence = current_evidence() or template_evidence(src)
+    if evidence and 0 < cut < len(full):
+        cut = evidence.cut_back(cut, full)
+    if roles and cut < common and full.startswith(roles, cut) and cut + len(roles) <= common:
+        cut += len(roles)
+    return cut
+
+
 def _second_render_differs(
     renderer: CaseRenderer,
     message: dict[str, Any],
@@ -206,12 +227,14 @@ def _second_render_differs(
 ) -> str:
     """Render the case's prompt and conversation a second time; the first difference, or "" when both
     renders are the same text.  A template whose output changes from render to render (it prints the
-    clock, ...) cannot be checked by any spec: the cut between prompt and answer moves."""
+    clock, draws ``random``) cannot be checked by any spec: the cut between prompt and answer moves.  The
+    second renders are made afresh, never served from the render cache."""
     try:
-        again = (
-            renderer.render([USER_TURN], tools, True),
-            renderer.render([USER_TURN, message], tools, False),
-        )
+        with uncached_renders():
+            again = (
+                renderer.render([USER_TURN], tools, True),
+                renderer.render([USER_TURN, message], tools, False),
+            )
     except TemplateError as exc:
         return f"the second render raised: {exc}"
     for first, second, what in ((prompt, again[0], "prompt"), (full, again[1], "conversation")):
@@ -282,6 +305,12 @@ def turn_ends(spec: FormatSpec, eos_token: str = "", turn_end: str = "") -> list
     return list(dict.fromkeys(ends))
 
 
+def message_opener(spec: FormatSpec) -> str:
+    """What opens each message of a turn of headed messages ("" for any other layout): after an end
+    marker, it means the turn goes on."""
+    return spec.layout.opener.strip() if spec.layout.headed else ""
+
+
 def _inner_markers(spec: FormatSpec) -> set[str]:
     """Markers that are followed by more of the same message: the end of reasoning (Harmony closes its
     analysis channel with ``<|end|>`` and carries on) and every tool-call marker (GigaChat opens a call
@@ -300,23 +329,16 @@ _INNER_NON_TOOL_MARKERS = frozenset({"reasoning.start", "reasoning.end", "conten
 
 
 def next_turn_marker(generation_prefix: str, spec: FormatSpec | None = None) -> tuple[str, str]:
-    """The marker every turn starts with, read off the generation prompt (``<|START_OF_TURN_TOKEN|>`` of
-    ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``), with the assistant header itself.  A template that
-    writes no end-of-turn marker after a message (Command R+ after tool calls) still starts the next turn
-    with it; a model never writes another role's header, so the output ends there.
-
-    In element-style markup (``<|begin|>turn role="assistant"<|body|>``, read off the spec's own markers)
-    the whole opening is the marker: ``<|begin|>`` alone also opens the answer and the reasoning.
+    """The text every turn's header starts with (the spec's learned ``layout.roles``:
+    ``<|START_OF_TURN_TOKEN|>`` of ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``), with the assistant header.
+    A template that writes no end-of-turn marker after a message (Command R+ after tool calls) still starts
+    the next turn with it; a model never writes another role's header, so the output ends there.
     """
-    from workbench.analysis.diff import element_markers, element_syntax, segmentize
-
     header = generation_prefix.strip()
-    markers = " ".join([*spec.iter_markers(), spec.prompt.generation_prompt]) if spec is not None else ""
-    with element_markers(element_syntax(markers + " " + header)):
-        segments = segmentize(header)
-    if not segments or not segments[0].is_marker:
+    roles = spec.layout.roles.strip() if spec is not None else ""
+    if not roles or not header.startswith(roles):
         return "", ""
-    return segments[0].text, header
+    return roles, header
 
 
 def cut_at_turn_end(
@@ -324,31 +346,48 @@ def cut_at_turn_end(
     ends: Sequence[str],
     inner: set[str] | frozenset[str] = frozenset(),
     next_turn: tuple[str, str] = ("", ""),
+    goes_on: str = "",
 ) -> str:
     """Cut the history render where the model stops: at the first end-of-turn marker that does not start
     one of the format's in-message markers (``inner``), or at the start of another role's turn.  Serving
     stacks do not pass the stop token to the parser, and whatever the template writes after it (the next
     turn, or a part of the message it moved behind the end of turn) is not something one generation
-    produces."""
+    produces.  ``goes_on``: the opener of a turn of headed messages (``<|start|>assistant``); an end marker
+    that it follows ends one message of the turn, not the turn."""
     best = len(whole)
     found = False
     for marker in ends:
         at = whole.find(marker)
         while 0 <= at < best:
             rest = whole[at:]
-            if not any(m != marker and rest.startswith(m) for m in inner) and marker not in inner:
+            more = bool(goes_on) and rest[len(marker) :].lstrip(" \t\r\n").startswith(goes_on)
+            opens_inner = any(m != marker and rest.startswith(m) for m in inner) or marker in inner
+            if not opens_inner and not more:
                 best, found = at, True
                 break
             at = whole.find(marker, at + 1)
     turn, header = next_turn
     if turn and turn not in inner:
+        covered = _inner_spans(whole, inner)
         at = whole.find(turn)
         while 0 <= at < best:
-            if not whole.startswith(header, at):
+            # Another role's header ends the output, unless a call marker holds it (a role switch).
+            if not whole.startswith(header, at) and not any(a <= at < b for a, b in covered):
                 best, found = at, True
                 break
             at = whole.find(turn, at + 1)
     return whole[:best] if found else whole.rstrip()
+
+
+def _inner_spans(whole: str, inner: set[str] | frozenset[str]) -> list[tuple[int, int]]:
+    """Where the in-message markers occur in ``whole``, as ``(start, end)`` spans."""
+    out = []
+    for m in inner:
+        at = whole.find(m) if m else -1
+        while at >= 0:
+            out.append((at, at + len(m)))
+            at = whole.find(m, at + 1)
+    return out
 
 
 def _opened_by_output(spec: FormatSpec, output: str) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 from workbench.runtime.spec import FormatSpec
 from workbench.template.budget import budget_for
 from workbench.template.render import TemplateError, fixed_clock
+from workbench.template.render_cache import cached_renders
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import USER_TURN, Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output, streamed_from_prompt
@@ -26,6 +27,7 @@ def validate(
     parse: ParseFn = parse_output,
     template_kwargs: dict[str, Any] | None = None,
     continuation: bool = True,
+    streamed: bool = True,
 ) -> ValidationReport:
     """Validate ``spec`` (analysed from ``source`` when not given) against the template's own renders.
 
@@ -34,10 +36,14 @@ def validate(
     continuation cases (a partial message continued, :mod:`workbench.validate.continuation`), which the
     built-in parser reads whatever ``parse`` is.  Every case renders at the analysis' fixed instant
     (:func:`~workbench.template.render.fixed_clock`), so a template that prints the time gives the output
-    the spec was read from, and the same report on every run.
+    the spec was read from, and the same report on every run.  ``streamed=False`` parses each case
+    one-shot only (the analysis's self-check: whether the spec can read each feature; chunk invariance is
+    the parser's own property, and ``workbench validate`` checks it on every case).  Renders are shared
+    with the analysis (the same conversations are rendered once per process:
+    :mod:`workbench.template.render_cache`).
     """
-    with fixed_clock(), budget_for(time_limit, "validation") as budget:
-        report = _validate(source, spec, time_limit, parse, template_kwargs, continuation)
+    with fixed_clock(), cached_renders(), budget_for(time_limit, "validation") as budget:
+        report = _validate(source, spec, time_limit, parse, template_kwargs, continuation, streamed)
         budget.raise_if_exhausted()  # a report of cases whose renders were refused is not a verdict
     return report
 
@@ -49,6 +55,7 @@ def _validate(
     parse: ParseFn,
     template_kwargs: dict[str, Any] | None,
     continuation: bool,
+    streamed: bool = True,
 ) -> ValidationReport:
     if spec is None:
         from workbench.formats import analyze
@@ -99,9 +106,11 @@ def _validate(
         if ambiguity:
             results.append(replace(base, reason=ambiguity, skip=UNTESTABLE))
             continue
-        results.append(_parsed_back(spec, base, parse))
+        results.append(_parsed_back(spec, base, parse, streamed=streamed))
     results = _blame_the_spec_for_early_cuts(results)
-    continued = continuation_results(renderer, spec, turn_end=turn_end) if continuation else ()
+    continued = (
+        continuation_results(renderer, spec, turn_end=turn_end, streamed=streamed) if continuation else ()
+    )
     untested = find_untested(
         spec,
         results,
@@ -135,7 +144,7 @@ def _renders_calls_without_tools(renderer: CaseRenderer, cases: tuple[Case, ...]
     return False
 
 
-def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn) -> CaseResult:
+def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn, *, streamed: bool = True) -> CaseResult:
     """``case`` with its output parsed by ``spec`` and compared with what was rendered."""
     status, reason, parsed, mismatches = check_output(
         spec,
@@ -147,6 +156,7 @@ def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn) -> CaseResu
         parse=parse,
         # the built-in parser is also read after every feed, as a client reads its deltas
         stream=streamed_from_prompt(case.thinking_opened) if parse is parse_output else None,
+        streamed=streamed,
     )
     return replace(case, status=status, reason=reason, parsed=parsed, mismatches=mismatches)
 

@@ -110,12 +110,16 @@ class WorkbenchToolParser(ToolParser):
 
     def get_structural_tag(self, request: Any, *, reasoning: bool = False, **kwargs: Any) -> Any:
         """vLLM's tag for the request (our builder, through ``get_model_structural_tag``).  For a format
-        whose outputs open their own reasoning block the tag covers the reasoning too and the request is
+        whose outputs open their own reasoning block the tag covers the whole output and the request is
         marked as holding its own reasoning grammar (``_grammar_from_parser``, as vLLM's Mistral parser
         does), so vLLM constrains from the first token instead of waiting for an end of reasoning that an
-        output without reasoning never writes."""
+        output without reasoning never writes.  The tag lets a reasoning block come first only when the
+        model may reason on this request: with thinking off on a template that controls reasoning (its
+        prompt closed the block) the parsers read a block as content, and a free block under ``required``
+        let a random model write reasoning until ``max_tokens`` (2 of 5 seeds in ``vllm serve``)."""
         whole = WHOLE_OUTPUT and hasattr(request, "_grammar_from_parser")
-        tag = super().get_structural_tag(request, reasoning=reasoning or whole, **kwargs)
+        reasons = whole and FORMAT.spec.may_reason(enable_thinking=_enable_thinking(request))
+        tag = super().get_structural_tag(request, reasoning=reasoning or reasons, **kwargs)
         if tag is not None and whole:
             request._grammar_from_parser = True
         return tag

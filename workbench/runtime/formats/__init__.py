@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
+from typing import TYPE_CHECKING
 
 from workbench.runtime.formats.base import FormatFamily, SampleCall
+
+if TYPE_CHECKING:
+    from workbench.runtime.spec import FormatSpec
 
 #: The built-in families' modules, relative to this package, in the order people read them: the families
 #: the generic analysis describes, the dedicated ones, then call patterns.  A family's name is its module's.
@@ -52,6 +56,15 @@ def family(name: str) -> FormatFamily | None:
     if name not in builtin_names():
         return None
     return _load(name)
+
+
+def family_for(spec: FormatSpec) -> FormatFamily | None:
+    """The family that reads, writes and constrains ``spec``'s whole output: the turn layout's
+    (:mod:`.layout`, not a tool format and so not in :data:`MODULES`) when the spec has a layout (a lead,
+    headed messages: spec v3), else its tool format's family."""
+    if spec.layout.defined:
+        return _load("layout")
+    return family(spec.tools.format)
 
 
 @cache
@@ -97,6 +110,7 @@ __all__ = [
     "builtin_names",
     "families",
     "family",
+    "family_for",
     "names",
     "register",
     "unregister",

@@ -90,6 +90,22 @@ def grammar_class(format_name: str) -> type[ToolGrammar] | None:
     return fam.grammar if fam is not None else None
 
 
+def tool_grammar(spec: FormatSpec, **options: Any) -> ToolGrammar | None:
+    """The grammar of ``spec``'s calls: its tool format's family grammar, wrapped by the turn layout's when
+    the spec has one (a lead, headed messages: spec v3); None when there is no grammar to build.
+
+    ``options`` are the :class:`ToolGrammar` options (``any_whitespace``, ``output_prefix``, ``lenient``,
+    ``max_whitespace``)."""
+    inner = grammar_class(spec.tools.format)
+    if spec.layout.defined:
+        from workbench.runtime.formats.layout.grammar import LayoutGrammar  # a family: imports this module
+
+        if inner is None and not spec.layout.headed:
+            return None
+        return LayoutGrammar(spec.tools, layout=spec.layout, inner=inner, **options)
+    return inner(spec.tools, **options) if inner is not None else None
+
+
 def reasoning_gate(
     spec: FormatSpec, *, reasoning: bool, thinking_opened: bool | None
 ) -> ReasoningGate | None:
@@ -137,17 +153,16 @@ def assemble(
     if not tools:
         raise GrammarError("a structural tag needs at least one tool")
     choice = normalize_tool_choice(tool_choice, tools)
-    grammar_cls = grammar_class(spec.tools.format)
-    if grammar_cls is None:
-        raise GrammarError(f"no tool-call grammar for the format {spec.tools.format!r}")
     forced = choice not in ("auto", "none")
-    fmt = grammar_cls(
-        spec.tools,
+    fmt = tool_grammar(
+        spec,
         any_whitespace=True,
         output_prefix=spec.prompt.output_prefix,
         lenient=True,
         max_whitespace=FORCED_JSON_WHITESPACE if forced else None,
     )
+    if fmt is None or spec.tools.format == "none":
+        raise GrammarError(f"no tool-call grammar for the format {spec.tools.format!r}")
     selected = tools if choice in TOOL_CHOICES else [t for t in tools if t.name == choice]
     multi = parallel and spec.tools.parallel and choice in ("auto", "required")
     gate = reasoning_gate(spec, reasoning=True, thinking_opened=None)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.runtime.chat import Tool
-from workbench.runtime.grammar.assembler import grammar_class, normalize_tool_choice, reasoning_gate
+from workbench.runtime.grammar.assembler import normalize_tool_choice, reasoning_gate, tool_grammar
 from workbench.runtime.grammar.elements import (
     GrammarError,
     check_structural_tag,
@@ -68,8 +68,8 @@ def build_grammar(
     if forced and choice == "required" and not tools:
         raise GrammarError("tool_choice=required needs at least one tool")
 
-    grammar_cls = grammar_class(fmt_name)
-    if grammar_cls is None:
+    fmt = tool_grammar(spec, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix)
+    if fmt is None or fmt_name == "none":
         if forced:
             why = (
                 "the template has no tool calls"
@@ -90,7 +90,6 @@ def build_grammar(
             notes=tuple(notes),
         )
 
-    fmt = grammar_cls(spec.tools, any_whitespace=any_whitespace, output_prefix=spec.prompt.output_prefix)
     selected = [t for t in tools if t.name == choice] if forced and choice != "required" else tools
     allow_parallel = parallel and spec.tools.parallel and choice in ("auto", "required")
     if parallel and not spec.tools.parallel and len(selected) > 0 and choice in ("auto", "required"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 # A function name outside JSON: letters, digits, "_-.:/@$" (so "functions.get_weather:0" is one token;
 # markup characters such as "<", ">", "(", "\"", "｜" end it).
@@ -146,6 +147,22 @@ class Look:
             raise Fail
         text = self.buf[self.i : j]
         self.span(kind, j - self.i)
+        return text
+
+    def until_first(self, cores: Sequence[str], kind: str, maxlen: int = 256) -> str:
+        """Consume text up to (not including) the first of ``cores`` to appear; fails beyond ``maxlen``
+        characters.  Everything before the first one found is in the buffer, so no other can come
+        earlier: the answer is final as soon as one is found."""
+        found = [k for k in (self.buf.find(c, self.i) for c in cores if c) if k >= 0]
+        if not found:
+            if len(self.buf) - self.i > maxlen:
+                raise Fail
+            self.need()
+        k = min(found)
+        if k - self.i > maxlen:
+            raise Fail
+        text = self.buf[self.i : k]
+        self.span(kind, k - self.i)
         return text
 
     def until(self, core: str, kind: str, maxlen: int = 256) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.runtime.chat import Tool
-from workbench.runtime.formats import family
+from workbench.runtime.formats import family_for
 from workbench.runtime.parsing.core import Machine
 from workbench.runtime.parsing.options import ParseOptions
 from workbench.runtime.parsing.turn import TurnMachine
@@ -19,7 +19,7 @@ from workbench.runtime.spec import FormatSpec
 
 def build_machine(spec: FormatSpec, tools: Sequence[Tool] | None, options: ParseOptions) -> Machine:
     """The machine for ``spec`` (no tool format, or an unknown one, parses as plain reasoning + content)."""
-    fam = family(spec.tools.format)
+    fam = family_for(spec)
     if fam is not None and fam.turn_machine is not None:
         return fam.turn_machine(spec, tools, options)
     return TurnMachine(spec, tools, options, fam.parser if fam is not None else None)

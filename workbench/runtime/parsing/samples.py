@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from workbench.runtime.chat import Tool
-from workbench.runtime.formats import family
+from workbench.runtime.formats import family, family_for
 from workbench.runtime.formats.base import SampleCall
 from workbench.runtime.parsing.markers import core_of
 from workbench.runtime.spec import FormatSpec
@@ -71,9 +71,22 @@ def sample_output(
     tools: Sequence[Tool] | None = None,
 ) -> str:
     """A whole output: reasoning, content, calls and the first end-of-turn marker (when ``end``)."""
-    fam = family(spec.tools.format)
+    fam = family_for(spec)
     if fam is not None and fam.write_output is not None:
         return fam.write_output(spec, reasoning, content, calls, end)
+    return plain_output(spec, reasoning=reasoning, content=content, calls=calls, end=end, tools=tools)
+
+
+def plain_output(
+    spec: FormatSpec,
+    *,
+    reasoning: str = "",
+    content: str = "",
+    calls: Sequence[SampleCall] = (),
+    end: bool = True,
+    tools: Sequence[Tool] | None = None,
+) -> str:
+    """Reasoning, content, calls and the first end-of-turn marker, written with the marker fields."""
     r = write_reasoning(spec, reasoning)
     c = write_content(spec, content, with_reasoning=bool(r))
     out = r + c + write_calls(spec, calls, tools=tools)

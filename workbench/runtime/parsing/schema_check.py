@@ -89,7 +89,29 @@ def _registry(schema: dict[str, Any]) -> Any:
 
 
 def validator_for(schema: dict[str, Any]) -> Any:
-    """A jsonschema validator for ``schema`` whose regexes are time-bounded and whose refs stay local."""
+    """A jsonschema validator for ``schema`` whose regexes are time-bounded and whose refs stay local.
+
+    Built once per schema text (a validator holds no state between instances): every parse of a request
+    with the same tools, and validation's dozens of parses, share it."""
+    import json
+
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return _build_validator(schema)
+    found = _VALIDATORS.get(text)
+    if found is None:
+        found = _VALIDATORS[text] = _build_validator(schema)
+        while len(_VALIDATORS) > _MAX_VALIDATORS:
+            _VALIDATORS.pop(next(iter(_VALIDATORS)))
+    return found
+
+
+_VALIDATORS: dict[str, Any] = {}
+_MAX_VALIDATORS = 256
+
+
+def _build_validator(schema: dict[str, Any]) -> Any:
     import jsonschema
 
     base = jsonschema.validators.validator_for(schema)

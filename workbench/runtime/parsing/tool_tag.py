@@ -57,7 +57,7 @@ class TagParser(ToolParser):
         self.id_suffix = core_of(t.id_suffix)
         closers = []
         for c in (self.args_end, self.func_close, self.call_end):
-            if c and c not in closers and c != self.sec_end:
+            if c and c not in closers:
                 closers.append(c)
         self.closers = closers
 

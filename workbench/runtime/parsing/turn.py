@@ -32,7 +32,7 @@ from workbench.runtime.parsing.options import ParseOptions
 from workbench.runtime.parsing.tools_base import ToolParser
 from workbench.runtime.spec import FormatSpec
 
-TOOL, WRAP, END = "tool", "wrap", "end"
+TOOL, WRAP, END, MSG = "tool", "wrap", "end", "msg"
 
 
 def reasoning_setup(spec: FormatSpec, options: ParseOptions) -> tuple[bool, bool]:
@@ -175,6 +175,13 @@ class TurnMachine(Machine):
         cut = 0 if unfinished[0] is calls[0] else unfinished[0].record_at
         self.out.add_content(text[cut:])
 
+    def message(self, lead: int) -> Gen[bool]:
+        """A headed message starting ``lead`` characters after ``pos`` (a layout's; see
+        :class:`~workbench.parsing.layout.LayoutMachine`): True when one was read, False when the text
+        there is not a message header (nothing is emitted then)."""
+        return False
+        yield
+
     # ------------------------------------------------------------------------------------------ phases
     def run(self) -> Gen[None]:
         if self.reasoning_on:
@@ -280,6 +287,12 @@ class TurnMachine(Machine):
                     continue
             core = m.group(0)
             kind = self.kind_of.get(core)
+            if kind == MSG:
+                handled = yield from self.message(lead)
+                if not handled:
+                    self.emit_content(lead + len(core))
+                boundary, soft = handled, False
+                continue
             if kind == TOOL and not self.tools_active:
                 continue  # the content just released ended tool parsing (exclusive policy)
             if kind == TOOL and self.fmt is not None:

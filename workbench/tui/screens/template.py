@@ -288,13 +288,17 @@ class TemplateScreen(WorkbenchScreen):
         self.query_one("#preview", Static).update(self._highlight(message.text))
 
     def _highlight(self, text: str) -> Text:
-        """The render with markers picked out: the spec's markers when there is a spec, else anything that
-        looks like a marker; bos/eos in their own colour."""
-        from workbench.analysis.diff import segmentize  # the analysis package loads after the first paint
+        """The render with markers picked out: the spec's markers when there is a spec, and the literal text
+        the template writes whole (its author's literals, its tokenizer's added tokens); bos/eos in their
+        own colour."""
+        # The analysis package loads after the first paint.
+        from workbench.analysis.analyzer import template_evidence
+        from workbench.analysis.diff import marker_evidence, segmentize
 
         ws = self.ws
         specials = [t for t in (ws.source.bos_token, ws.source.eos_token) if t]
-        markers = {s.text for s in segmentize(text) if s.is_marker}
+        with marker_evidence(template_evidence(ws.source)):
+            markers = {s.text for s in segmentize(text) if s.is_marker}
         if ws.spec is not None:
             markers.update(ws.spec.all_markers())
             markers.update(ws.spec.preserved_tokens)

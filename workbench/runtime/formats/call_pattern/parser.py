@@ -38,6 +38,7 @@ from workbench.runtime.values import (
     dumps,
     json_type,
     python_literal,
+    schema_types,
 )
 
 _DIGITS = re.compile(r"\d+")
@@ -52,6 +53,19 @@ def _core(part: str) -> str:
 
 def _is_slot(part: str) -> bool:
     return part.startswith("$") and not part.startswith("$$")
+
+
+def _without_closing_blanks(text: str, rest: tuple[str, ...]) -> str:
+    """A raw value without the blanks its element's closing literal begins with (``\n[/ARG]``: the
+    template writes the newline; it is not part of the value)."""
+    for part in rest:
+        if _is_slot(part):
+            break
+        literal = pattern_literal(part)
+        if literal.strip():
+            blanks = literal[: len(literal) - len(literal.lstrip())]
+            return text[: -len(blanks)] if blanks and text.endswith(blanks) else text
+    return text
 
 
 def _next_literal(parts: tuple[str, ...] | list[str], k: int, after: str = "") -> str:
@@ -76,7 +90,7 @@ class CallPatternParser(TagParser):
         self.has_args = k < len(parts)
         after_call = self.call_end or self.sep or self.sec_end
         self.args_end = _next_literal(self.tail, -1, after_call)
-        self.closers = [c for c in (self.call_end,) if c and c != self.sec_end]
+        self.closers = [c for c in (self.call_end,) if c]
 
     @property
     def has_closing_markers(self) -> bool:
@@ -110,7 +124,15 @@ class CallPatternParser(TagParser):
             spaced = k + 1 < len(self.head) and pattern_literal(self.head[k + 1])[:1].isspace()
             if part in ("$name", "$id"):
                 look.ws()  # names and ids never start with whitespace; a marker before them may end in it
-            if part == "$name":
+            if part == "$name" and not nxt and self.p.args == "tagged" and self.has_args:
+                # The arguments follow the name at once (``NAME<key>city</key>...``): the name ends where
+                # an argument's first literal, or the call's end (no arguments), begins.
+                stops = [stop, *(_first_literal(v.parts) for v in self.p.arguments)]
+                name = look.until_first(stops, "tool_name", 256)
+                name = name.rstrip() if spaced else name
+                if not name.strip() or any(c in name for c in _NOT_IN_NAMES):
+                    raise Fail
+            elif part == "$name":
                 name = _slot_text(look, stop, "tool_name")
                 name = name.rstrip() if spaced else name
                 if not name.strip() or len(name) > 256 or any(c in name for c in _NOT_IN_NAMES):
@@ -295,6 +317,7 @@ class CallPatternParser(TagParser):
             written = yield from self._text_until(call, end)
             if written is None:
                 return False
+            written = _without_closing_blanks(written, rest)
             if call is not None:
                 if set(variant.types) <= {"string"}:
                     call.add_args(json.dumps(written, ensure_ascii=False))
@@ -314,6 +337,7 @@ class CallPatternParser(TagParser):
         text = yield from self._text_until(call, end)
         if text is None:
             return False
+        text = _without_closing_blanks(text, rest)
         if call is not None:
             schema = self.m.param_schema(call.name, key)
             call.add_args(dumps(_read_value(text, variants, schema, self.p.encoding)))
@@ -347,7 +371,17 @@ def _read_value(
     text: str, variants: tuple[ArgVariant, ...], schema: object, encoding: ValueEncoding
 ) -> object:
     """``text`` read by the first of ``variants`` that gives a value of one of its types; the text itself
-    (a string) when none does."""
+    (a string) when none does.
+
+    The variants whose types the parameter's schema allows are tried first: a template that writes a string
+    raw and a number as JSON in the same element writes ``42`` for both, and only the schema tells them
+    apart (as the engines' own tagged-argument parsers convert by schema)."""
+    wanted = set(schema_types(schema))
+    if wanted & {"integer", "number"}:
+        wanted |= {"integer", "number"}
+    if wanted:
+        preferred = tuple(v for v in variants if wanted & set(v.types))
+        variants = (*preferred, *(v for v in variants if v not in preferred))
     for variant in variants:
         ok, value = _read_as(text, variant, encoding)
         if ok:
@@ -388,6 +422,16 @@ def _lit(look: Look, part: str) -> None:
     trail = text[len(text.rstrip()) :]
     if trail:
         look.opt(trail)
+
+
+def _first_literal(parts: tuple[str, ...]) -> str:
+    """The core of the first literal of an argument's parts ("" when it opens with a slot)."""
+    for part in parts:
+        if _is_slot(part):
+            return ""
+        if _core(part):
+            return _core(part)
+    return ""
 
 
 def _slot_text(look: Look, stop: str, kind: str) -> str:

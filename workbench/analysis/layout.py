@@ -1,0 +1,669 @@
+"""The assistant turn as a learned layout (issue 18): what the model writes, segment by segment.
+
+Every render here is the user turn followed by one assistant turn whose parts are needles (reasoning text,
+answer text, calls whose names, ids and arguments are known), with the probe tools offered, so that only
+the assistant's parts differ.  The turn's *output* is the render after the prompt render (the user turn and
+the generation prompt): what the model writes, the history's turn minus what the generation prompt wrote.
+
+From the outputs, by the needles' positions and by comparing outputs with each other (never by what a
+marker looks like):
+
+* ``lead``: text every output starts with that no later segment repeats (history's ``Assistant:``);
+* ``output_prefix``: the tail of the generation prompt that later segments repeat in front of their
+  header (gpt-oss's ``<|start|>assistant``): the first segment's header lacks it because the prompt wrote it;
+* ``end``: what every output ends with (the turn end);
+* each segment's header (in front of its needle) and trailer (after it): reasoning, content, and the call
+  (learned as a call pattern by :mod:`workbench.analysis.pattern`, on the outputs);
+* whether the segments are **headed messages**: headers that share an opener (and a closer) and differ in
+  between (a channel word, a recipient); then a :class:`~workbench.spec.TurnLayout`.
+
+The learner is a second opinion next to the probe phases: :func:`adopt_layout` keeps whichever spec reads
+the template's own renders back best.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from workbench.analysis.align import Pieces, common_prefix, common_suffix
+from workbench.analysis.diff import MIN_UNIT, current_evidence
+from workbench.analysis.pattern import Render, _Renders, learn_pattern, typed_tools
+from workbench.analysis.probes import (
+    ARG_A,
+    CONTENT_TEXT,
+    FUNC_A,
+    FUNC_B,
+    ID_A,
+    ID_B,
+    REASONING_TEXT,
+    TOOLS,
+    USER,
+    USER_TEXT,
+    VALUE_A,
+    VALUE_B,
+)
+from workbench.runtime.spec import (
+    ContentSpec,
+    FormatSpec,
+    LayoutMessage,
+    ReasoningSpec,
+    ToolsSpec,
+    TurnLayout,
+    pattern_literal,
+)
+
+#: ``layout -> layout | None``: a format family's protocol rules that no template renders (escapes,
+#: verbatim blocks, header attributes), added to a learned layout written in the family's own tokens (None:
+#: not its tokens).  The families sit above the analysis and hand theirs in, by name
+#: (:func:`workbench.formats.layout_protocols`).
+LayoutProtocol = Callable[[TurnLayout], "TurnLayout | None"]
+
+_WS = " \t\r\n"
+
+
+def _call(name: str = FUNC_A, value: str = VALUE_A, call_id: str = ID_A) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": {ARG_A: value}}}
+
+
+def assistant(
+    content: str | None = None, reasoning: str | None = None, calls: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """An assistant message with the given parts (``content`` None: no answer text)."""
+    msg: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        msg["reasoning_content"] = reasoning
+    if calls:
+        msg["tool_calls"] = list(calls)
+    return msg
+
+
+#: The conversations the learner renders (after the user turn), by name.
+TURNS: dict[str, dict[str, Any]] = {
+    "content": assistant(CONTENT_TEXT),
+    "reasoning": assistant(CONTENT_TEXT, REASONING_TEXT),
+    "call": assistant(None, calls=(_call(),)),
+    "call_two": assistant(None, calls=(_call(), _call(FUNC_B, VALUE_B, ID_B))),
+    "content_call": assistant(CONTENT_TEXT, calls=(_call(),)),
+    "reasoning_call": assistant(None, REASONING_TEXT, calls=(_call(),)),
+}
+
+
+@dataclass
+class TurnFacts:
+    """What the learner read off the outputs (every text exactly as rendered)."""
+
+    prompt: str = ""
+    gen: str = ""
+    outputs: dict[str, str] = field(default_factory=dict)
+    lead: str = ""
+    output_prefix: str = ""
+    end: str = ""
+    reasoning: tuple[str, str] | None = None  # (header at the turn's start, trailer)
+    content: tuple[str, str] | None = None  # (header at the turn's start, trailer when the turn ends)
+    content_after_reasoning: str | None = None  # the answer's header behind reasoning, when it differs
+    content_before_call: str | None = None  # the answer's trailer when a call follows it
+    content_with_call: str | None = None  # the answer's header when a call follows it, when it differs
+    reasoning_before_call: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+class TurnRenderer:
+    """Renders assistant turns after the user turn and cuts out their outputs (cached by conversation)."""
+
+    def __init__(self, render: Render, evidence: Pieces) -> None:
+        self.render = render
+        self.evidence = evidence
+        self.tools = list(TOOLS)
+        self.prompt = render([dict(USER)], self.tools, True)
+        self.user_only = render([dict(USER)], self.tools, False)
+        self._cache: dict[str, str | None] = {}
+
+    @property
+    def user_end(self) -> str | None:
+        """What the user-only render writes after the user's text (the user turn's end)."""
+        u = self.user_only
+        i = u.rfind(USER_TEXT) if u is not None else -1
+        return u[i + len(USER_TEXT) :] if u is not None and i >= 0 else None
+
+    @property
+    def roles(self) -> str:
+        """What every turn's header starts with: the longest start of the generation prompt that the
+        turns before the user's text also hold (``<|im_start|>`` of ``<|im_start|>assistant\n``).  Shorter
+        than a unit of evidence (``<|`` of ``<|user|>``, ``<|assistant|>``) it is no header: an argument
+        holding ``<|fake|>`` would end the output there."""
+        gen, u = self.gen, self.user_only
+        i = u.rfind(USER_TEXT) if u is not None else -1
+        if not gen.strip(_WS) or i < 0:
+            return ""
+        before = u[:i]  # type: ignore[index]
+        n = 0
+        while n < len(gen) and gen[: n + 1] in before:
+            n += 1
+        found = _without_partial(_word_cut(gen[:n], [gen]), (self.user_end or "").strip(_WS))
+        return found if len(found.strip(_WS)) >= MIN_UNIT else ""
+
+    @property
+    def gen(self) -> str:
+        """What the generation prompt appends after the user turn (empty when unknown)."""
+        p, u = self.prompt, self.user_only
+        if p is None or u is None:
+            return ""
+        if p.startswith(u):
+            return p[len(u) :]
+        i = p.rfind(USER_TEXT)
+        return p[i + len(USER_TEXT) :] if i >= 0 else ""
+
+    def output(self, message: Mapping[str, Any], tools: list[dict[str, Any]] | None = None) -> str | None:
+        """What the model writes for ``message``: the render after the prompt render; None when the render
+        fails or does not continue the prompt."""
+        tools = tools if tools is not None else self.tools
+        key = json.dumps([message, tools], sort_keys=True, default=str)
+        if key not in self._cache:
+            self._cache[key] = self._output(dict(message), tools)
+        return self._cache[key]
+
+    def _output(self, message: dict[str, Any], tools: list[dict[str, Any]]) -> str | None:
+        prompt = self.prompt if tools == self.tools else self.render([dict(USER)], tools, True)
+        if prompt is None:
+            return None
+        text = self.render([dict(USER), message], tools, False)
+        if text is None and message.get("content") is None and message.get("tool_calls"):
+            text = self.render([dict(USER), {**message, "content": ""}], tools, False)
+        if text is None or not text.startswith(prompt):
+            return None
+        return text[len(prompt) :]
+
+
+def _call_start(text: str, after: int = 0) -> int:
+    """Where the first call's own text starts in an output (its name, its id, or its JSON), from
+    ``after``; what comes before it is the call's header.  The same cut for every output, so headers
+    compare."""
+    found = [i for i in (text.find(FUNC_A, after), text.find(ID_A, after), text.find("{", after)) if i >= 0]
+    return min(found) if found else -1
+
+
+def _needle_at(text: str, needle: str) -> int:
+    return text.find(needle)
+
+
+def _g_suffixes(gen: str) -> list[str]:
+    """Tails of the generation prompt that may open a later segment's header, longest first: never blank,
+    never starting in the middle of a word."""
+    out = []
+    for n in range(len(gen), 0, -1):
+        tail = gen[len(gen) - n :]
+        if not tail.strip(_WS):
+            continue
+        before = gen[: len(gen) - n]
+        if before and tail[0].isalnum() and before[-1].isalnum():
+            continue
+        out.append(tail)
+    return out
+
+
+def learn_turn(tr: TurnRenderer) -> TurnFacts:
+    """Read the turn's pieces off the outputs (see the module docstring); pure w.r.t. the template."""
+    f = TurnFacts(prompt=tr.prompt or "", gen=tr.gen)
+    ev = tr.evidence
+    ev.add(f.gen, tr.user_end)
+    for name, message in TURNS.items():
+        out = tr.output(message)
+        if out is not None:
+            f.outputs[name] = out
+    o = f.outputs
+    if "content" not in o or CONTENT_TEXT not in o["content"]:
+        f.note("the answer-only turn does not continue the prompt: no layout")
+        return f
+    # The pieces each output holds between needles are evidence of unit boundaries.
+    for out in o.values():
+        for piece in _pieces(out):
+            ev.add(piece)
+    oc = o["content"]
+    ic = oc.find(CONTENT_TEXT)
+    h_c_full, tail_c = oc[:ic], oc[ic + len(CONTENT_TEXT) :]
+
+    # The call outputs: where the first call slot starts and what follows the last one.
+    call_heads: list[str] = []
+    tails = [tail_c]
+    if "call" in o and FUNC_A in o["call"]:
+        oc1 = o["call"]
+        first = _call_start(oc1)
+        call_heads.append(oc1[:first])
+        tails.append(oc1[oc1.rfind(VALUE_A) + len(VALUE_A) :])
+    r_out = o.get("reasoning", "")
+    ir = r_out.find(REASONING_TEXT)
+    has_reasoning = ir >= 0 and CONTENT_TEXT in r_out[ir:]
+    if has_reasoning:
+        tails.append(r_out[r_out.rfind(CONTENT_TEXT) + len(CONTENT_TEXT) :])
+
+    # The turn end: what every output ends with.
+    f.end = common_suffix(tails, ev) if len(tails) > 1 else ""
+    # The lead: what every output starts with, unless the segments repeat it when they come later.
+    heads = [h_c_full, *call_heads]
+    if has_reasoning:
+        heads.append(r_out[:ir])
+    lead = common_prefix(heads, ev) if len(heads) > 1 else ""
+    if lead.strip(_WS) and has_reasoning:
+        mid = r_out[ir + len(REASONING_TEXT) : r_out.rfind(CONTENT_TEXT)]
+        if mid.endswith(h_c_full):  # the answer after reasoning repeats it: part of the answer's header
+            lead = ""
+    if lead.strip(_WS):
+        f.lead = lead
+        f.note(f"every turn starts with {lead!r}, which the prompt does not write")
+    h_c = h_c_full[len(f.lead) :]
+
+    # The generation prompt's tail that later segments repeat in front of their header.
+    transitions: list[tuple[str, str]] = []  # (text between two segments, the second one's header)
+    if has_reasoning:
+        transitions.append((r_out[ir + len(REASONING_TEXT) : r_out.rfind(CONTENT_TEXT)], h_c))
+    if "content_call" in o and call_heads:
+        occ = o["content_call"]
+        at = occ.find(CONTENT_TEXT)
+        first = _call_start(occ, at) if at >= 0 else -1
+        if at >= 0 and first > at:
+            transitions.append((occ[at + len(CONTENT_TEXT) : first], call_heads[0][len(f.lead) :]))
+    f.output_prefix = _output_prefix(f.gen, transitions)
+    if "content_call" in o and call_heads:
+        occ = o["content_call"]
+        at = occ.find(CONTENT_TEXT)
+        first = _call_start(occ, at) if at >= 0 else -1
+        between = occ[at + len(CONTENT_TEXT) : first] if at >= 0 and first > at else ""
+        head = f.output_prefix + call_heads[0][len(f.lead) :]
+        if between.endswith(head):
+            f.content_before_call = between[: len(between) - len(head)]
+        if at >= 0:
+            own = occ[:at][len(f.lead) :]
+            if own != h_c_full[len(f.lead) :]:
+                f.content_with_call = own
+    if f.output_prefix:
+        f.note(f"the generation prompt wrote {f.output_prefix!r}, which later segments repeat")
+    s = f.output_prefix
+
+    t_c = tail_c[: len(tail_c) - len(f.end)] if f.end and tail_c.endswith(f.end) else tail_c
+    f.content = (h_c, t_c)
+    if has_reasoning:
+        h_r = r_out[len(f.lead) : ir]
+        mid = r_out[ir + len(REASONING_TEXT) : r_out.rfind(CONTENT_TEXT)]
+        if mid.endswith(s + h_c):
+            t_r = mid[: len(mid) - len(s + h_c)]
+        else:
+            t_r = _trailer_from_other(o, mid, ev)
+            after = mid[len(t_r) :]
+            f.content_after_reasoning = after[len(s) :] if s and after.startswith(s) else after
+        f.reasoning = (h_r, t_r)
+    return f
+
+
+def _trailer_from_other(o: Mapping[str, str], mid: str, ev: Pieces) -> str:
+    """The reasoning's trailer when the answer after reasoning has a header of its own: the common start of
+    what follows reasoning before an answer and before a call."""
+    rc = o.get("reasoning_call", "")
+    ir = rc.find(REASONING_TEXT)
+    first = rc.find(FUNC_A, ir)
+    if ir < 0 or first < 0:
+        return mid
+    other = rc[ir + len(REASONING_TEXT) : first]
+    return common_prefix([mid, other], ev)
+
+
+def _output_prefix(gen: str, transitions: Sequence[tuple[str, str]]) -> str:
+    """The longest tail of ``gen`` that every transition repeats in front of the next header."""
+    if not transitions:
+        return ""
+    for tail in _g_suffixes(gen):
+        if all(between.endswith(tail + head) for between, head in transitions):
+            return tail
+    return ""
+
+
+def _pieces(text: str) -> list[str]:
+    """The literal pieces of an output: the text between the needles it holds."""
+    marks = sorted(
+        (i, i + len(n))
+        for n in (REASONING_TEXT, CONTENT_TEXT, FUNC_A, FUNC_B, ID_A, ID_B, VALUE_A, VALUE_B)
+        for i in _all(text, n)
+    )
+    out, at = [], 0
+    for start, end in marks:
+        if start >= at:
+            out.append(text[at:start])
+            at = end
+    out.append(text[at:])
+    return out
+
+
+def _all(text: str, needle: str) -> list[int]:
+    out, i = [], text.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = text.find(needle, i + 1)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- the call
+class _OutputRenders(_Renders):
+    """The call pattern learner's renders, in output coordinates: a call-only turn's output, with the
+    prompt-written prefix in front, without the lead and the turn end."""
+
+    def __init__(self, tr: TurnRenderer, facts: TurnFacts) -> None:
+        super().__init__(tr.render, ())
+        self.tr = tr
+        self.facts = facts
+
+    def region(self, *calls: dict[str, Any]) -> str | None:
+        out = self.tr.output(assistant(None, calls=calls), typed_tools(calls))
+        if out is None:
+            return None
+        f = self.facts
+        if f.lead and out.startswith(f.lead):
+            out = out[len(f.lead) :]
+        if f.end and out.endswith(f.end):
+            out = out[: len(out) - len(f.end)]
+        text = (f.output_prefix + out).strip(_WS) if not f.output_prefix else f.output_prefix + out
+        return text or None
+
+
+def learn_calls(tr: TurnRenderer, facts: TurnFacts) -> tuple[Any, list[str]]:
+    """The call pattern, learned on call-only outputs (as :func:`~.pattern.learn_pattern` learns it)."""
+    return learn_pattern(tr.render, (), renders=_OutputRenders(tr, facts))
+
+
+# ----------------------------------------------------------------------------------------- candidates
+def _header_to_args(tools: Any) -> str:
+    """A call's header as text up to its arguments (slots written as their names)."""
+    text = tools.call_start
+    for part in tools.pattern.call:
+        if part == "$args":
+            break
+        text += part if part.startswith("$") and not part.startswith("$$") else pattern_literal(part)
+    return text
+
+
+def _without_partial(prefix: str, marker: str) -> str:
+    """``prefix`` without a tail that begins another marker the turns show (``<|`` of the user turn's end
+    ``<|END_OF_TURN_TOKEN|>`` behind ``<|START_OF_TURN_TOKEN|>``): where the role words start, the
+    turns' common start can hold the first characters of the role's own marker."""
+    for k in range(min(len(marker) - 1, len(prefix)), 0, -1):
+        if prefix.endswith(marker[:k]):
+            return prefix[: len(prefix) - k]
+    return prefix
+
+
+def _word_cut(prefix: str, texts: Sequence[str]) -> str:
+    """``prefix`` cut back so that it does not end in the middle of a word of ``texts``."""
+    n = len(prefix)
+    while n and prefix[n - 1].isalnum() and any(len(t) > n and t[n].isalnum() for t in texts):
+        n -= 1
+    return prefix[:n]
+
+
+def _word_cut_suffix(suffix: str, texts: Sequence[str]) -> str:
+    """``suffix`` moved forward so that it does not start in the middle of a word of ``texts``."""
+    n = len(suffix)
+    while (
+        n
+        and suffix[len(suffix) - n].isalnum()
+        and any(len(t) > n and t[len(t) - n - 1].isalnum() for t in texts)
+    ):
+        n -= 1
+    return suffix[len(suffix) - n :]
+
+
+def headed_layout(facts: TurnFacts, tools: Any, ev: Pieces) -> TurnLayout | None:
+    """The turn as headed messages, when the segments' headers share an opener (None otherwise)."""
+    s = facts.output_prefix
+    headers: dict[str, str] = {}
+    if facts.reasoning is not None:
+        headers["reasoning"] = s + facts.reasoning[0]
+    if facts.content is not None and facts.content[0].strip(_WS):
+        headers["content"] = s + facts.content[0]
+    call_head = _header_to_args(tools) if tools is not None and tools.pattern.defined else ""
+    texts = [*headers.values(), *([call_head] if call_head else [])]
+    if len(texts) < 2:
+        return None
+    opener = s if s else common_prefix(texts, ev)
+    if not opener.strip(_WS) or not all(t.startswith(opener) for t in texts):
+        return None
+    rests = [t[len(opener) :] for t in texts]
+    closer = _word_cut_suffix(common_suffix(rests), rests) if all(r.strip(_WS) for r in rests) else ""
+    units = current_evidence()
+    if units and closer:  # not inside a literal the template writes whole, where a shorter one is evidenced
+        kept = units.cut_forward_from_end(len(closer), *rests)
+        closer = closer[len(closer) - kept :] if kept else closer
+    if len(closer.strip(_WS)) < 3:  # too short to tell a header's end from its text
+        closer = ""
+    kind_rests = [h[len(opener) : len(h) - len(closer)] for h in headers.values()]
+    channel = ""
+    if closer and len(kind_rests) >= 2:
+        channel = _word_cut(common_prefix(kind_rests), kind_rests)
+        if units and channel:
+            channel = channel[: units.cut_back(len(channel), *kind_rests)] or channel
+        if not channel.strip(_WS):
+            channel = ""
+    end = facts.end
+    messages: list[LayoutMessage] = []
+    if facts.reasoning is not None:
+        messages.append(
+            LayoutMessage(
+                kind="reasoning",
+                header=headers["reasoning"][len(opener) :],
+                ends=_ends(facts.reasoning[1] or end),
+            )
+        )
+    if "content" in headers and facts.content is not None:
+        last, between = facts.content[1] + end, facts.content_before_call
+        ends = (last,) if between is None or between == last else (last, between)
+        messages.append(LayoutMessage(kind="content", header=headers["content"][len(opener) :], ends=ends))
+        other = s + facts.content_with_call if facts.content_with_call is not None else ""
+        known = {opener + m.header for m in messages}
+        if other.startswith(opener) and other not in known and other.strip(_WS) and between:
+            # The answer's header when calls follow it (a preamble channel), when it is no other kind's.
+            messages.append(LayoutMessage(kind="content", header=other[len(opener) :], ends=(between,)))
+    if not messages:
+        return None
+    return TurnLayout(
+        lead=facts.lead, opener=opener, closer=closer, channel=channel, messages=tuple(messages)
+    )
+
+
+def _ends(*texts: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t for t in texts if t.strip(_WS)))
+
+
+def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[str, FormatSpec]], list[str]]:
+    """The specs the turn learner proposes next to ``base``: (name, spec) pairs, and the learner's notes."""
+    facts = learn_turn(tr)
+    notes = list(facts.notes)
+    if facts.content is None:
+        return [], notes
+    learned, call_notes = learn_calls(tr, facts)
+    out: list[tuple[str, FormatSpec]] = []
+    lead_layout = TurnLayout(lead=facts.lead)
+    # Marker layout: the segment markers as the needles put them.
+    reasoning = base.reasoning
+    if facts.reasoning is not None and facts.reasoning[1].strip(_WS):
+        start, end = facts.reasoning
+        mode = base.reasoning.mode if base.reasoning.mode not in ("none",) else "tag_based"
+        if not start.strip(_WS) and mode == "tag_based":
+            mode = "delimiter"
+        reasoning = ReasoningSpec(mode=mode, start=start, end=end)
+    content = base.content
+    h_c, t_c = facts.content
+    if h_c.strip(_WS) and t_c.strip(_WS):
+        content = ContentSpec(mode="always_wrapped", start=h_c, end=t_c)
+    elif facts.content_after_reasoning and facts.content_after_reasoning.strip(_WS) and t_c.strip(_WS):
+        content = ContentSpec(mode="wrapped_with_reasoning", start=facts.content_after_reasoning, end=t_c)
+    ends = list(base.end_markers)
+    if facts.end.strip(_WS):  # the learned turn end replaces what the probes took for one
+        ends = [facts.end.strip(_WS), *(e for e in (base.eos_token,) if e and e != facts.end.strip(_WS))]
+    marker = replace(base, reasoning=reasoning, content=content, layout=lead_layout, end_markers=tuple(ends))
+    out.append(("marker layout", marker))
+    if learned is not None:
+        out.append(("marker layout, learned calls", replace(marker, tools=learned)))
+    headed = headed_layout(facts, learned, tr.evidence)
+    if headed is not None:
+        out.append(("headed messages", _headed_spec(base, facts, headed, learned)))
+        notes.append(f"headed messages: opener {headed.opener!r}, closer {headed.closer!r}")
+    if learned is not None:
+        notes += call_notes
+    return out, notes
+
+
+def _headed_spec(base: FormatSpec, facts: TurnFacts, lay: TurnLayout, tools: Any) -> FormatSpec:
+    """The spec of a headed layout: the layout, the call pattern, and the marker fields filled from it."""
+    r = lay.message("reasoning")
+    c = lay.message("content")
+    # The first message's opener is the prompt's when it wrote it: the model starts at the header.
+    opener = "" if facts.output_prefix and facts.output_prefix == lay.opener else lay.opener
+    reasoning = (
+        ReasoningSpec(mode="tag_based", start=opener + r.header, end=r.ends[0] if r.ends else "")
+        if r is not None
+        else ReasoningSpec()
+    )
+    content = (
+        ContentSpec(mode="always_wrapped", start=opener + c.header, end=c.ends[0] if c.ends else "")
+        if c is not None
+        else ContentSpec()
+    )
+    ends = [e.strip(_WS) for e in (facts.end, *(c.ends if c else ())) if e.strip(_WS)]
+    if tools is not None:
+        for e in (tools.call_end, tools.section_end):
+            if e.strip(_WS):
+                ends.append(e.strip(_WS))
+    # Where the output starts is read off the prompt by the layout: a message header, not an opened block.
+    prompt = replace(base.prompt, output_prefix=facts.output_prefix, thinking_opened=False)
+    return replace(
+        base,
+        reasoning=reasoning,
+        content=content,
+        tools=tools if tools is not None else ToolsSpec(),
+        prompt=prompt,
+        layout=lay,
+        end_markers=tuple(dict.fromkeys(ends)),
+    )
+
+
+# ----------------------------------------------------------------------------------------- read-back
+#: Calls the read-back renders beyond :data:`TURNS`: one value of every JSON type.
+_TYPED = (7, 2.5, True, None, [1, "ab"], {"kk": 1})
+
+
+def _read_back_cases(tr: TurnRenderer) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    cases: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [(m, tr.tools) for m in TURNS.values()]
+    for value in _TYPED:
+        calls = ({"id": ID_A, "type": "function", "function": {"name": FUNC_A, "arguments": {ARG_A: value}}},)
+        cases.append((assistant(None, calls=calls), typed_tools(calls)))
+    return cases
+
+
+def available_turns(tr: TurnRenderer) -> int:
+    """How many of the read-back's turns the template renders after its prompt."""
+    return sum(tr.output(m, tools) is not None for m, tools in _read_back_cases(tr))
+
+
+def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
+    """How many of the learner's turns ``spec`` parses back to the parts rendered (pure)."""
+    from workbench.runtime.chat import Tool
+    from workbench.runtime.parsing import ParseOptions, parse
+
+    cases = _read_back_cases(tr)
+    score = 0
+    stage = spec.output_start_stage(generation_prompt=tr.prompt) if tr.prompt is not None else None
+    for message, tools in cases:
+        out = tr.output(message, tools)
+        if out is None:
+            continue
+        try:
+            parsed = parse(spec, out, [Tool.from_openai(t) for t in tools], ParseOptions(start_stage=stage))
+        except Exception:  # a spec that cannot even build a parser reads nothing back
+            continue
+        got = parsed.message
+        want: list[tuple[str, Any]] = [
+            (c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls", ())
+        ]
+        got_calls: list[tuple[str, Any]] = [(c.name, c.arguments_value()) for c in got.tool_calls]
+        if (
+            got_calls == want
+            and (got.content or "").strip() == (message.get("content") or "").strip()
+            and (got.reasoning_content or "").strip() == (message.get("reasoning_content") or "").strip()
+        ):
+            score += 1
+    return score
+
+
+def adopt_layout(
+    base: FormatSpec,
+    render: Render,
+    evidence: Pieces | None = None,
+    *,
+    keep_reasoning: bool = False,
+    protocols: Mapping[str, LayoutProtocol] | None = None,
+) -> tuple[FormatSpec, list[str]]:
+    """``base``, or the learner's best candidate when it reads the template's turns back strictly better.
+
+    When ``base`` already reads back every turn the template renders, nothing is learned (the common case
+    costs the read-back's renders and parses only).  ``keep_reasoning``: the template renders conversations
+    with tools through another template (a config's ``tool_use``); the learner's turns all carry tools,
+    so the reasoning the probes read from the template without tools stays the spec's.  ``protocols``: the
+    format families' rules no template renders, by family name (:func:`with_protocol`)."""
+    tr = TurnRenderer(render, evidence or Pieces())
+    roles = tr.roles
+    base = replace(base, layout=replace(base.layout, roles=roles))
+    base_score = read_back(base, tr)
+    said = [f"turns begin with {roles!r}"] if roles else []
+    if base_score and base_score == available_turns(tr):
+        return base, said
+    candidates, notes = layout_candidates(base, tr)
+    candidates = [
+        (name, replace(spec, layout=replace(spec.layout, roles=roles))) for name, spec in candidates
+    ]
+    if keep_reasoning:
+        candidates = [(name, replace(spec, reasoning=base.reasoning)) for name, spec in candidates]
+    if not candidates:
+        return base, said
+    best, best_score, best_name = base, base_score, "probes"
+    scores = [f"probes: {best_score}"]
+    for name, spec in candidates:
+        score = read_back(spec, tr)
+        scores.append(f"{name}: {score}")
+        if score > best_score:
+            best, best_score, best_name = spec, score, name
+    if best is base:
+        return base, said
+    best, protocol = with_protocol(best, protocols or {})
+    adopted = f"turn layout adopted ({best_name}); turns read back: {', '.join(scores)}"
+    return best, [*notes, adopted, *protocol]
+
+
+def with_protocol(
+    spec: FormatSpec, protocols: Mapping[str, LayoutProtocol]
+) -> tuple[FormatSpec, list[str]]:
+    """``spec`` with the protocol rules of the format family whose tokens its layout speaks (rules no
+    template renders: escapes, verbatim blocks, header attributes); ``protocols`` by family name."""
+    for name, protocol in protocols.items():
+        added = protocol(spec.layout)
+        if added is not None and added != spec.layout:
+            note = f"{name} protocol rules added to the learned layout (escapes, verbatim blocks, ids)"
+            return replace(spec, layout=added), [note]
+    return spec, []
+
+
+__all__ = [
+    "TURNS",
+    "LayoutProtocol",
+    "TurnFacts",
+    "TurnRenderer",
+    "adopt_layout",
+    "assistant",
+    "headed_layout",
+    "layout_candidates",
+    "learn_calls",
+    "learn_turn",
+    "read_back",
+]

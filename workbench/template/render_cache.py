@@ -1,0 +1,115 @@
+"""Renders kept for one command: the analysis and its self-check never render the same thing twice.
+
+The analysis renders ~30 conversations, the turn learner and the call pattern learner a few dozen more,
+and the self-check (validation) renders its round-trip cases; many are the same conversation asked for
+by different stages.  Within :func:`cached_renders`, :func:`render` and :func:`render_many` look a render up
+by the template's hash, the full render context and the clock it sees, and keep what they rendered (texts,
+and errors other than running out of time, memory or the command's render budget: those depend on the
+machine's load and on what ran before, not on the template).  Bounded: least recently used entries go first.
+
+The outermost block owns the store: it is empty when the block begins and dropped when it ends, so one
+command (``workbench analyze`` wraps the analysis and its self-check in one block) shares its renders, and
+the next command renders afresh.  Outside a block nothing is cached, and renders that read the real clock
+are never kept (the render functions cache only at a fixed instant).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from workbench.template.errors import TemplateError
+
+#: At most this many renders, and this many characters in all, are kept.
+MAX_ENTRIES = 8192
+MAX_CHARS = 64 << 20
+
+_NOT_KEPT = ("timeout", "cancelled", "memory", "limit")
+
+
+class _Store:
+    """One command's renders (least recently used first) and their size."""
+
+    def __init__(self) -> None:
+        self.kept: OrderedDict[str, str | TemplateError] = OrderedDict()
+        self.size = 0
+
+
+_CURRENT: ContextVar[_Store | None] = ContextVar("cached_renders", default=None)
+
+
+@contextmanager
+def cached_renders() -> Iterator[None]:
+    """Within the block, renders are looked up and kept (see the module docstring); a nested block shares
+    the outer block's store."""
+    store = _CURRENT.get()
+    token = _CURRENT.set(store if store is not None else _Store())
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+@contextmanager
+def uncached_renders() -> Iterator[None]:
+    """Within the block, renders are made afresh (validation's second render, which asks whether the
+    template renders the same text twice)."""
+    token = _CURRENT.set(None)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def enabled() -> bool:
+    return _CURRENT.get() is not None
+
+
+@lru_cache(maxsize=64)
+def source_key(source: str) -> str:
+    """The hash a template's text is known by here."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def key(source_hash: str, context: dict[str, Any], limit: float, now: datetime | None, continued: Any) -> str:
+    """The cache key of one render (pure)."""
+    body = json.dumps(context, sort_keys=True, default=str, ensure_ascii=False)
+    return f"{source_hash}|{limit}|{now}|{continued}|{body}"
+
+
+def get(k: str) -> str | TemplateError | None:
+    """The kept render for ``k`` (None when there is none, or outside a block); marks it recently used."""
+    store = _CURRENT.get()
+    found = store.kept.get(k) if store is not None else None
+    if found is not None and store is not None:
+        store.kept.move_to_end(k)
+    return found
+
+
+def put(k: str, outcome: str | TemplateError) -> None:
+    """Keep ``outcome`` under ``k`` (renders that ran out of time, memory or budget are not kept)."""
+    store = _CURRENT.get()
+    if store is None or k in store.kept:
+        return
+    if isinstance(outcome, TemplateError) and outcome.kind in _NOT_KEPT:
+        return
+    store.kept[k] = outcome
+    store.size += len(outcome) if isinstance(outcome, str) else 64
+    while store.kept and (len(store.kept) > MAX_ENTRIES or store.size > MAX_CHARS):
+        _, old = store.kept.popitem(last=False)
+        store.size -= len(old) if isinstance(old, str) else 64
+
+
+def clear() -> None:
+    """Forget every render the current block kept."""
+    store = _CURRENT.get()
+    if store is not None:
+        store.kept.clear()
+        store.size = 0
