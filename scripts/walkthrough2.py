@@ -60,6 +60,12 @@ def text(literal: str) -> None:
     time.sleep(0.3)
 
 
+def paste(literal: str) -> None:
+    """Paste as a terminal does (bracketed paste: one event, not one key per character)."""
+    tmux("set-buffer", "-b", SESSION, literal)
+    tmux("paste-buffer", "-p", "-d", "-b", SESSION, "-t", SESSION)
+
+
 def wait_for(needle: str, timeout: float = 300.0, gone: str = "") -> None:
     """Until ``needle`` is on screen (and ``gone`` is not)."""
     start = time.monotonic()
@@ -88,17 +94,10 @@ def edit_row(row: str, move: int, value: str, *, document: bool = False) -> None
     wait_for(f"Edit {row}")
     time.sleep(1.0)  # the dialog takes keys once it is drawn
     if document:
-        keys("F7")  # select all in the document editor, then type over it
+        keys("F7")  # select all in the document editor, then paste over it
         time.sleep(1.0)
-        text(value)
-        time.sleep(2.0)  # a long paste is still being read by the editor under load
-        keys("C-s")
-        for _ in range(3):  # a ctrl+s that arrives while the editor is still busy can go unseen (80x24 run)
-            try:
-                wait_for("spec fields", timeout=30, gone=f"Edit {row}")
-                break
-            except SystemExit:
-                keys("C-s")
+        paste(value)
+        keys("C-s")  # at once: ctrl+s waits for the paste to be taken (workbench/tui/key_order.py)
     else:
         keys("C-u")
         time.sleep(1.0)

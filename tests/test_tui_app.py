@@ -79,7 +79,11 @@ async def settle(app: WorkbenchApp, pilot: Any) -> None:
         await pilot.pause()
         await wait_workers(app)
         await pilot.pause()
-        busy = any(w.is_running for w in app.workers) or getattr(app, "switching_mode", False)
+        busy = (
+            any(w.is_running for w in app.workers)
+            or getattr(app, "switching_mode", False)
+            or getattr(app, "typing_ahead", False)
+        )
         # Idle twice in a row: a message posted after a refresh (the keys held during a screen switch
         # are posted once the new screen is drawn) may start a worker only on the next pass.
         idle = 0 if busy else idle + 1

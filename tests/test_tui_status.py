@@ -137,8 +137,16 @@ async def test_a_template_that_raises_on_an_untyped_parameter_is_amber_on_every_
             assert len(line) <= size[0]
         app.switch_mode("analysis")
         await settle(app, pilot)
-        said = str(app.screen.query_one("#verdict-line", Static).render())
+        line_widget = app.screen.query_one("#verdict-line", Static)
+        said = str(line_widget.render())
         assert "the template raises on" in said and "a parameter without `type`" in said
+        # the whole sentence is on screen (it takes 4 lines at 120x36, 5 at 80x24), never cut
+        box = line_widget.content_region
+        needed = line_widget.get_content_height(line_widget.parent.size, app.size, box.width)  # type: ignore[union-attr]
+        assert needed >= 3 and box.height >= needed, (box, needed)
+        if size == (120, 36):  # ... and the spec table keeps its 8 rows beside it
+            table = app.screen.query_one("#markers", DataTable)
+            assert table.scrollable_content_region.height - table.header_height >= 8
         app.switch_mode("export")
         await settle(app, pilot)
         assert "limits recorded" in nav_text(app) or size[0] < 100

@@ -23,7 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widget import AwaitMount
+from textual.widget import AwaitMount, Widget
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.generation.step import Step
@@ -41,6 +41,7 @@ from workbench.tui.controllers.engine import Control, EngineController
 from workbench.tui.errors import Refused, one_line
 from workbench.tui.failures import failure_message
 from workbench.tui.guard import Guarded
+from workbench.tui.key_order import KeyOrder, typed_text
 from workbench.tui.keys import acts_while_typing, is_text_field
 from workbench.tui.paths import recovery_dir, sessions_dir
 from workbench.tui.recovery import edits_digest, unsaved_edits, write_recovery
@@ -162,7 +163,8 @@ class WorkbenchApp(Guarded, App[None]):
         # A mode switch in progress: keys are dropped until the new screen is drawn (see ``on_event``).
         self.switching_mode = False
         self._switch_token = 0
-        self._held_keys: list[events.Key] = []
+        self._held_keys: list[events.Key | events.Paste] = []
+        self.key_order = KeyOrder(self._release_held, self.set_timer)
         self.session_dir = sessions_dir(session_dir)
         #: Every unexpected error reported (``report_error``), as "where: one line"; tests assert it stays
         #: empty, and the recovery copy is made once per state of the edits.
@@ -326,31 +328,64 @@ class WorkbenchApp(Guarded, App[None]):
         that switch)."""
         if token is None or token == self._switch_token:
             self.switching_mode = False
-            held, self._held_keys = self._held_keys, []
-            if held:
-                # Made in the app's own message loop: a Key made here (called from the screen's refresh
-                # callback) would have the screen as its sender, and Textual stops a message from bubbling
-                # past its sender, so the key never reached the bindings and was lost.
-                self.call_later(self._replay_keys, held)
+            self._release_held()
 
-    def _replay_keys(self, held: list[events.Key]) -> None:
-        for key in held:
-            self.post_message(events.Key(key.key, key.character))
+    @property
+    def typing_ahead(self) -> bool:
+        """True while typed input waits or is on its way to a widget (tests wait for it to settle)."""
+        return bool(self._held_keys) or self.key_order.pending
+
+    def _release_held(self) -> None:
+        """Nothing holds the keyboard back any more: the held input acts, in order, from the app's own
+        message loop.  (A Key made in a screen's refresh callback would have that screen as its sender,
+        and Textual stops a message from bubbling past its sender, so it never reached the bindings.)"""
+        if self._held_keys and not self.switching_mode and not self.key_order.pending:
+            self.call_later(self._take_held)
+
+    async def _take_held(self) -> None:
+        while self._held_keys and not self.switching_mode:
+            event = self._held_keys[0]
+            if self.key_order.waiting(event, self._text_field()):
+                return  # the key taken before it set the barrier up again: its release resumes here
+            self._held_keys.pop(0)
+            await self._take(event)
+
+    def _text_field(self) -> Widget | None:
+        focused = self.focused
+        return focused if focused is not None and is_text_field(focused) else None
 
     async def on_event(self, event: events.Event) -> None:
-        """Keys first pass two guards: keys typed during a screen switch wait for the new screen, and typed
-        text stays text."""
-        if isinstance(event, events.Key) and not event.is_forwarded:
-            if self.switching_mode and event.key != "ctrl+q":
-                self.log.debug(f"key {event.key!r} held: a screen switch is in progress")
+        """Input first passes three guards: input typed during a screen switch waits for the new screen,
+        input never overtakes the input typed before it (``workbench.tui.key_order``), and typed text
+        stays text."""
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            if isinstance(event, events.Key) and event.key == "ctrl+q":
+                await super().on_event(event)  # quitting never waits
+                return
+            if self.switching_mode or self._held_keys or self.key_order.waiting(event, self._text_field()):
+                why = "a screen switch is in progress" if self.switching_mode else "earlier input is pending"
+                self.log.debug(f"{event!r} held: {why}")
                 self._held_keys.append(event)
                 return
-            focused = self.focused
-            if focused is not None and is_text_field(focused) and not acts_while_typing(event.key):
-                # Straight to the field: no binding, not even a priority one, sees a typed character.
-                focused._forward_event(event)
-                return
+            await self._take(event)
+            return
         await super().on_event(event)
+
+    async def _take(self, event: events.Key | events.Paste) -> None:
+        """Give one key or paste to the focused text field, or to the bindings and the focused widget, and
+        record it as on its way until it has been handled."""
+        field = self._text_field()
+        if field is not None and (isinstance(event, events.Paste) or not acts_while_typing(event.key)):
+            # Straight to the field: no binding, not even a priority one, sees a typed character.
+            field._forward_event(event)
+            self.key_order.sent(field.ancestors_with_self, text_only=typed_text(event))
+            return
+        target: Widget | Screen[Any] = self.focused or self.screen
+        await super().on_event(event)
+        nodes: list[Any] = [n for n in target.ancestors_with_self if n is not self]
+        if self.screen not in nodes:  # an action brought another screen up: wait until it is mounted
+            nodes.append(self.screen)
+        self.key_order.sent([*nodes, self], text_only=False)
 
     # ------------------------------------------------------------------ simple actions
     def action_help(self) -> None:
@@ -445,7 +480,12 @@ class WorkbenchApp(Guarded, App[None]):
 
     # ------------------------------------------------------------------ a spec from a file
     def action_load_spec(self) -> None:
-        """Ask for a spec file (or analyze --json output) and use it from now on (palette; ``ctrl+o``)."""
+        """Ask for a spec file (or analyze --json output) and use it from now on (palette; ``ctrl+o``).
+
+        Once: a second ``ctrl+o`` while the dialog is up (pressed again because the first seemed slow)
+        stacked a second dialog, which then kept the keys typed after the first one closed."""
+        if getattr(self.screen, "purpose", "") == "load-spec":
+            return
 
         def answered(path: str | None) -> None:
             if path and path.strip():
@@ -457,6 +497,7 @@ class WorkbenchApp(Guarded, App[None]):
                 "a spec file (workbench export --target spec) or workbench analyze --json output; Generate, "
                 "the Inspector and Export use it from now on",
                 self.workspace.spec_origin.removeprefix("spec file ") if self.workspace.spec_origin else "",
+                purpose="load-spec",
             ),
             answered,
         )

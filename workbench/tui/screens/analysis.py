@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -34,6 +34,9 @@ from workbench.tui.verdict import verdict_of
 from workbench.tui.widgets.diff_view import DiffPane, diff_legend
 from workbench.tui.widgets.nav import VERDICT_STYLES
 from workbench.tui.widgets.notice import Notice
+
+#: Below this many rows the screen is "short" (80x24): see analysis.tcss.
+SHORT_ROWS = 30
 
 
 def establishing_probes(analysis: Analysis, family: str) -> list[str]:
@@ -88,6 +91,10 @@ class AnalysisScreen(WorkbenchScreen):
                     yield Static(id="warnings")
             yield Static(diff_legend(), id="diff-legend")
             yield DiffPane(id="diff")
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Under 30 rows the layout gives the spec table and the verdict more room (analysis.tcss)."""
+        self.set_class(event.size.height < SHORT_ROWS, "-short")
 
     def on_mount(self) -> None:
         # Fixed widths keep the short, telling columns (outcome, source probe) in view; long cells are cut

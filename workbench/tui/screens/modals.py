@@ -195,11 +195,13 @@ class AskScreen(Guarded, ModalScreen[str | None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, title: str, hint: str, value: str = "") -> None:
+    def __init__(self, title: str, hint: str, value: str = "", *, purpose: str = "") -> None:
         super().__init__()
         self.title_text = title
         self.hint = hint
         self.value = value
+        #: What the question is for ("load-spec"): the app asks a question once, never twice over itself.
+        self.purpose = purpose
 
     def compose(self) -> ComposeResult:
         with Vertical():
