@@ -51,6 +51,7 @@ from workbench.commands._common import TimeLimitOption, fail, input_errors, prin
 from workbench.engines import RECOMMEND
 from workbench.engines.harness.schema import Case, RecommendAnswer, RecommendJob, RecommendRequest
 from workbench.engines.issues import engine_issue
+from workbench.formats import protocol_family
 from workbench.runtime.errors import WorkbenchError
 from workbench.runtime.formats import family
 from workbench.runtime.spec import FormatSpec
@@ -151,7 +152,7 @@ class Prepared:
             )
             for c in self.cases
         ]
-        fam = family(self.spec.tools.format)
+        fam = protocol_family(self.spec) or family(self.spec.tools.format)
         return RecommendJob(
             self.name,
             str(self.tokenizer),
@@ -409,18 +410,21 @@ def _judge(
             "near": [],
             "tried": len(parsers),
         }
+    # the format the engines' parsers see: a learned layout in a family's own tokens is that family's
+    speaks = protocol_family(item.spec)
+    written_as = speaks.name if speaks is not None else item.spec.tools.format
     verdicts = [_verdict(name, got, item, kind) for name, got in sorted(parsers.items())]
     passing = [v.name for v in verdicts if v.ok]
     misses = sorted((v for v in verdicts if not v.ok), key=lambda v: (-v.passed, v.name))
     near = misses[:NEAR_MISSES] + [
         v
         for v in misses[NEAR_MISSES:]
-        if engine_issue(engine, v.name, item.spec.tools.format, v.first) is not None
+        if engine_issue(engine, v.name, written_as, v.first) is not None
     ]
     listed = []
     for v in near:
         entry: dict[str, Any] = {"name": v.name, "passed": v.passed, "total": v.total, "first": v.first}
-        issue = engine_issue(engine, v.name, item.spec.tools.format, v.first)
+        issue = engine_issue(engine, v.name, written_as, v.first)
         if issue is not None:
             entry["engine_issue"] = {"where": issue.where, "why": issue.why}
         listed.append(entry)

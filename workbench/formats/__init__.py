@@ -62,6 +62,18 @@ def layout_protocols() -> dict[str, LayoutProtocol]:
     return {h.name: h.layout_protocol for h in _HOOKS.values() if h.layout_protocol is not None}
 
 
+def protocol_family(spec: FormatSpec) -> FormatFamily | None:
+    """The family whose own tokens ``spec``'s learned headed layout is written in (its ``layout_protocol``
+    recognises the layout: a gpt-oss template learned as headed messages speaks Harmony), else None.  The
+    engines serve such a model through that family's own path whatever parser is named."""
+    if not spec.layout.headed:
+        return None
+    for h in _HOOKS.values():
+        if h.layout_protocol is not None and h.layout_protocol(spec.layout) is not None:
+            return h.family
+    return None
+
+
 def dedicated_detectors() -> tuple[Dedicated, ...]:
     """Every registered family's dedicated detector, in registry order."""
     return tuple(h.dedicated for h in _HOOKS.values() if h.dedicated is not None)
@@ -143,6 +155,7 @@ __all__ = [
     "hooks",
     "hooks_for",
     "layout_protocols",
+    "protocol_family",
     "register",
     "response_fields",
     "unregister",
