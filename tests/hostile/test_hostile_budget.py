@@ -83,7 +83,9 @@ def test_once_spent_every_later_render_is_refused_at_once() -> None:
 
 
 def test_validation_shares_the_budget_of_its_command() -> None:
-    source = _source(SLOW)
+    # Each render costs a few times SLOW's: validation shares renders through its render cache, so its
+    # distinct renders must add up to more than the budget on any machine.
+    source = _source(SLOW.replace("range(10000)", "range(50000)"))
     spec = analyze(source).spec
     with RenderBudget(2.0, total_seconds=0.2, what="validation"), pytest.raises(BudgetExhausted):
         validate(source, spec, time_limit=2.0)
