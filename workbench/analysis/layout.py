@@ -152,7 +152,7 @@ class TurnRenderer:
         """What the model writes for ``message``: the render after the prompt render; None when the render
         fails or does not continue the prompt."""
         tools = tools if tools is not None else self.tools
-        key = json.dumps([message, tools], sort_keys=True, default=str)
+        key = json.dumps([message, tools], default=str)  # key order kept: templates see it
         if key not in self._cache:
             self._cache[key] = self._output(dict(message), tools)
         return self._cache[key]

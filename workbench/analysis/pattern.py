@@ -575,7 +575,7 @@ def memoized(render: Render) -> Render:
     cache: dict[str, str | None] = {}
 
     def cached(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
-        key = json.dumps([messages, tools, prompt], sort_keys=True, default=str)
+        key = json.dumps([messages, tools, prompt], default=str)  # key order kept: templates see it
         if key not in cache:
             cache[key] = render(messages, tools, prompt)
         return cache[key]

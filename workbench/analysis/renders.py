@@ -80,6 +80,11 @@ class Fallback:
     summary: str = ""
 
 
+#: One render a :class:`RenderLadder` is asked for: messages, tools (None: rendered without), whether the
+#: generation prompt is added, and the template variables beneath the ladder's own.
+LadderRequest = tuple[Sequence[Any], list[Any] | None, bool, Mapping[str, Any] | None]
+
+
 class RenderLadder:
     """One template rendered with its template-level fallbacks: the one copy of that ladder.
 
@@ -129,6 +134,31 @@ class RenderLadder:
             time_limit=self.time_limit,
             **context,
         )
+
+    def render_batch(self, requests: Sequence[LadderRequest]) -> list[str | TemplateError]:
+        """Render each request as :meth:`render_once` would (the same context, so the same render-cache
+        entry), with one ``render_many`` call per template text instead of one worker round trip per render;
+        no fallback is taken (a failure is returned in its slot).  Callers that know the renders they are
+        about to ask :meth:`render` for (validation's cases) render them here first: :meth:`render` then
+        finds each in the render cache, and takes its fallbacks as before where one failed."""
+        outcomes: list[str | TemplateError | None] = [None] * len(requests)
+        by_text: dict[bool, list[tuple[int, dict[str, Any]]]] = {False: [], True: []}
+        for index, (messages, tools, generation, base_kwargs) in enumerate(requests):
+            context = {**self.source.render_kwargs(), **(base_kwargs or {}), **self.extra_kwargs}
+            call = {**context, "messages": list(messages), "tools": tools}
+            call["add_generation_prompt"] = generation
+            by_text[tools is not None].append((index, call))
+        for with_tools, calls in by_text.items():
+            if not calls:
+                continue
+            try:
+                done = render_many(self.texts[with_tools], [c for _, c in calls], time_limit=self.time_limit)
+            except TemplateError as exc:  # the text does not compile: every request fails alike
+                done = [exc] * len(calls)
+            self.render_count += len(calls)
+            for (index, _), outcome in zip(calls, done, strict=True):
+                outcomes[index] = outcome
+        return [o if o is not None else TemplateError("not rendered", kind="render") for o in outcomes]
 
     def render(
         self,

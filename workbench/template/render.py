@@ -229,8 +229,14 @@ def _plain(value: Any) -> Any:
     Mirrors transformers' ``_plain_template_data``: subclasses of scalars are cut back to the base type,
     dataclasses become dicts, and anything else becomes an inert ``<TypeName>`` placeholder.
     """
-    if value is None or type(value) in (str, int, float, bool):
+    kind = type(value)
+    if value is None or kind is str or kind is int or kind is float or kind is bool:
         return value
+    # exact containers first: the ABC check of ``Mapping`` below costs more than the copy itself
+    if kind is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain(v) for v in value]
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, int):

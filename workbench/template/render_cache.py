@@ -80,7 +80,8 @@ def source_key(source: str) -> str:
 
 def key(source_hash: str, context: dict[str, Any], limit: float, now: datetime | None, continued: Any) -> str:
     """The cache key of one render (pure)."""
-    body = json.dumps(context, sort_keys=True, default=str, ensure_ascii=False)
+    # Key order is kept: a template iterating a mapping (or ``tojson`` of one) renders it in its order.
+    body = json.dumps(context, default=str, ensure_ascii=False)
     return f"{source_hash}|{limit}|{now}|{continued}|{body}"
 
 

@@ -6,6 +6,7 @@ prompt opened) is :func:`render_case`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -42,6 +43,10 @@ class CaseRenderer:
         self.template_kwargs = check_template_kwargs(template_kwargs or {})
         self.notes: list[str] = []
         self._ladder = RenderLadder(source, time_limit=time_limit)
+        # Second renders made ahead (:meth:`prefetch`), by request, while the ladder has taken this many
+        # fallbacks (a fallback taken since changes the render: those are then made again).
+        self._again: dict[str, str | TemplateError] = {}
+        self._again_epoch = 0
 
     def render(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation: bool
@@ -55,6 +60,34 @@ class CaseRenderer:
         finally:
             self.notes.extend(_note(f) for f in self._ladder.fallbacks[seen:])
 
+    def render_ahead(self, requests: Sequence[CaseRequest]) -> list[str | TemplateError]:
+        """Render ``requests`` (messages, tools, generation prompt) in one batch, into the render cache where
+        :meth:`render` then finds them: exactly what :meth:`render` would make, without its fallbacks (a
+        request that fails is made again, with them, when it is asked for)."""
+        kwargs = {"enable_thinking": True, **self.template_kwargs}
+        return self._ladder.render_batch([(m, t, g, kwargs) for m, t, g in requests])
+
+    def render_again_ahead(self, requests: Sequence[CaseRequest]) -> None:
+        """Render ``requests`` afresh in one batch, for :meth:`render_again` (never from the cache)."""
+        kwargs = {"enable_thinking": True, **self.template_kwargs}
+        with uncached_renders():
+            again = self._ladder.render_batch([(m, t, g, kwargs) for m, t, g in requests])
+        self._again.update({_request_key(r): outcome for r, outcome in zip(requests, again, strict=True)})
+        self._again_epoch = len(self._ladder.fallbacks)
+
+    def render_again(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation: bool
+    ) -> str:
+        """The render of :meth:`render` made afresh, never served from the render cache (does the template
+        render the same text twice?): the one :meth:`render_again_ahead` made, else a new one."""
+        kept = self._again.get(_request_key((messages, tools, generation)))
+        if kept is None or self._again_epoch != len(self._ladder.fallbacks):
+            with uncached_renders():
+                return self.render(messages, tools, generation)
+        if isinstance(kept, TemplateError):
+            raise kept
+        return kept
+
     def render_continued(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, field: str
     ) -> str:
@@ -67,6 +100,81 @@ class CaseRenderer:
             return self._ladder.render(messages, tools, add_generation_prompt=False, base_kwargs=kwargs)
         finally:
             self.notes.extend(_note(f) for f in self._ladder.fallbacks[seen:])
+
+
+#: A render a case asks for: the conversation, the tools offered (None: none) and whether the generation
+#: prompt is added.
+CaseRequest = tuple[list[dict[str, Any]], list[dict[str, Any]] | None, bool]
+
+
+def _request_key(request: CaseRequest) -> str:
+    return json.dumps(request, default=str)  # key order kept: a template may print a mapping as it is
+
+
+def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case]) -> None:
+    """Make the renders :func:`render_case` will ask for, in a few worker round trips instead of one per
+    render: the generation prompts and bare histories, then each case's conversation (and its twin,
+    :func:`_renders_like_its_twin`) in the first way the template takes it (:func:`message_variants`: one
+    round per way, for the cases the previous way failed), then the second renders of the stability check.
+    Nothing is decided here: :func:`render_case` makes its own choices and finds these renders in the
+    cache (a template that needs a fallback gets the rest rendered then)."""
+    offered = [case.tools.to_openai() if case.calls else None for case in cases]
+    prompts = [([USER_TURN], tools, generation) for tools in offered for generation in (True, False)]
+    outcomes = _render_unique(renderer, prompts)
+    chosen: dict[int, CaseRequest] = {}
+    todo = [i for i, tools in enumerate(offered) if isinstance(outcomes[_request_key(prompts[2 * i])], str)]
+    for step in range(4):
+        wanted: dict[int, tuple[CaseRequest, CaseRequest | None]] = {}
+        for i in todo:
+            ways = message_variants(cases[i])
+            if step >= len(ways):
+                continue
+            as_string, empty = ways[step]
+            case = cases[i]
+            message = case.message(string_arguments=as_string, empty_content=empty)
+            twin = None
+            if (case.content is None) != (case.reasoning is None):
+                swapped = replace(case, content=case.reasoning, reasoning=case.content)
+                twin_message = swapped.message(string_arguments=as_string, empty_content=empty)
+                twin = ([USER_TURN, twin_message], offered[i], False)
+            wanted[i] = (([USER_TURN, message], offered[i], False), twin)
+        if not wanted:
+            break
+        batch = [r for pair in wanted.values() for r in pair if r is not None]
+        outcomes.update(_render_unique(renderer, batch))
+        todo = []
+        for i, (request, _) in wanted.items():
+            text = outcomes[_request_key(request)]
+            if isinstance(text, str):
+                chosen.setdefault(i, request)
+                if not _prints_python_repr(text, cases[i]):
+                    chosen[i] = request
+                    continue
+            todo.append(i)  # failed, or printed a Python repr: the next way is tried too
+    again = [([USER_TURN], offered[i], True) for i in chosen] + list(chosen.values())
+    renderer.render_again_ahead(_unique(again))
+
+
+def _unique(requests: Sequence[CaseRequest]) -> list[CaseRequest]:
+    return list({_request_key(r): r for r in requests}.values())
+
+
+def _render_unique(renderer: CaseRenderer, requests: Sequence[CaseRequest]) -> dict[str, str | TemplateError]:
+    """Each distinct request rendered once (one batch), by its key."""
+    unique = _unique(requests)
+    return dict(zip(map(_request_key, unique), renderer.render_ahead(unique), strict=True))
+
+
+def message_variants(case: Case) -> list[tuple[bool, bool]]:
+    """The ways a case's message is passed, in the order :func:`render_case` tries them: (arguments as JSON
+    text, missing content as ``""``); the first the template renders (without printing a Python repr) is
+    the one the case is read from."""
+    variants = [(as_string, empty) for empty in (False, True) for as_string in (False, True)]
+    return [
+        (as_string, empty)
+        for as_string, empty in variants
+        if not (as_string and not case.calls) and not (empty and case.content is not None)
+    ]
 
 
 def _note(fallback: Fallback) -> str:
@@ -123,10 +231,7 @@ def render_case(
 
     full, variant = None, (False, False)
     message: dict[str, Any] = {}
-    variants = [(as_string, empty) for empty in (False, True) for as_string in (False, True)]
-    for as_string, empty in variants:
-        if (as_string and not case.calls) or (empty and case.content is not None):
-            continue
+    for as_string, empty in message_variants(case):
         try:
             candidate_message = case.message(string_arguments=as_string, empty_content=empty)
             candidate = renderer.render([USER_TURN, candidate_message], offered, False)
@@ -230,11 +335,10 @@ def _second_render_differs(
     clock, draws ``random``) cannot be checked by any spec: the cut between prompt and answer moves.  The
     second renders are made afresh, never served from the render cache."""
     try:
-        with uncached_renders():
-            again = (
-                renderer.render([USER_TURN], tools, True),
-                renderer.render([USER_TURN, message], tools, False),
-            )
+        again = (
+            renderer.render_again([USER_TURN], tools, True),
+            renderer.render_again([USER_TURN, message], tools, False),
+        )
     except TemplateError as exc:
         return f"the second render raised: {exc}"
     for first, second, what in ((prompt, again[0], "prompt"), (full, again[1], "conversation")):

@@ -14,7 +14,13 @@ from workbench.template.source import TemplateSource
 from workbench.validate.cases import USER_TURN, Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output, streamed_from_prompt
 from workbench.validate.continuation import continuation_results, recheck
-from workbench.validate.render import AFTER_TURN_END, CaseRenderer, find_turn_end, render_case
+from workbench.validate.render import (
+    AFTER_TURN_END,
+    CaseRenderer,
+    find_turn_end,
+    render_case,
+    render_cases_ahead,
+)
 from workbench.validate.report import FAIL, UNSUPPORTED, UNTESTABLE, CaseResult, ValidationReport
 from workbench.validate.untested import find_untested
 
@@ -72,13 +78,14 @@ def _validate(
     if template_kwargs:
         said = ", ".join(f"{k}={v!r}" for k, v in template_kwargs.items())
         notes.append(f"rendered with the template switches {said}")
+    cases = build_cases(spec)
+    render_cases_ahead(renderer, cases)
     turn_end = find_turn_end(renderer, spec)
     if turn_end:
         notes.append(
             f"the spec names no end marker; the template ends a turn with {turn_end!r}, cut like one"
         )
     unstable = ""
-    cases = build_cases(spec)
     for case in cases:
         rendered = render_case(renderer, spec, case, turn_end=turn_end)
         if rendered.unstable and not unstable:
