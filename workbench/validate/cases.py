@@ -250,12 +250,14 @@ class Case:
         }
 
 
-def _own_marker_text(spec: FormatSpec) -> str:
+def _own_marker_text(spec: FormatSpec, turn_end: str = "") -> str:
     """A string made of the spec's own multi-character markers: a parser that scans for markers without
     knowing it is inside a JSON string (or a value) gets this wrong."""
     # Markers holding an end-of-turn marker are left out: a model emitting one stops, so no argument can
-    # hold it.
-    stops = {m.strip() for m in (*spec.end_markers, spec.eos_token, spec.bos_token) if m}
+    # hold it.  So are those holding the text the template ends a turn with (``turn_end``, read off a
+    # render when the spec names no end marker): validation cuts the output there, as a server stops.
+    ends = (*spec.end_markers, spec.eos_token, spec.bos_token, turn_end)
+    stops = {m.strip() for m in ends if m.strip()}
     markers = [
         m
         for m in spec.all_markers()
@@ -313,8 +315,9 @@ HARDER_CASES: tuple[Case, ...] = (
 )
 
 
-def build_cases(spec: FormatSpec) -> tuple[Case, ...]:
-    """The round-trip cases for ``spec`` (the marker case quotes the spec's own markers)."""
+def build_cases(spec: FormatSpec, turn_end: str = "") -> tuple[Case, ...]:
+    """The round-trip cases for ``spec`` (the marker case quotes the spec's own markers, but none holding
+    ``turn_end``, the text the template ends a turn with)."""
     weather = CallInput("get_weather", {"city": "Paris", "unit": "celsius"}, _IDS[0])
     return (
         Case("content_only", ("content",), "a plain answer", content="The capital of France is Paris."),
@@ -383,7 +386,11 @@ def build_cases(spec: FormatSpec) -> tuple[Case, ...]:
             ("marker_text",),
             "a string holding the format's own markers",
             calls=(
-                CallInput("save_note", {"title": "t", "body": _own_marker_text(spec), "lang": "en"}, _IDS[0]),
+                CallInput(
+                    "save_note",
+                    {"title": "t", "body": _own_marker_text(spec, turn_end), "lang": "en"},
+                    _IDS[0],
+                ),
             ),
         ),
         Case(

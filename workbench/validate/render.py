@@ -257,12 +257,15 @@ def render_case(
         case, full, variant, lambda m: renderer.render([USER_TURN, m], offered, False)
     )
 
-    cut = _output_start(prompt, full, src, spec.layout.roles.strip())
+    cut, prompt_cut = _aligned_at_user_text(prompt, full)
+    if cut < 0:
+        cut = prompt_cut = _output_start(prompt, full, src, spec.layout.roles.strip())
     whole = full[cut:]
+    added = prompt[prompt_cut:]  # what the generation prompt writes that the history does not
     note = ""
-    if prompt[cut:]:
+    if added:
         note = (
-            f"the generation prompt adds {prompt[cut:]!r}, which the history render does not contain; "
+            f"the generation prompt adds {added!r}, which the history render does not contain; "
             "the output is cut at the common prefix"
         )
     history_header = full[len(base) : cut] if full.startswith(base) and len(base) <= cut else ""
@@ -283,7 +286,7 @@ def render_case(
     # Context for parsers that read the prompt: the real generation prompt when the output continues it,
     # else the history's own text in front of the output.
     if thinking_opened and note:
-        generation_prefix = history_header + prompt[cut:]
+        generation_prefix = history_header + added
     elif thinking_opened:
         generation_prefix = generation_prompt
     else:
@@ -302,6 +305,22 @@ def render_case(
         skip=NOT_RENDERED if missing else UNTESTABLE if inside else "",
         unstable=unstable,
     )
+
+
+def _aligned_at_user_text(prompt: str, full: str) -> tuple[int, int]:
+    """Where the output starts in ``full`` and where the same place is in ``prompt``, when the two renders
+    part before the user's text ends (-1, -1 otherwise): the template writes something before the last
+    user turn only when it is the last message (tools offered with the final user message), so the common
+    prefix would put the output's start inside the conversation.  The renders are then compared from the
+    user's text on: the output starts where they part after it."""
+    text = USER_TURN["content"]
+    in_prompt, in_full = prompt.rfind(text), full.find(text)
+    if in_prompt < 0 or in_full < 0 or common_prefix_len(prompt, full) >= in_full + len(text):
+        return -1, -1
+    if full.find(text, in_full + 1) >= 0:  # the user's text written twice: no one place to align at
+        return -1, -1
+    shared = common_prefix_len(prompt[in_prompt:], full[in_full:])
+    return in_full + shared, in_prompt + shared
 
 
 def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") -> int:

@@ -78,9 +78,9 @@ def _validate(
     if template_kwargs:
         said = ", ".join(f"{k}={v!r}" for k, v in template_kwargs.items())
         notes.append(f"rendered with the template switches {said}")
-    cases = build_cases(spec)
-    render_cases_ahead(renderer, cases)
     turn_end = find_turn_end(renderer, spec)
+    cases = build_cases(spec, turn_end)
+    render_cases_ahead(renderer, cases)
     if turn_end:
         notes.append(
             f"the spec names no end marker; the template ends a turn with {turn_end!r}, cut like one"
@@ -199,19 +199,26 @@ def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult
 def _raw_marker_ambiguity(spec: FormatSpec, case: Case, output: str) -> str:
     """A value holding the format's own marker is ambiguous when the template writes values raw (unescaped):
     the text alone cannot tell the value's marker from the real one.  Judged from the render: the value
-    appears verbatim but not as a JSON string (quoted), and contains a marker of the spec."""
-    if "marker_text" not in case.features:
-        return ""
+    appears verbatim but not as a JSON string (quoted), and contains a marker of the spec.  So is a value
+    holding the very quote the template writes raw around it (``body="He said "hi""``): no reader can tell
+    the value's quote from its end."""
     framing = {m.strip() for m in spec.all_markers() if len(m.strip()) >= 2}
     for call in case.calls:
         for value in call.arguments.values():
             if not isinstance(value, str) or value not in output:
                 continue
             quoted = json.dumps(value, ensure_ascii=False) in output or json.dumps(value) in output
-            if not quoted and any(m in value for m in framing):
+            if quoted or repr(value) in output:
+                continue
+            if "marker_text" in case.features and any(m in value for m in framing):
                 return (
                     "the template writes argument values raw, so a value holding the format's own markers "
                     "cannot be told apart from them"
+                )
+            if any(q in value and f"{q}{value}{q}" in output for q in ("\"", "'")):
+                return (
+                    "the template writes string values raw between quotes, so a value holding that quote "
+                    "cannot be told apart from the value's end"
                 )
     return ""
 
