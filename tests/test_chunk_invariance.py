@@ -80,9 +80,13 @@ class Format:
         case = Case(
             "probe", ("tool_call",), "one call", calls=(CallInput("probe_tool", arguments, "Ab3dE5gH7"),)
         )
+        from workbench.validate.run import raw_value_ambiguity
+
         with fixed_clock():
             rendered = render_case(self.template, self.spec, case, tools=(tool,))
-        return None if rendered.unsupported else rendered.output
+        if rendered.unsupported or raw_value_ambiguity(self.spec, case, rendered.output):
+            return None  # (a value written raw between quotes it holds: no reader can tell where it ends)
+        return rendered.output
 
 
 @functools.cache

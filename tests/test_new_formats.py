@@ -38,6 +38,11 @@ KINDS: dict[str, str | None] = {
     "odd-markers": None,
     "bare-words": None,
     "assistant-prefix": None,
+    # Session 4's unseen templates: tools written before the last user turn only, an answer closed by the
+    # end token, string values written raw between quotes in a code block.
+    "tools-last-user": None,
+    "answer-end-token": None,
+    "raw-quoted-code": None,
 }
 
 WEATHER = {

@@ -15,6 +15,7 @@ from workbench.analysis.diff import common_prefix_len, current_evidence, diff_sp
 from workbench.analysis.renders import Fallback, RenderLadder
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
+from workbench.template import render_cache
 from workbench.template.render import TemplateError, check_template_kwargs
 from workbench.template.render_cache import uncached_renders
 from workbench.template.source import TemplateSource
@@ -43,10 +44,15 @@ class CaseRenderer:
         self.template_kwargs = check_template_kwargs(template_kwargs or {})
         self.notes: list[str] = []
         self._ladder = RenderLadder(source, time_limit=time_limit)
-        # Second renders made ahead (:meth:`prefetch`), by request, while the ladder has taken this many
-        # fallbacks (a fallback taken since changes the render: those are then made again).
+        # Second renders made ahead (:meth:`render_again_ahead`), by request, while the ladder has taken this
+        # many fallbacks (a fallback taken since changes the render: those are then made again).
         self._again: dict[str, str | TemplateError] = {}
         self._again_epoch = 0
+        # The texts rendered so far, by request, while the ladder had taken this many fallbacks: validation
+        # asks for the same prompt for every case, and a request's key costs less than the render cache's
+        # (which copies the whole context first).  Kept only where the render cache keeps renders.
+        self._made: dict[str, str] = {}
+        self._made_epoch = 0
 
     def render(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation: bool
@@ -54,18 +60,39 @@ class CaseRenderer:
         """Render with thinking enabled (the cases carry reasoning) and the template switches given; raises
         the template's error when no fallback helps."""
         seen = len(self._ladder.fallbacks)
+        key = self._made_key((messages, tools, generation))
+        if key and key in self._made:
+            return self._made[key]
         kwargs = {"enable_thinking": True, **self.template_kwargs}
         try:
-            return self._ladder.render(messages, tools, add_generation_prompt=generation, base_kwargs=kwargs)
+            text = self._ladder.render(messages, tools, add_generation_prompt=generation, base_kwargs=kwargs)
         finally:
             self.notes.extend(_note(f) for f in self._ladder.fallbacks[seen:])
+        if key and len(self._ladder.fallbacks) == seen:
+            self._made[key] = text
+        return text
+
+    def _made_key(self, request: CaseRequest) -> str:
+        """The key of ``request`` among the texts made ("" where none is kept: outside the render cache, as
+        for the second renders, which must be made afresh); forgets them when a fallback was taken."""
+        if not render_cache.enabled():
+            return ""
+        if self._made_epoch != len(self._ladder.fallbacks):
+            self._made.clear()
+            self._made_epoch = len(self._ladder.fallbacks)
+        return _request_key(request)
 
     def render_ahead(self, requests: Sequence[CaseRequest]) -> list[str | TemplateError]:
         """Render ``requests`` (messages, tools, generation prompt) in one batch, into the render cache where
         :meth:`render` then finds them: exactly what :meth:`render` would make, without its fallbacks (a
         request that fails is made again, with them, when it is asked for)."""
         kwargs = {"enable_thinking": True, **self.template_kwargs}
-        return self._ladder.render_batch([(m, t, g, kwargs) for m, t, g in requests])
+        outcomes = self._ladder.render_batch([(m, t, g, kwargs) for m, t, g in requests])
+        for request, outcome in zip(requests, outcomes, strict=True):
+            key = self._made_key(request)
+            if key and isinstance(outcome, str):
+                self._made[key] = outcome
+        return outcomes
 
     def render_again_ahead(self, requests: Sequence[CaseRequest]) -> None:
         """Render ``requests`` afresh in one batch, for :meth:`render_again` (never from the cache)."""

@@ -109,7 +109,7 @@ def _validate(
         if rendered.unsupported:
             results.append(base)
             continue
-        ambiguity = _raw_marker_ambiguity(spec, case, rendered.output)
+        ambiguity = raw_value_ambiguity(spec, case, rendered.output)
         if ambiguity:
             results.append(replace(base, reason=ambiguity, skip=UNTESTABLE))
             continue
@@ -196,7 +196,7 @@ def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult
     ]
 
 
-def _raw_marker_ambiguity(spec: FormatSpec, case: Case, output: str) -> str:
+def raw_value_ambiguity(spec: FormatSpec, case: Case, output: str) -> str:
     """A value holding the format's own marker is ambiguous when the template writes values raw (unescaped):
     the text alone cannot tell the value's marker from the real one.  Judged from the render: the value
     appears verbatim but not as a JSON string (quoted), and contains a marker of the spec.  So is a value
