@@ -149,3 +149,29 @@ def test_templates_without_a_terminator_still_have_none() -> None:
     for name in ("mistralai-Mistral-Nemo-Instruct-2407", "GLM-4.6"):
         assert shared(name).spec.end_markers == (), name
     assert project("mistral-tool-calls").spec.end_markers == ()
+
+
+# Kimi-K2-Thinking's shape: every assistant turn opens reasoning, if only to close it at once
+# (``<think></think>`` before a plain answer), and the generation prompt writes none of it.
+ALWAYS_THINK_TEMPLATE = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'assistant' -%}<|im_assistant|>assistant<|im_middle|>"
+    "<think>{{ m.reasoning_content or '' }}</think>{{ m.content or '' }}"
+    "{%- if m.tool_calls -%}<|calls|>{%- for c in m.tool_calls -%}<|call|>functions.{{ c.function.name }}"
+    ":{{ loop.index0 }}<|args|>{{ c.function.arguments | tojson }}<|call_end|>{%- endfor -%}<|calls_end|>"
+    "{%- endif -%}<|im_end|>"
+    "{%- else -%}<|im_{{ m.role }}|>{{ m.role }}<|im_middle|>{{ m.content }}<|im_end|>{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|im_assistant|>assistant<|im_middle|>{%- endif -%}"
+)
+
+
+def test_a_turn_that_always_opens_reasoning_has_no_lead_the_reasoning_markers_read() -> None:
+    from workbench.validate import validate
+
+    source = TemplateSource(text=ALWAYS_THINK_TEMPLATE, name="always-think", origin="<test>")
+    spec = analyze(source).spec
+    assert spec.layout.lead == ""
+    assert (spec.reasoning.start, spec.reasoning.end) == ("<think>", "</think>")
+    report = validate(source, spec)
+    assert report.validated, report.summary()

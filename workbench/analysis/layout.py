@@ -242,6 +242,8 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
         mid = r_out[ir + len(REASONING_TEXT) : r_out.rfind(CONTENT_TEXT)]
         if mid.endswith(h_c_full):  # the answer after reasoning repeats it: part of the answer's header
             lead = ""
+        elif len(lead) >= ir:  # the whole reasoning header: every turn opens reasoning, if only to close it
+            lead = ""  # (``<think></think>`` before an answer), which the reasoning markers read
     if lead.strip(_WS):
         f.lead = lead
         f.note(f"every turn starts with {lead!r}, which the prompt does not write")
