@@ -53,6 +53,21 @@ class CaseRenderer:
         # (which copies the whole context first).  Kept only where the render cache keeps renders.
         self._made: dict[str, str] = {}
         self._made_epoch = 0
+        # The JSON of each tools list seen, by identity (the list is held, so its id stays its own): a
+        # case's tools are the same list for all its renders, and their JSON is most of a request's key.
+        self._tools_json: dict[int, tuple[list[dict[str, Any]], str]] = {}
+
+    def request_key(self, request: CaseRequest) -> str:
+        """``request`` as text: two requests with the same key render the same (mapping order kept: a
+        template may print a mapping as it is)."""
+        messages, tools, generation = request
+        tools_json = "null"
+        if tools is not None:
+            kept = self._tools_json.get(id(tools))
+            if kept is None or kept[0] is not tools:
+                kept = self._tools_json[id(tools)] = (tools, json.dumps(tools, default=str))
+            tools_json = kept[1]
+        return f"{generation}|{tools_json}|{json.dumps(messages, default=str)}"
 
     def render(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation: bool
@@ -80,7 +95,7 @@ class CaseRenderer:
         if self._made_epoch != len(self._ladder.fallbacks):
             self._made.clear()
             self._made_epoch = len(self._ladder.fallbacks)
-        return _request_key(request)
+        return self.request_key(request)
 
     def render_ahead(self, requests: Sequence[CaseRequest]) -> list[str | TemplateError]:
         """Render ``requests`` (messages, tools, generation prompt) in one batch, into the render cache where
@@ -99,7 +114,7 @@ class CaseRenderer:
         kwargs = {"enable_thinking": True, **self.template_kwargs}
         with uncached_renders():
             again = self._ladder.render_batch([(m, t, g, kwargs) for m, t, g in requests])
-        self._again.update({_request_key(r): outcome for r, outcome in zip(requests, again, strict=True)})
+        self._again.update({self.request_key(r): outcome for r, outcome in zip(requests, again, strict=True)})
         self._again_epoch = len(self._ladder.fallbacks)
 
     def render_again(
@@ -107,7 +122,7 @@ class CaseRenderer:
     ) -> str:
         """The render of :meth:`render` made afresh, never served from the render cache (does the template
         render the same text twice?): the one :meth:`render_again_ahead` made, else a new one."""
-        kept = self._again.get(_request_key((messages, tools, generation)))
+        kept = self._again.get(self.request_key((messages, tools, generation)))
         if kept is None or self._again_epoch != len(self._ladder.fallbacks):
             with uncached_renders():
                 return self.render(messages, tools, generation)
@@ -134,10 +149,6 @@ class CaseRenderer:
 CaseRequest = tuple[list[dict[str, Any]], list[dict[str, Any]] | None, bool]
 
 
-def _request_key(request: CaseRequest) -> str:
-    return json.dumps(request, default=str)  # key order kept: a template may print a mapping as it is
-
-
 def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case]) -> None:
     """Make the renders :func:`render_case` will ask for, in a few worker round trips instead of one per
     render: the generation prompts and bare histories, then each case's conversation (and its twin,
@@ -149,7 +160,8 @@ def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case]) -> None:
     prompts = [([USER_TURN], tools, generation) for tools in offered for generation in (True, False)]
     outcomes = _render_unique(renderer, prompts)
     chosen: dict[int, CaseRequest] = {}
-    todo = [i for i, tools in enumerate(offered) if isinstance(outcomes[_request_key(prompts[2 * i])], str)]
+    key = renderer.request_key
+    todo = [i for i, tools in enumerate(offered) if isinstance(outcomes[key(prompts[2 * i])], str)]
     for step in range(4):
         wanted: dict[int, tuple[CaseRequest, CaseRequest | None]] = {}
         for i in todo:
@@ -171,7 +183,7 @@ def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case]) -> None:
         outcomes.update(_render_unique(renderer, batch))
         todo = []
         for i, (request, _) in wanted.items():
-            text = outcomes[_request_key(request)]
+            text = outcomes[key(request)]
             if isinstance(text, str):
                 chosen.setdefault(i, request)
                 if not _prints_python_repr(text, cases[i]):
@@ -179,17 +191,17 @@ def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case]) -> None:
                     continue
             todo.append(i)  # failed, or printed a Python repr: the next way is tried too
     again = [([USER_TURN], offered[i], True) for i in chosen] + list(chosen.values())
-    renderer.render_again_ahead(_unique(again))
+    renderer.render_again_ahead(_unique(renderer, again))
 
 
-def _unique(requests: Sequence[CaseRequest]) -> list[CaseRequest]:
-    return list({_request_key(r): r for r in requests}.values())
+def _unique(renderer: CaseRenderer, requests: Sequence[CaseRequest]) -> list[CaseRequest]:
+    return list({renderer.request_key(r): r for r in requests}.values())
 
 
 def _render_unique(renderer: CaseRenderer, requests: Sequence[CaseRequest]) -> dict[str, str | TemplateError]:
     """Each distinct request rendered once (one batch), by its key."""
-    unique = _unique(requests)
-    return dict(zip(map(_request_key, unique), renderer.render_ahead(unique), strict=True))
+    unique = _unique(renderer, requests)
+    return dict(zip(map(renderer.request_key, unique), renderer.render_ahead(unique), strict=True))
 
 
 def message_variants(case: Case) -> list[tuple[bool, bool]]:
