@@ -30,7 +30,7 @@ from typing import Any
 
 from workbench.analysis.align import Pieces, common_prefix, common_suffix
 from workbench.analysis.diff import MIN_UNIT, current_evidence
-from workbench.analysis.pattern import Render, _Renders, learn_pattern, typed_tools
+from workbench.analysis.pattern import Render, Request, _Renders, learn_pattern, render_ahead, typed_tools
 from workbench.analysis.probes import (
     ARG_A,
     CONTENT_TEXT,
@@ -148,6 +148,16 @@ class TurnRenderer:
         i = p.rfind(USER_TEXT)
         return p[i + len(USER_TEXT) :] if i >= 0 else ""
 
+    def ahead(self, turns: Sequence[tuple[Mapping[str, Any], list[dict[str, Any]] | None]]) -> None:
+        """Have the renders :meth:`output` reads for each (message, tools) made in one batch, when the
+        render can batch (:func:`~workbench.analysis.pattern.render_ahead`)."""
+        requests: list[Request] = []
+        for message, tools in turns:
+            tools = tools if tools is not None else self.tools
+            requests.append(([dict(USER)], tools, True))
+            requests.append(([dict(USER), dict(message)], tools, False))
+        render_ahead(self.render, requests)
+
     def output(self, message: Mapping[str, Any], tools: list[dict[str, Any]] | None = None) -> str | None:
         """What the model writes for ``message``: the render after the prompt render; None when the render
         fails or does not continue the prompt."""
@@ -201,6 +211,7 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
     f = TurnFacts(prompt=tr.prompt or "", gen=tr.gen)
     ev = tr.evidence
     ev.add(f.gen, tr.user_end)
+    tr.ahead([(message, None) for message in TURNS.values()])
     for name, message in TURNS.items():
         out = tr.output(message)
         if out is not None:
@@ -564,6 +575,7 @@ def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
     from workbench.runtime.parsing import ParseOptions, parse
 
     cases = _read_back_cases(tr)
+    tr.ahead(cases)
     score = 0
     stage = spec.output_start_stage(generation_prompt=tr.prompt) if tr.prompt is not None else None
     for message, tools in cases:

@@ -471,12 +471,27 @@ def learn_pattern(
 
 
 def probe_render(renderer: Any) -> Render:
-    """A :data:`Render` over the analysis's renderer (its fallbacks included; a failure gives None)."""
+    """A :data:`Render` over the analysis's renderer (its fallbacks included; a failure gives None), which
+    :func:`render_ahead` can ask for several renders in one batch."""
 
     def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
         return renderer.render_conversation(messages, tools, add_generation_prompt=prompt)
 
+    render.many = renderer.render_conversations  # type: ignore[attr-defined]
     return render
+
+
+#: One render a learner asks for: (messages, tools, add_generation_prompt).
+Request = tuple[list[dict[str, Any]], list[dict[str, Any]], bool]
+
+
+def render_ahead(render: Render, requests: Sequence[Request]) -> None:
+    """Have ``render`` make ``requests`` ahead, in one batch, when it keeps what it made and can batch
+    (:func:`memoized` over :func:`probe_render`); otherwise nothing happens and each render is made when
+    asked for.  The read-backs call it with the conversations they are about to read."""
+    ahead = getattr(render, "ahead", None)
+    if ahead is not None:
+        ahead(requests)
 
 
 def pattern_markers(pattern: CallPattern) -> list[str]:
@@ -526,6 +541,10 @@ def read_back_score(
         (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: VALUE_B}, READ_ID_A),),
         *((_call(FUNC_A, {ARG_A: value}, READ_ID_A),) for _, value in TYPED_VALUES),
     ]
+    render_ahead(
+        render,
+        [r for calls in cases for r in (([dict(USER)], typed_tools(calls), True), _turn_request(calls))],
+    )
     score = 0
     for calls in cases:
         typed = typed_tools(calls)
@@ -558,11 +577,16 @@ def _reads_quick_case(spec: FormatSpec, render: Render, end_markers: Sequence[st
     return False
 
 
+def _turn_request(calls: tuple[dict[str, Any], ...]) -> Request:
+    """The render :func:`_turn_output` reads: the conversation answered with ``calls``."""
+    return (_conversation(*calls), typed_tools(calls), False)
+
+
 def _turn_output(
     render: Render, prompt: str | None, calls: tuple[dict[str, Any], ...], end_markers: Sequence[str]
 ) -> str | None:
     """The model's part of an answer with ``calls``: after the generation prompt, before the turn's end."""
-    full = render(_conversation(*calls), typed_tools(calls), False)
+    full = render(*_turn_request(calls))
     if prompt is None or full is None or not full.startswith(prompt):
         return None
     out = full[len(prompt) :]
@@ -571,15 +595,29 @@ def _turn_output(
 
 
 def memoized(render: Render) -> Render:
-    """``render`` with its results kept: the learner and both read-backs render the same conversations."""
+    """``render`` with its results kept: the learner and both read-backs render the same conversations.
+    The result also takes :func:`render_ahead`'s batches when ``render`` can batch (``render.many``)."""
     cache: dict[str, str | None] = {}
 
-    def cached(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
-        key = json.dumps([messages, tools, prompt], default=str)  # key order kept: templates see it
-        if key not in cache:
-            cache[key] = render(messages, tools, prompt)
-        return cache[key]
+    def key(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str:
+        return json.dumps([messages, tools, prompt], default=str)  # key order kept: templates see it
 
+    def cached(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
+        k = key(messages, tools, prompt)
+        if k not in cache:
+            cache[k] = render(messages, tools, prompt)
+        return cache[k]
+
+    many = getattr(render, "many", None)
+    if many is not None and not hasattr(render, "ahead"):
+
+        def ahead(requests: Sequence[Request]) -> None:
+            todo = {key(*r): r for r in requests}
+            todo = {k: r for k, r in todo.items() if k not in cache}
+            if todo:
+                cache.update(zip(todo, many(list(todo.values())), strict=True))
+
+        cached.ahead = ahead  # type: ignore[attr-defined]
     return cached
 
 

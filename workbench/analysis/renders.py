@@ -382,6 +382,28 @@ class ProbeRenderer:
                 self._timeouts += 1
             return None
 
+    def render_conversations(
+        self, requests: Sequence[tuple[Sequence[Mapping[str, Any]], list[Any], bool]]
+    ) -> list[str | None]:
+        """:meth:`render_conversation` of each (messages, tools, add_generation_prompt), in one worker
+        round trip (``render_many``) instead of one each: the learners' read-backs know their
+        conversations before they look at any."""
+        if max(self._timeouts, self._switch_timeouts) >= _MAX_TIMEOUTS:
+            return [None] * len(requests)
+        calls: list[LadderRequest] = []
+        for messages, tools, prompt in requests:
+            msgs: list[Any] = stringify_arguments(tuple(messages)) if self.args_as_text else list(messages)
+            calls.append((msgs, tools, prompt, None))
+        out: list[str | None] = []
+        for outcome in self._ladder.render_batch(calls):
+            if isinstance(outcome, TemplateError):
+                if outcome.kind in ("timeout", "cancelled"):
+                    self._timeouts += 1
+                out.append(None)
+            else:
+                out.append(outcome)
+        return out
+
     def run(self, probe: Probe) -> ProbeResult:
         """Render both variants of ``probe`` and diff them; a failed render is recorded, not raised."""
         a = self.get(probe.a)
