@@ -29,6 +29,7 @@ POLICY_VALUES: dict[str, tuple[str, ...]] = {
     "value_newlines": ("strip", "markers"),
 }
 
+
 @dataclass(frozen=True)
 class ParseOptions:
     """How one model output is to be read.

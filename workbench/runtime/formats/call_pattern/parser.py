@@ -189,11 +189,7 @@ class CallPatternParser(TagParser):
         text = yield from self._encoded_value(call)
         if text is None:
             if call is not None:
-                m.out.diagnose(
-                    "E-STREAM-TRUNCATED",
-                    f"the output ended inside the arguments of tool call {call.index}",
-                    m.offset(),
-                )
+                m.truncated(f"the arguments of tool call {call.index}")
             return False
         if call is None:
             return True
@@ -261,7 +257,7 @@ class CallPatternParser(TagParser):
                 complete = yield from self._value(call, key, variant, rest)
             count += 1
             if not complete:
-                m.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside argument {key!r}", m.offset())
+                m.truncated(f"argument {key!r}")
                 return False
         if call is not None:
             call.add_args("}" if count else "{}")

@@ -33,9 +33,7 @@ class HarmonyGrammar(ToolGrammar):
     implicit_reasoning = (REASONING_START, REASONING_END)
 
     def call_body(self, tool: Tool) -> Element:
-        args = ebnf(
-            self.schema_ebnf(tool.parameters, f"tool {tool.name!r}")
-        )
+        args = ebnf(self.schema_ebnf(tool.parameters, f"tool {tool.name!r}"))
         return seq(const(call_header(tool.name)), args, const(CALL))
 
     def call(self, tool: Tool) -> Element:

@@ -215,9 +215,7 @@ class JsonNativeParser(ToolParser):
             )
             return
         if status == TRUNCATED:
-            m.out.diagnose(
-                "E-STREAM-TRUNCATED", f"the output ended inside tool call {call.index}", m.offset()
-            )
+            m.truncated(f"tool call {call.index}")
             return
         if not call.args:
             call.add_args("{}")

@@ -284,7 +284,7 @@ class PythonicParser(ToolParser):
             found = yield from m.lookahead(partial(self._key, first=first))
             if found is None:
                 if m.final and not m.buf[m.pos :].strip():
-                    m.out.diagnose("E-STREAM-TRUNCATED", "the output ended inside a call", m.offset())
+                    m.truncated("a call")
                     return False
                 if call is not None:
                     m.drop_call(call, "not a keyword-argument call")
@@ -304,7 +304,7 @@ class PythonicParser(ToolParser):
                 raw.append(text)
                 if status == MORE:
                     if m.final:
-                        m.out.diagnose("E-STREAM-TRUNCATED", "the output ended inside a call", m.offset())
+                        m.truncated("a call")
                         return False
                     yield from m.wait()
                     continue

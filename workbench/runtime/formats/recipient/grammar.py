@@ -63,9 +63,7 @@ class RecipientGrammar(ToolGrammar):
     # ----------------------------------------------------------------------------- calls
     def call_body(self, tool: Tool) -> Element:
         """``NAME\\n{json}``: one message to ``tool`` without its opener."""
-        args = ebnf(
-            self.schema_ebnf(tool.parameters, f"tool {tool.name!r}")
-        )
+        args = ebnf(self.schema_ebnf(tool.parameters, f"tool {tool.name!r}"))
         return seq(const(tool.name + self.header_end), args)
 
     def call(self, tool: Tool) -> Element:

@@ -106,7 +106,7 @@ class TagWithTaggedParser(TagParser):
             complete = yield from self.value(call, schema)
             count += 1
             if not complete:
-                m.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside argument {key!r}", m.offset())
+                m.truncated(f"argument {key!r}")
                 return False
             if self.arg_sep:
                 yield from m.opt_marker(self.arg_sep, index)
