@@ -406,13 +406,7 @@ class LayoutMachine(TurnMachine):
     def _foreign(self, look: Look) -> MessageHeader:
         """Another role's message header: from ``roles`` to the closer (or the end of the line)."""
         end = self.closer or "\n"
-        k = look.buf.find(end, look.i)
-        if k < 0:
-            if len(look.buf) - look.i > HEADER_LIMIT:
-                raise Fail
-            look.need()
-        if k - look.i > HEADER_LIMIT:
-            raise Fail
+        k = look.find_within(end, HEADER_LIMIT)
         look.span("marker", k - look.i + len(end))
         return MessageHeader("foreign", look.spans, self.all_ends)
 
