@@ -30,7 +30,7 @@ from workbench.runtime.parsing.core import MORE, Gen
 from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of, marker_set
 from workbench.runtime.parsing.tool_tag import TagParser
-from workbench.runtime.spec import ArgVariant, ValueEncoding, pattern_literal
+from workbench.runtime.spec import ArgVariant, ToolsSpec, ValueEncoding, pattern_literal
 from workbench.runtime.values import (
     NotJsonError,
     PythonExtent,
@@ -79,9 +79,9 @@ def _next_literal(parts: tuple[str, ...] | list[str], k: int, after: str = "") -
 class CallPatternParser(TagParser):
     name = "call_pattern"
 
-    def __init__(self, machine: object) -> None:
-        super().__init__(machine)
-        p = self.t.pattern
+    def setup(self, t: ToolsSpec) -> None:
+        super().setup(t)
+        p = t.pattern
         self.p = p
         parts = list(p.call)
         k = parts.index("$args") if "$args" in parts else len(parts)

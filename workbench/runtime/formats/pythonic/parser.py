@@ -24,6 +24,7 @@ from workbench.runtime.parsing.core import Gen
 from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of
 from workbench.runtime.parsing.tools_base import CUT, LONG, ToolParser
+from workbench.runtime.spec import ToolsSpec
 from workbench.runtime.values import NotJsonError, dumps, python_literal
 
 _OUT_RX = re.compile(r"[\[\](){}\"',]")
@@ -171,9 +172,7 @@ class PythonicParser(ToolParser):
     name = "pythonic"
     weak_trigger = True
 
-    def __init__(self, machine: Any) -> None:
-        super().__init__(machine)
-        t = self.t
+    def setup(self, t: ToolsSpec) -> None:
         self.sec_start = core_of(t.section_start) or core_of(t.call_start)
         self.sec_end = core_of(t.section_end) or core_of(t.call_end)
 
