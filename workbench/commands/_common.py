@@ -68,9 +68,6 @@ TemplateArgument = Annotated[
     typer.Argument(help="Template: .jinja, tokenizer_config.json, model folder, .gguf or alias."),
 ]
 
-#: ``--spec`` where the spec is read as the format to use (parse, generate): an exported FormatSpec file.
-SpecFileOption = Annotated[Path | None, typer.Option("--spec", help="A FormatSpec JSON file (the export).")]
-
 
 def fail(message: str) -> NoReturn:
     """Print one clear line on stderr and exit with code 1."""

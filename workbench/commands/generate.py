@@ -35,7 +35,6 @@ from rich.markup import escape
 
 from workbench.commands._common import (
     SPAN_STYLES,
-    SpecFileOption,
     console,
     input_errors,
     load_json_file,
@@ -43,6 +42,7 @@ from workbench.commands._common import (
     strict_json,
     warn_unread_kwargs,
 )
+from workbench.commands.options import EnableThinkingOption, SpecFileOption, TemplateOption, ToolsFileOption
 from workbench.runtime.chat import load_messages, load_tools
 from workbench.services import record_session, resolve, save_generation_session, spec_warning
 from workbench.template.limits import DEFAULT_TIME_LIMIT
@@ -57,9 +57,7 @@ def _progress(message: str) -> None:
 
 
 def generate_command(
-    template: Annotated[
-        str | None, typer.Option("--template", "-t", help="Template (file, model dir or built-in name).")
-    ] = None,
+    template: TemplateOption = None,
     spec_path: SpecFileOption = None,
     model: Annotated[
         str,
@@ -68,9 +66,7 @@ def generate_command(
     messages_path: Annotated[
         Path | None, typer.Option("--messages", help="The conversation (OpenAI JSON).")
     ] = None,
-    tools_path: Annotated[
-        Path | None, typer.Option("--tools", help="The tools offered (OpenAI JSON).")
-    ] = None,
+    tools_path: ToolsFileOption = None,
     tool_choice: Annotated[
         str, typer.Option("--tool-choice", help="auto | required | none | a tool name.")
     ] = "auto",
@@ -79,10 +75,7 @@ def generate_command(
     temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0 = greedy.")] = 0.0,
     top_p: Annotated[float, typer.Option("--top-p", min=0.0, max=1.0)] = 1.0,
     top_k: Annotated[int, typer.Option("--top-k", min=0)] = 0,
-    enable_thinking: Annotated[
-        bool,
-        typer.Option("--enable-thinking/--no-enable-thinking", help="Let the model reason (never masked)."),
-    ] = True,
+    enable_thinking: EnableThinkingOption = True,
     parallel: Annotated[
         bool, typer.Option("--parallel/--no-parallel", help="Allow several tool calls.")
     ] = True,

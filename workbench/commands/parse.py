@@ -43,7 +43,6 @@ from rich.text import Text
 
 from workbench.commands._common import (
     SPAN_STYLES,
-    SpecFileOption,
     console,
     input_errors,
     load_json_file,
@@ -52,6 +51,7 @@ from workbench.commands._common import (
     strict_json,
     warn_unread_kwargs,
 )
+from workbench.commands.options import EnableThinkingOption, SpecFileOption, TemplateOption, ToolsFileOption
 from workbench.engines import parse_profiles
 from workbench.inputs import read_input_text
 from workbench.runtime.chat import Tool, load_tools
@@ -93,17 +93,10 @@ def register(app: typer.Typer) -> None:
 
 def parse_command(
     input_path: Annotated[str, typer.Argument(metavar="INPUT", help="Model output file, or - for stdin.")],
-    template: Annotated[
-        str | None,
-        typer.Option("--template", "-t", help="Template (file, model dir or built-in name) to analyse."),
-    ] = None,
+    template: TemplateOption = None,
     spec_path: SpecFileOption = None,
-    tools_path: Annotated[
-        Path | None, typer.Option("--tools", help="The request's tools (OpenAI JSON).")
-    ] = None,
-    enable_thinking: Annotated[
-        bool, typer.Option("--enable-thinking/--no-enable-thinking", help="The request's thinking switch.")
-    ] = True,
+    tools_path: ToolsFileOption = None,
+    enable_thinking: EnableThinkingOption = True,
     keep_reasoning: Annotated[
         bool,
         typer.Option("--keep-reasoning-tags", help="Leave reasoning in the content (reasoning_format none)."),

@@ -156,16 +156,15 @@ def _llamacpp_cases(data: dict[str, Any], path: str) -> list[Case]:
         if missing:
             raise CaseFileError(f"{where}: options.tools names undefined tool(s) {', '.join(missing)}")
         out.append(
-            Case(
-                suite=LLAMACPP,
-                group=group,
-                name=name,
-                file=path,
-                input=text,
-                options=options,
-                expect=expect,
-                tools=tuple(tool_defs[n] for n in names),
-                chunks=_chunks(raw, where),
+            _case(
+                LLAMACPP,
+                group,
+                path,
+                raw,
+                (name, where, text),
+                options,
+                expect,
+                tuple(tool_defs[n] for n in names),
                 template=template,
                 source=f"line {raw.get('source_line')}" if raw.get("source_line") is not None else "",
                 notes=str(raw.get("test_comment") or ""),
@@ -180,6 +179,35 @@ def _case_head(raw: Any, i: int, path: str) -> tuple[str, str, str]:
     name = _require(raw, "name", str, f"{path}: case #{i}")
     where = f"{path}: case {name!r}"
     return name, where, _require(raw, "input", str, where)
+
+
+def _case(
+    suite: str,
+    group: str,
+    path: str,
+    raw: dict[str, Any],
+    head: tuple[str, str, str],
+    options: dict[str, Any],
+    expect: dict[str, Any],
+    tools: tuple[Mapping[str, Any], ...] | None,
+    **own: Any,
+) -> Case:
+    """A case from the fields both suites' files give (``head`` from :func:`_case_head`) and the suite's
+    ``own`` ones (llama.cpp's template and source line, a peer case's parser and rule): the two readers
+    differ only in where options and tools come from."""
+    name, where, text = head
+    return Case(
+        suite=suite,
+        group=group,
+        name=name,
+        file=path,
+        input=text,
+        options=options,
+        expect=expect,
+        tools=tools,
+        chunks=_chunks(raw, where),
+        **own,
+    )
 
 
 def _peer_cases(data: dict[str, Any], path: str) -> list[Case]:
@@ -201,16 +229,15 @@ def _peer_cases(data: dict[str, Any], path: str) -> list[Case]:
         else:
             raise CaseFileError(f"{where}: options.toolset {toolset!r} is not in the file's 'tools'")
         out.append(
-            Case(
-                suite=PEERS,
-                group=family,
-                name=name,
-                file=path,
-                input=text,
-                options=options,
-                expect=expect,
-                tools=tools,
-                chunks=_chunks(raw, where),
+            _case(
+                PEERS,
+                family,
+                path,
+                raw,
+                (name, where, text),
+                options,
+                expect,
+                tools,
                 source=str(raw.get("source") or ""),
                 parser=str(raw.get("parser") or ""),
                 rule=str(raw.get("rule") or ""),

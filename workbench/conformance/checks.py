@@ -26,7 +26,7 @@ skipped, so a new kind of check in a case file can never pass silently.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workbench.streaming.observed import Observed, ObservedCall, show
@@ -157,12 +157,13 @@ def check_peer(expect: Mapping[str, Any], got: Observed) -> list[str]:
     for key in ("content", "content_or_empty"):
         if key in expect and (expect[key] or "") != content:
             diffs.append(f"{key}: expected {show(expect[key] or '')}, got {show(content)}")
-    for needle in expect.get("content_contains", ()):
-        if needle not in content:
-            diffs.append(f"content_contains: {show(needle)} not in content {show(content)}")
-    for needle in expect.get("content_excludes", ()):
-        if needle in content:
-            diffs.append(f"content_excludes: {show(needle)} found in content {show(content)}")
+    diffs += _inclusion(
+        expect,
+        "content",
+        content.__contains__,
+        lambda needle: f"{show(needle)} not in content {show(content)}",
+        lambda needle: f"{show(needle)} found in content {show(content)}",
+    )
     start = expect.get("content_startswith")
     if start is not None and not content.startswith(start):
         diffs.append(f"content_startswith: content {show(content)} does not start with {show(start)}")
@@ -193,12 +194,13 @@ def check_peer(expect: Mapping[str, Any], got: Observed) -> list[str]:
     if "is_reasoning_end" in expect and got.reasoning_ended is not expect["is_reasoning_end"]:
         diffs.append(f"is_reasoning_end: expected {expect['is_reasoning_end']}, got {got.reasoning_ended}")
     codes = set(got.diagnostics)
-    for code in expect.get("diagnostics_contains", ()):
-        if code not in codes:
-            diffs.append(f"diagnostics_contains: {code} not among {show(sorted(codes))}")
-    for code in expect.get("diagnostics_excludes", ()):
-        if code in codes:
-            diffs.append(f"diagnostics_excludes: {code} was reported")
+    diffs += _inclusion(
+        expect,
+        "diagnostics",
+        codes.__contains__,
+        lambda code: f"{code} not among {show(sorted(codes))}",
+        lambda code: f"{code} was reported",
+    )
     # ``no_crash`` holds by construction once we have an Observed: a raised exception never gets here.
     return diffs
 
@@ -237,4 +239,19 @@ def peer_calls_differences(
             diffs.append(
                 f"{where}.arguments_text_not_endswith: {show(have.arguments)} ends with {show(suffix)}"
             )
+    return diffs
+
+
+def _inclusion(
+    expect: Mapping[str, Any],
+    field: str,
+    has: Callable[[str], bool],
+    missing: Callable[[str], str],
+    found: Callable[[str], str],
+) -> list[str]:
+    """The ``FIELD_contains`` / ``FIELD_excludes`` expectations: every needle listed must (must not) be in
+    what was observed; ``missing`` / ``found`` say how one failed.  Content and diagnostics are held to
+    them alike, so the rule is written once."""
+    diffs = [f"{field}_contains: {missing(n)}" for n in expect.get(f"{field}_contains", ()) if not has(n)]
+    diffs += [f"{field}_excludes: {found(n)}" for n in expect.get(f"{field}_excludes", ()) if has(n)]
     return diffs

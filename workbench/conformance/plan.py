@@ -45,6 +45,7 @@ from typing import Any
 
 from workbench import engines
 from workbench.conformance.cases import LLAMACPP, Case, CaseFileError
+from workbench.runtime.parsing.options import RequestSwitches
 
 FINAL = "final"
 PARTIAL = "partial"
@@ -57,15 +58,9 @@ TOOL_PARSER_READS_REASONING = frozenset({"gpt_oss"})
 
 
 @dataclass(frozen=True)
-class Plan:
-    """How one case is parsed and judged."""
+class Plan(RequestSwitches):
+    """How one case is parsed (the request's switches, and the engine profile) and judged."""
 
-    enable_thinking: bool = True
-    thinking_opened: bool | None = None
-    extract_reasoning: bool = True
-    parallel_tool_calls: bool = True
-    parse_tools: bool = True
-    exclusive_tool_calls: bool = False
     profile: str = "workbench"  # the engine whose parsing policies apply (engines.policies)
     profile_streaming: bool = False  # the engine's streaming code path (peer ``mode: streaming``)
     point: str = FINAL  # FINAL: judge finish(); PARTIAL: judge the deltas received, no finish
@@ -76,14 +71,7 @@ class Plan:
     def parse_options(self) -> dict[str, Any]:
         """The request switches for ``workbench.runtime.parsing.ParseOptions`` (the profile supplies the
         policies)."""
-        return {
-            "enable_thinking": self.enable_thinking,
-            "thinking_opened": self.thinking_opened,
-            "extract_reasoning": self.extract_reasoning,
-            "parallel_tool_calls": self.parallel_tool_calls,
-            "parse_tools": self.parse_tools,
-            "exclusive_tool_calls": self.exclusive_tool_calls,
-        }
+        return self.switches()
 
 
 def plan_for(case: Case) -> Plan:

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from workbench.proofs import CaseProof, open_tokenizer
 from workbench.validate import FAIL, PASS, UNSUPPORTED, ValidationReport
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -70,3 +72,17 @@ def load_hf_tokenizer(path: str | Path | None) -> tuple[Any, str]:
     from workbench.generation.tiny import build_fallback_tokenizer
 
     return build_fallback_tokenizer(), "built-byte-level-bpe"
+
+
+def cached_tokenizer(cache: dict[str, T], path: str | Path | None, build: Callable[[Any, str, int], T]) -> T:
+    """The matcher library's view of the tokenizer at ``path`` (see :func:`load_hf_tokenizer`), built once.
+
+    Both grammar targets cache their view per path (building one over a 150k vocabulary takes seconds) and
+    need the vocabulary size counted the same way (added tokens may lie beyond ``len(tokenizer)``); only
+    ``build(tokenizer, name, vocab_size)`` differs.
+    """
+    key = str(path) if path is not None else "<built>"
+    if key not in cache:
+        tokenizer, name = load_hf_tokenizer(path)
+        cache[key] = build(tokenizer, name, max(len(tokenizer), max(tokenizer.get_vocab().values()) + 1))
+    return cache[key]

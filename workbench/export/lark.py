@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.export.grammar_proof import Feed, check_tokens, load_hf_tokenizer, prove_cases
+from workbench.export.grammar_proof import Feed, cached_tokenizer, check_tokens, prove_cases
 from workbench.export.lark_ast import (
     EPS,
     Alt,
@@ -458,26 +458,20 @@ def load_lark_tokenizer(path: str | Path | None = None) -> LarkTokenizer:
 
     from workbench.generation.tiny import qwen3_tokenizer_path
 
-    if path is None:
-        path = qwen3_tokenizer_path()
-    key = str(path) if path is not None else "<built>"
-    if key in _LOADED:
-        return _LOADED[key]
-    tokenizer, name = load_hf_tokenizer(path)
-    n_vocab = max(len(tokenizer), max(tokenizer.get_vocab().values()) + 1)
-    try:
-        ll = llguidance.hf.from_tokenizer(tokenizer, n_vocab=n_vocab)
-    except Exception as exc:
-        raise ExportError(f"llguidance cannot read the tokenizer {name}: {first_line(exc)}") from None
-    vocab = tokenizer.get_vocab()
-    specials = {t: i for t, i in vocab.items() if i < ll.vocab_size and ll.is_special_token(i)}
-    decoder = getattr(tokenizer, "added_tokens_decoder", {}) or {}
-    text_ids = tuple(sorted(i for i, t in decoder.items() if not t.special and i in specials.values()))
-    eos = set(getattr(ll, "eos_tokens", None) or [ll.eos_token])
-    free_ids = tuple(sorted(i for i in specials.values() if i not in eos))
-    out = LarkTokenizer(name, tokenizer, ll, specials, text_ids, free_ids)
-    _LOADED[key] = out
-    return out
+    def build(tokenizer: Any, name: str, n_vocab: int) -> LarkTokenizer:
+        try:
+            ll = llguidance.hf.from_tokenizer(tokenizer, n_vocab=n_vocab)
+        except Exception as exc:
+            raise ExportError(f"llguidance cannot read the tokenizer {name}: {first_line(exc)}") from None
+        vocab = tokenizer.get_vocab()
+        specials = {t: i for t, i in vocab.items() if i < ll.vocab_size and ll.is_special_token(i)}
+        decoder = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+        text_ids = tuple(sorted(i for i, t in decoder.items() if not t.special and i in specials.values()))
+        eos = set(getattr(ll, "eos_tokens", None) or [ll.eos_token])
+        free_ids = tuple(sorted(i for i in specials.values() if i not in eos))
+        return LarkTokenizer(name, tokenizer, ll, specials, text_ids, free_ids)
+
+    return cached_tokenizer(_LOADED, qwen3_tokenizer_path() if path is None else path, build)
 
 
 def lark_options(tok: LarkTokenizer) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.export.grammar_proof import Feed, check_tokens, load_hf_tokenizer, prove_cases
+from workbench.export.grammar_proof import Feed, cached_tokenizer, check_tokens, prove_cases
 from workbench.generation.tiny import qwen3_tokenizer_path
 from workbench.paths import shared_dir
 from workbench.proofs import ExportError, Proof, Unsupported, first_line
@@ -79,18 +79,14 @@ def load_grammar_tokenizer(path: str | Path | None = None, *, use_shared: bool =
     """
     import xgrammar as xgr
 
+    def build(tokenizer: Any, name: str, vocab_size: int) -> GrammarTokenizer:
+        stop = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
+        info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size, stop_token_ids=[stop])
+        return GrammarTokenizer(name, tokenizer, info, xgr.GrammarCompiler(info))
+
     if path is None and use_shared:
         path = qwen3_tokenizer_path()
-    key = str(path) if path is not None else "<built>"
-    if key in _TOKENIZERS:
-        return _TOKENIZERS[key]
-    tokenizer, name = load_hf_tokenizer(path)
-    vocab_size = max(len(tokenizer), max(tokenizer.get_vocab().values()) + 1)
-    stop = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
-    info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size, stop_token_ids=[stop])
-    out = GrammarTokenizer(name, tokenizer, info, xgr.GrammarCompiler(info))
-    _TOKENIZERS[key] = out
-    return out
+    return cached_tokenizer(_TOKENIZERS, path, build)
 
 
 def check_accepted(compiled: Any, tok: GrammarTokenizer, text: str, end_markers: Sequence[str]) -> str:

@@ -450,24 +450,45 @@ class WorkbenchApp(Guarded, App[None]):
     # ------------------------------------------------------------------ analysis
     def action_analyze(self) -> None:
         """Re-analyze; asks first when that would discard hand edits of the spec no export has saved."""
-        if not self.workspace.spec_unsaved:
-            self._analyze()
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._analyze()
-            else:
-                self.notify("kept the edited spec (export it with s on Export to keep it)", title="Analyze")
-
-        self.push_screen(
-            ConfirmScreen(
+        self.confirm_first(
+            self.workspace.spec_unsaved,
+            self._analyze,
+            partial(
+                ConfirmScreen,
                 "Re-analyze and discard the spec edits?",
                 "The spec has hand edits no export has written; a new analysis replaces the spec.",
                 yes="Discard and analyze",
             ),
-            answered,
+            "kept the edited spec (export it with s on Export to keep it)",
+            "Analyze",
         )
+
+    def confirm_first(
+        self,
+        ask_first: bool,
+        proceed: Callable[[], None],
+        ask: Callable[[], ConfirmScreen],
+        declined: str,
+        title: str,
+    ) -> None:
+        """Run ``proceed`` now, or, when ``ask_first`` (it would discard hand edits of the spec no export has
+        saved, or overwrite a file), once the person says yes on the dialog ``ask`` makes; ``declined`` is
+        the note when they say no.
+
+        Every action that would lose work asks this one way (no is the default), so nothing is lost
+        without a yes.
+        """
+        if not ask_first:
+            proceed()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                proceed()
+            else:
+                self.notify(declined, title=title)
+
+        self.push_screen(ask(), answered)
 
     def on_request_analysis(self, message: msg.RequestAnalysis) -> None:
         self.action_analyze()
@@ -504,23 +525,17 @@ class WorkbenchApp(Guarded, App[None]):
 
     def on_spec_loaded(self, message: msg.SpecLoaded) -> None:
         """A spec file was read: use it, asking first when that would discard hand edits."""
-        if not self.workspace.spec_unsaved:
-            self.install_spec(message.spec, message.path)
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.install_spec(message.spec, message.path)
-            else:
-                self.notify("kept the edited spec", title="Load spec")
-
-        self.push_screen(
-            ConfirmScreen(
+        self.confirm_first(
+            self.workspace.spec_unsaved,
+            partial(self.install_spec, message.spec, message.path),
+            partial(
+                ConfirmScreen,
                 "Load the spec and discard the spec edits?",
                 "The spec has hand edits no export has written.",
                 yes="Discard and load",
             ),
-            answered,
+            "kept the edited spec",
+            "Load spec",
         )
 
     def install_spec(self, spec: FormatSpec, path: str) -> None:
@@ -755,6 +770,15 @@ class WorkbenchApp(Guarded, App[None]):
             )
         return driver
 
+    def _live(self, can: Callable[[Driver], bool], refusal: str, title: str) -> bool:
+        """True when there is a driver and it ``can`` do what needs a live model (force a token, ask the
+        grammar); else False, having said why (``refusal``): a recorded session replays, it cannot branch."""
+        driver = self._require_driver()
+        if driver is not None and not can(driver):
+            self.notify(refusal, title=title, severity="warning")
+            return False
+        return driver is not None
+
     def _control(self, op: Control, arg: Any = None) -> None:
         self._start_worker(
             partial(self.engine.control, op, arg), group="engine-control", detail=op, exclusive=False
@@ -787,15 +811,11 @@ class WorkbenchApp(Guarded, App[None]):
             self._control("constraint", not self.workspace.constrained)
 
     def action_force(self) -> None:
-        driver = self._require_driver()
-        if driver is None:
-            return
-        if not driver.can_force:
-            self.notify(
-                "a recorded session cannot be forced: load a model to generate live",
-                title="Force",
-                severity="warning",
-            )
+        if not self._live(
+            lambda d: d.can_force,
+            "a recorded session cannot be forced: load a model to generate live",
+            "Force",
+        ):
             return
         last = self.workspace.steps.get(len(self.workspace.steps) - 1)
         self.engine.pause.set()
@@ -808,29 +828,21 @@ class WorkbenchApp(Guarded, App[None]):
 
     def action_jump_forward(self) -> None:
         """Force the grammar's jump-forward string (the text it allows and nothing else)."""
-        driver = self._require_driver()
-        if driver is None:
-            return
-        if not driver.can_ask:
-            self.notify(
-                "a recorded session has no grammar matcher: load a model to generate live",
-                title="Jump forward",
-                severity="warning",
-            )
+        if not self._live(
+            lambda d: d.can_ask,
+            "a recorded session has no grammar matcher: load a model to generate live",
+            "Jump forward",
+        ):
             return
         self.engine.pause.set()
         self._control("jump")
 
     def _ask_modal(self, op: Control, title: str, hint: str, value: str = "") -> None:
-        driver = self._require_driver()
-        if driver is None:
-            return
-        if not driver.can_ask:
-            self.notify(
-                "a recorded session has no grammar matcher: load a model to ask the grammar",
-                title=title,
-                severity="warning",
-            )
+        if not self._live(
+            lambda d: d.can_ask,
+            "a recorded session has no grammar matcher: load a model to ask the grammar",
+            title,
+        ):
             return
 
         step = self.shown_step() if op == "why" else self.scrubbed_step()

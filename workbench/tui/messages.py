@@ -148,12 +148,17 @@ class ModelFailed(Message):
     error: str
 
 
-@dataclass
-class ModelProgress(Message):
-    text: str
+class Latest(Message):
+    """A message only the newest of which matters (progress, a count): a newer one waiting in the queue
+    replaces it (textual's ``can_replace``), so a burst of them costs one update, not one each."""
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, ModelProgress)
+        return isinstance(message, type(self))
+
+
+@dataclass
+class ModelProgress(Latest):
+    text: str
 
 
 @dataclass
@@ -163,14 +168,11 @@ class SessionLoaded(Message):
 
 
 @dataclass
-class StepsAdvanced(Message):
+class StepsAdvanced(Latest):
     """The step log changed (new steps, or a rewind); views read the log to catch up."""
 
     total: int
     epoch: int
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, StepsAdvanced)
 
 
 @dataclass

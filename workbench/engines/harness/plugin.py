@@ -191,6 +191,12 @@ def run_vllm_package(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
 EXTRA_REQUIRED = "wb_required_extra"
 
 
+def _tool_cases(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The job's cases that offer tools: a structural tag constrains tool calls, so only they are checked
+    (vLLM's and SGLang's tag checks alike)."""
+    return [case for case in job["cases"] if case["tools"]]
+
+
 def _grammar_compiler(tokenizer: Any) -> Any:
     import xgrammar as xgr
 
@@ -302,9 +308,7 @@ def run_vllm_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     ends = job["vllm"].get("ends", [])
     deltas = Deltas(tokenizer)
     results = []
-    for case in job["cases"]:
-        if not case["tools"]:
-            continue
+    for case in _tool_cases(job):
         ids = deltas.encode(case["output"])
         prompt_ids = deltas.encode(case["prefix"])
         after = _constrained_ids(reasoner_cls(tokenizer), prompt_ids, ids)
@@ -445,9 +449,7 @@ def run_sglang_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
     ends = job["sglang"].get("ends", [])
     deltas = Deltas(tokenizer)
     results = []
-    for case in job["cases"]:
-        if not case["tools"]:
-            continue
+    for case in _tool_cases(job):
         output = case["output"]
         # The grammar waits for the end marker only while reasoning is open: the prompt left a block open
         # (SGLang's force_reasoning), or the output opens one.

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 from typing import Any, Literal, Union
 
@@ -27,52 +27,67 @@ class GrammarError(WorkbenchError, ValueError):
     """A grammar cannot be built from this spec, these tools or this tool choice; the message says why."""
 
 
+class _Format:
+    """What every element shares: its serialisation to xgrammar's structural-tag JSON, written once.
+
+    ``type`` comes first, then the fields in declaration order; a nested element becomes its dict and a
+    tuple a list; a field left at its default (``any_text``'s optional limits) is omitted, since xgrammar
+    reads a missing key as that default.  Nine hand-written ``to_dict`` bodies said the same thing.
+    """
+
+    type: str
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.name != "type" and not (f.default is not MISSING and value == f.default):
+                out[f.name] = _plain(value)
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _Format):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
-class ConstStringFormat:
+class ConstStringFormat(_Format):
     """Exactly ``value``."""
 
     value: str
     type: Literal["const_string"] = field(default="const_string", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "value": self.value}
-
 
 @dataclass(frozen=True)
-class SequenceFormat:
+class SequenceFormat(_Format):
     """The elements one after the other."""
 
     elements: tuple[Element, ...]
     type: Literal["sequence"] = field(default="sequence", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "elements": [e.to_dict() for e in self.elements]}
-
 
 @dataclass(frozen=True)
-class OrFormat:
+class OrFormat(_Format):
     """Any one of the elements."""
 
     elements: tuple[Element, ...]
     type: Literal["or"] = field(default="or", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "elements": [e.to_dict() for e in self.elements]}
-
 
 @dataclass(frozen=True)
-class OptionalFormat:
+class OptionalFormat(_Format):
     """``content`` or nothing."""
 
     content: Element
     type: Literal["optional"] = field(default="optional", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "content": self.content.to_dict()}
-
 
 @dataclass(frozen=True)
-class RepeatFormat:
+class RepeatFormat(_Format):
     """``content`` between ``min`` and ``max`` times (``max=-1``: unbounded)."""
 
     min: int
@@ -80,29 +95,18 @@ class RepeatFormat:
     content: Element
     type: Literal["repeat"] = field(default="repeat", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "min": self.min, "max": self.max, "content": self.content.to_dict()}
-
 
 @dataclass(frozen=True)
-class AnyTextFormat:
+class AnyTextFormat(_Format):
     """Free text that never contains one of ``excludes`` (and at most ``max_chars`` characters)."""
 
     excludes: tuple[str, ...] = ()
     max_chars: int | None = None
     type: Literal["any_text"] = field(default="any_text", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type}
-        if self.excludes:
-            out["excludes"] = list(self.excludes)
-        if self.max_chars is not None:
-            out["max_chars"] = self.max_chars
-        return out
-
 
 @dataclass(frozen=True)
-class TagFormat:
+class TagFormat(_Format):
     """``begin content end``: xgrammar ends free ``any_text`` content at ``end``."""
 
     begin: str
@@ -110,30 +114,21 @@ class TagFormat:
     end: str
     type: Literal["tag"] = field(default="tag", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "begin": self.begin, "content": self.content.to_dict(), "end": self.end}
-
 
 @dataclass(frozen=True)
-class GrammarFormat:
+class GrammarFormat(_Format):
     """An EBNF grammar (xgrammar's dialect, ``root`` rule)."""
 
     grammar: str
     type: Literal["grammar"] = field(default="grammar", init=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "grammar": self.grammar}
-
 
 @dataclass(frozen=True)
-class RegexFormat:
+class RegexFormat(_Format):
     """Text matching ``pattern`` (xgrammar's regex dialect)."""
 
     pattern: str
     type: Literal["regex"] = field(default="regex", init=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "pattern": self.pattern}
 
 
 #: Any structural-tag element (discriminated by its ``type``).

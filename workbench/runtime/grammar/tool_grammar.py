@@ -134,6 +134,11 @@ class ToolGrammar:
             schema, any_whitespace=self.any_whitespace, what=what, max_whitespace=self.max_whitespace
         )
 
+    def json_value(self, schema: Any, what: str) -> Element:
+        """A JSON value of ``schema`` as a grammar element (:meth:`schema_ebnf` embedded): the one way
+        every format grammar writes JSON arguments or a JSON-typed parameter."""
+        return ebnf(self.schema_ebnf(schema, what))
+
     def python_canonical(self, tool_name: str, key: str, schema: Any) -> Element:
         """A value as :func:`~workbench.runtime.values.write_python` writes a Python literal, held to the
         schema: ``True``/``False``, ``None``, JSON for the rest (valid Python)."""
@@ -145,8 +150,7 @@ class ToolGrammar:
             return const("None")
         if isinstance(schema, dict) and "enum" in schema:
             return one_of(*(const(write_python(v)) for v in schema["enum"]))
-        what = f"tool {tool_name!r} parameter {key!r}"
-        return ebnf(self.schema_ebnf(schema, what))
+        return self.json_value(schema, f"tool {tool_name!r} parameter {key!r}")
 
     # ----------------------------------------------------------------------------- assembly
     def call(self, tool: Tool) -> Element:

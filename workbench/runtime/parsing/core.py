@@ -80,6 +80,7 @@ class Machine:
         # output is to become content (``unclosed_calls="content"``); ``_recorded`` is its length.
         self._record: list[str] | None = None
         self._recorded = 0
+        self._warned: set[tuple[str, str]] = set()  # see warn_once
         self._gen = self.run()
         self.done = False
 
@@ -214,6 +215,28 @@ class Machine:
             return m, m.start()
         return None, (len(self.buf) if self.final else markers.safe_end(self.buf, start))
 
+    def boundary_scan(
+        self, markers: Callable[[], MarkerSet], boundary: bool, held: int = 0
+    ) -> Gen[tuple[re.Match[str] | None, int, int]]:
+        """The next marker, with the whitespace after a boundary held back until something decides it.
+
+        Whitespace right after a boundary (the start, a message's or a tool section's end) is separation
+        when a marker or the end of the output follows it, and text otherwise; so while only whitespace
+        has come it is not released (the wait keeps it, ``held`` characters are not searched again).
+        Returns ``(m, limit, lead)`` as :meth:`scan` does plus ``lead``: the whitespace before ``m`` when
+        only whitespace precedes it (``m`` None: the output ended with it, the caller releases it), or -1
+        when text comes first (the caller releases the text up to ``limit``).  The turn machine and the
+        Harmony parser read their top level this way.
+        """
+        while True:
+            m, limit = self.scan(markers(), held)
+            if not boundary or WS_RX.match(self.buf, self.pos + held).end() < limit:  # type: ignore[union-attr]
+                return m, limit, -1
+            if m is not None or self.final:
+                return m, limit, limit - self.pos
+            held = limit - self.pos
+            yield from self.wait()
+
     def ws(self, kind: str = "marker", index: int | None = None) -> Gen[str]:
         """Consume whitespace (emitted as ``kind``) up to the next non-space character or the end."""
         taken: list[str] = []
@@ -268,6 +291,42 @@ class Machine:
             self.offset(),
         )
 
+    def record(self, kind: str, text: str) -> None:
+        """Released text that is part of the message: the content or the reasoning, by its event kind.
+
+        Parsers that read a body as one kind or another (Harmony's channels, a layout's messages) record it
+        through this; markers and a call's own arguments are recorded where they are read.
+        """
+        if not text:
+            return
+        if kind == "content":
+            self.out.add_content(text)
+        elif kind == "reasoning":
+            self.out.add_reasoning(text)
+
+    def warn_once(self, code: str, message: str) -> None:
+        """Diagnose ``code`` with ``message`` the first time only.
+
+        A policy that leaves text out (text after the calls, text outside any message) applies to every
+        piece of that text, chunk after chunk; one diagnostic says so.  The parsers kept a flag per warning.
+        """
+        if (code, message) not in self._warned:
+            self._warned.add((code, message))
+            self.out.diagnose(code, message, self.offset())
+
+    def drop_text(self, n: int, code: str, message: str) -> None:
+        """Release ``n`` characters as markers (text a policy leaves out), diagnosing the first that is not
+        blank (see :meth:`warn_once`)."""
+        if self.emit("marker", n).strip():
+            self.warn_once(code, message)
+
+    def truncated(self, what: str) -> None:
+        """E-STREAM-TRUNCATED: the output ended inside ``what`` ("tool call 2", "a literal block").
+
+        Every parser reports a stream cut short with this one code and wording, so it is written once.
+        """
+        self.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside {what}", self.offset())
+
     def stream_json(
         self, call: CallLog | None, terminators: MarkerSet
     ) -> Gen[tuple[str, JsonValueScanner, str]]:
@@ -296,6 +355,42 @@ class Machine:
                 continue
             return status, scanner, "".join(raw)
 
+    def typed_json_body(
+        self, call: CallLog | None, terminators: MarkerSet, declared: str
+    ) -> Gen[tuple[bool, str]]:
+        """A call body that may be JSON: streamed as the arguments when it opens like a JSON value.
+
+        Headed formats (Harmony's ``<|constrain|>json``, a learned layout's type word) may declare the body's
+        type; ``declared`` names that declaration for the diagnostics ("" when the header declares none), and
+        a declared body that is not (valid) JSON is ``E-BODY-CONSTRAINT-VIOLATION``.  Both the Harmony parser
+        and :class:`~workbench.runtime.parsing.layout.LayoutMachine` read call bodies this way, so it lives
+        once here.  Returns (the body was JSON, the stream status; "" when it was not JSON): a body that is
+        not JSON is left unread for the caller, which takes it as raw text.
+        """
+        yield from self.ws(index=call.index if call is not None else None)
+        is_json = yield from self.lookahead(lambda lk: lk.peek("{") or lk.peek("["))
+        if is_json is None or not is_json[1]:
+            if declared and call is not None:
+                self.out.diagnose(
+                    "E-BODY-CONSTRAINT-VIOLATION",
+                    f"the body of tool call {call.index} is not JSON {declared}".rstrip(),
+                    self.offset(),
+                    "error",
+                )
+            return False, ""
+        status, scanner, raw = yield from self.stream_json(call, terminators)
+        if call is not None:
+            ok, _ = loads_or_none(raw)
+            if status != MORE and not ok and declared:
+                self.out.diagnose(
+                    "E-BODY-CONSTRAINT-VIOLATION",
+                    f"the body of tool call {call.index} is not valid JSON {declared}",
+                    self.offset(),
+                    "error",
+                )
+            self.close_json_call(call, status, scanner, raw)
+        return True, status
+
     def close_json_call(
         self, call: CallLog | None, status: str, scanner: JsonValueScanner, raw: str, *, closes: bool = True
     ) -> None:
@@ -311,11 +406,7 @@ class Machine:
         if call is None:
             return
         if status == MORE:
-            self.out.diagnose(
-                "E-STREAM-TRUNCATED",
-                f"the output ended inside the arguments of tool call {call.index}",
-                self.offset(),
-            )
+            self.truncated(f"the arguments of tool call {call.index}")
             return
         if status == BAD or not raw.strip():
             if raw.strip():

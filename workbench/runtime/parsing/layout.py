@@ -32,16 +32,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.runtime.chat import Tool
 from workbench.runtime.parsing.builder import CallLog
 from workbench.runtime.parsing.core import MORE, Gen
 from workbench.runtime.parsing.lookahead import NAME_RX, Fail, Look
 from workbench.runtime.parsing.markers import MarkerSet, core_of, marker_set
-from workbench.runtime.parsing.options import ParseOptions
-from workbench.runtime.parsing.partial_json import loads_or_none
-from workbench.runtime.parsing.tools_base import ToolParser
 from workbench.runtime.parsing.turn import END, MSG, TurnMachine
-from workbench.runtime.spec import FormatSpec, pattern_literal
+from workbench.runtime.spec import pattern_literal
 
 #: The longest header read as a set of attributes.
 HEADER_LIMIT = 256
@@ -83,14 +79,9 @@ def _channel_word(header: str, channel: str) -> str:
 class LayoutMachine(TurnMachine):
     """Reads a turn laid out as ``spec.layout`` says; see the module docstring."""
 
-    def __init__(
-        self,
-        spec: FormatSpec,
-        tools: Sequence[Tool] | None,
-        options: ParseOptions,
-        format_cls: type[ToolParser] | None,
-    ) -> None:
-        super().__init__(spec, tools, options, format_cls)
+    def setup(self) -> None:
+        """The layout's markers on top of the turn's (run at the end of ``TurnMachine.__init__``)."""
+        spec, options = self.spec, self.options
         lay = spec.layout
         self.layout = lay
         self.headed = lay.headed
@@ -136,7 +127,6 @@ class LayoutMachine(TurnMachine):
         # Text after a message's end belongs to no message when answers are messages of their own.
         self.outside_is_text = not any(k.kind == "content" for k in self.kinds)
         self._outside = False
-        self._warned_outside = False
         if self.headed and (self.opened or options.start_stage in ("content", "answer")):
             # The prompt left the output inside a message's body: no header is to be read first, so the
             # header text the prompt wrote for the first message is not read in front of the output.
@@ -216,14 +206,11 @@ class LayoutMachine(TurnMachine):
         if not (self._outside and not self.outside_is_text):
             super().emit_content(n)
             return
-        text = self.emit("marker", n)
-        if text.strip() and not self._warned_outside:
-            self._warned_outside = True
-            self.out.diagnose(
-                "E-PARSE-HEADER",
-                "text after the end of a message, before the next header: not part of any message",
-                self.offset(),
-            )
+        self.drop_text(
+            n,
+            "E-PARSE-HEADER",
+            "text after the end of a message, before the next header: not part of any message",
+        )
 
     # ------------------------------------------------------------------------------------------ messages
     def message(self, lead: int) -> Gen[bool]:
@@ -294,33 +281,15 @@ class LayoutMachine(TurnMachine):
 
     def call_body(self, call: CallLog | None, typed: bool) -> Gen[None]:
         """A call message's body: JSON arguments, or the text as it is; then the call's end."""
-        index = call.index if call is not None else None
         ends = [*self.call_ends, *self.all_ends]
-        yield from self.ws(index=index)
-        is_json = yield from self.lookahead(lambda lk: lk.peek("{") or lk.peek("["))
-        if is_json is not None and is_json[1]:
-            status, scanner, raw = yield from self.stream_json(call, marker_set([*ends, *self.end_cores]))
-            if call is not None:
-                ok, _ = loads_or_none(raw)
-                if status != MORE and not ok and typed and self.type_word:
-                    self.out.diagnose(
-                        "E-BODY-CONSTRAINT-VIOLATION",
-                        f"the body of tool call {call.index} is not valid JSON although its header says so",
-                        self.offset(),
-                        "error",
-                    )
-                self.close_json_call(call, status, scanner, raw)
-            if status == MORE:
-                return
-            yield from self.raw_body(None, ends)
+        declared = "although its header says so" if typed and self.type_word else ""
+        is_json, status = yield from self.typed_json_body(
+            call, marker_set([*ends, *self.end_cores]), declared
+        )
+        if is_json:
+            if status != MORE:
+                yield from self.raw_body(None, ends)
             return
-        if call is not None and typed and self.type_word:
-            self.out.diagnose(
-                "E-BODY-CONSTRAINT-VIOLATION",
-                f"the body of tool call {call.index} is not JSON although its header says so",
-                self.offset(),
-                "error",
-            )
         yield from self.raw_body(call, ends)
 
     def raw_body(self, call: CallLog | None, ends: Sequence[str]) -> Gen[None]:
@@ -336,11 +305,7 @@ class LayoutMachine(TurnMachine):
             if m is None:
                 if self.final:
                     if call is not None:
-                        self.out.diagnose(
-                            "E-STREAM-TRUNCATED",
-                            f"the output ended inside tool call {call.index}",
-                            self.offset(),
-                        )
+                        self.truncated(f"tool call {call.index}")
                     return
                 yield from self.wait()
                 continue
@@ -441,13 +406,7 @@ class LayoutMachine(TurnMachine):
     def _foreign(self, look: Look) -> MessageHeader:
         """Another role's message header: from ``roles`` to the closer (or the end of the line)."""
         end = self.closer or "\n"
-        k = look.buf.find(end, look.i)
-        if k < 0:
-            if len(look.buf) - look.i > HEADER_LIMIT:
-                raise Fail
-            look.need()
-        if k - look.i > HEADER_LIMIT:
-            raise Fail
+        k = look.find_within(end, HEADER_LIMIT)
         look.span("marker", k - look.i + len(end))
         return MessageHeader("foreign", look.spans, self.all_ends)
 
@@ -460,27 +419,25 @@ class LayoutMachine(TurnMachine):
         )
         while True:
             m, stop = self.scan(stops)
-            self._account(kind, self.emit(kind, stop - self.pos))
+            self.record(kind, self.emit(kind, stop - self.pos))
             if m is None:
                 if self.final:
                     if kind == "reasoning":
-                        self.out.diagnose(
-                            "E-STREAM-TRUNCATED", "the output ended inside a reasoning message", self.offset()
-                        )
+                        self.truncated("a reasoning message")
                     return
                 yield from self.wait()
                 continue
             core = m.group(0)
             if core in self.escapes:
                 self.emit("marker", len(self.escape))
-                self._account(kind, self.emit(kind, len(core) - len(self.escape)))
+                self.record(kind, self.emit(kind, len(core) - len(self.escape)))
                 continue
             if self.verbatim and core == self.verbatim[0]:
                 yield from self.verbatim_block(kind, None)
                 continue
             if core in ends or core in self.all_ends:
                 if verbatim:
-                    self._account("content", self.emit("content", len(core)))
+                    self.record("content", self.emit("content", len(core)))
                 else:
                     self.emit("marker", len(core))
                 return
@@ -490,29 +447,18 @@ class LayoutMachine(TurnMachine):
                 return
             return  # a new header ends the body
 
-    def _account(self, kind: str, text: str) -> None:
-        """A message body's text: an answer message is the answer whatever the text-after-calls policy."""
-        if not text:
-            return
-        if kind == "reasoning":
-            self.out.add_reasoning(text)
-        elif kind == "content":
-            self.out.add_content(text)
-
     def verbatim_block(self, kind: str, call: CallLog | None) -> Gen[None]:
         """A verbatim block: its opener and closer are markers, nothing between them is."""
         self.emit("marker", len(self.verbatim[0]))
         ends = marker_set([self.verbatim[1]])
         while True:
             m, stop = self.scan(ends)
-            self._account(kind, self.emit(kind, stop - self.pos))
+            self.record(kind, self.emit(kind, stop - self.pos))
             if m is not None:
                 self.emit("marker", len(self.verbatim[1]))
                 return
             if self.final:
-                self.out.diagnose(
-                    "E-STREAM-TRUNCATED", "the output ended inside a verbatim block", self.offset()
-                )
+                self.truncated("a verbatim block")
                 return
             yield from self.wait()
 

@@ -165,8 +165,9 @@ class Look:
         self.span(kind, k - self.i)
         return text
 
-    def until(self, core: str, kind: str, maxlen: int = 256) -> str:
-        """Consume text up to (not including) ``core``; fails beyond ``maxlen`` characters."""
+    def find_within(self, core: str, maxlen: int) -> int:
+        """Where ``core`` next starts, at most ``maxlen`` characters on: fails beyond, waits for more input
+        while it may still come.  The bound keeps a header that never ends from holding text back for ever."""
         k = self.buf.find(core, self.i)
         if k < 0:
             if len(self.buf) - self.i > maxlen:
@@ -174,6 +175,11 @@ class Look:
             self.need()
         if k - self.i > maxlen:
             raise Fail
+        return k
+
+    def until(self, core: str, kind: str, maxlen: int = 256) -> str:
+        """Consume text up to (not including) ``core``; fails beyond ``maxlen`` characters."""
+        k = self.find_within(core, maxlen)
         text = self.buf[self.i : k]
         self.span(kind, k - self.i)
         return text

@@ -29,8 +29,29 @@ POLICY_VALUES: dict[str, tuple[str, ...]] = {
     "value_newlines": ("strip", "markers"),
 }
 
+
 @dataclass(frozen=True)
-class ParseOptions:
+class RequestSwitches:
+    """What the request says about how to read its output (see :class:`ParseOptions` for each field).
+
+    Its own class because more than the parser carries them: a conformance plan (``conformance.plan``)
+    holds one case's switches before the engine's policies join them in a :class:`ParseOptions`.
+    """
+
+    enable_thinking: bool = True
+    thinking_opened: bool | None = None
+    parallel_tool_calls: bool = True
+    extract_reasoning: bool = True
+    parse_tools: bool = True
+    exclusive_tool_calls: bool = False
+
+    def switches(self) -> dict[str, Any]:
+        """The switches alone, as keyword arguments of :class:`ParseOptions`."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(RequestSwitches)}
+
+
+@dataclass(frozen=True)
+class ParseOptions(RequestSwitches):
     """How one model output is to be read.
 
     Request switches:
@@ -81,12 +102,6 @@ class ParseOptions:
     ``text_after_calls`` and ``space_before_calls`` do not apply to it.
     """
 
-    enable_thinking: bool = True
-    thinking_opened: bool | None = None
-    parallel_tool_calls: bool = True
-    extract_reasoning: bool = True
-    parse_tools: bool = True
-    exclusive_tool_calls: bool = False
     check_tool_names: bool = True
     untyped_values: str = "string"
     unclosed_calls: str = "keep"

@@ -29,6 +29,7 @@ from workbench.runtime.parsing.lookahead import Fail, Look, More
 from workbench.runtime.parsing.markers import core_of
 from workbench.runtime.parsing.partial_json import MORE, JsonValueScanner, loads_or_none
 from workbench.runtime.parsing.tools_base import WHOLE, ToolParser
+from workbench.runtime.spec import ToolsSpec
 
 
 @dataclass
@@ -44,9 +45,7 @@ class Header:
 class TagParser(ToolParser):
     """Base of ``tag_with_json`` and ``tag_with_tagged``; subclasses implement :meth:`body`."""
 
-    def __init__(self, machine: Any) -> None:
-        super().__init__(machine)
-        t = self.t
+    def setup(self, t: ToolsSpec) -> None:
         self.call_start, self.call_start_tail = self._split_call_start(core_of(t.call_start))
         self.name_prefix = core_of(t.name_prefix)
         self.name_suffix = core_of(t.name_suffix)

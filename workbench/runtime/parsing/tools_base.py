@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.runtime.parsing.core import Gen
 from workbench.runtime.parsing.markers import MarkerSet, core_of, marker_set
+from workbench.runtime.spec import ToolsSpec
 
 if TYPE_CHECKING:
     from workbench.runtime.parsing.turn import TurnMachine
@@ -59,6 +60,14 @@ class ToolParser:
         self.sec_end = core_of(t.section_end)
         self.call_end = core_of(t.call_end)
         self.sep = core_of(t.call_separator)
+        self.setup(t)
+
+    def setup(self, t: ToolsSpec) -> None:
+        """The format's own markers, read off the spec's tools part once the shared ones above are set.
+
+        A hook instead of a constructor in every format parser (each repeated the signature, the call up
+        and the ``t = self.t``); a parser that extends another's calls ``super().setup(t)`` first.
+        """
 
     # --------------------------------------------------------------------------- contract
     def trigger_cores(self) -> list[str]:

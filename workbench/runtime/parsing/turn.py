@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from workbench.runtime.chat import Tool
 from workbench.runtime.parsing.builder import CallLog
-from workbench.runtime.parsing.core import WS_RX, Gen, Machine
+from workbench.runtime.parsing.core import Gen, Machine
 from workbench.runtime.parsing.lookahead import Look
 from workbench.runtime.parsing.markers import Marker, MarkerSet, core_of, marker_set
 from workbench.runtime.parsing.options import ParseOptions
@@ -99,9 +99,15 @@ class TurnMachine(Machine):
         self.tools_blocked = False  # the RFC's exclusive policy tripped
         self._sets: dict[bool, MarkerSet] = {}
         self._after_end = False
-        self._warned_after_end = False
         self._called = False  # a tool section produced a call (text_after_calls)
-        self._warned_dropped = False
+        self.setup()
+
+    def setup(self) -> None:
+        """A hook for a machine that reads more than the turn (a learned layout's messages).
+
+        It runs once the turn's markers are known, so a subclass adjusts them here instead of repeating
+        the constructor's signature; the plain turn needs nothing more.
+        """
 
     # ------------------------------------------------------------------------------------------ helpers
     @property
@@ -120,20 +126,12 @@ class TurnMachine(Machine):
 
     def emit_content(self, n: int) -> None:
         if self._called and self.options.text_after_calls == "drop":
-            text = self.emit("marker", n)
-            if text.strip() and not self._warned_dropped:
-                self._warned_dropped = True
-                self.out.diagnose(
-                    "W-TEXT-DROPPED",
-                    "text after the tool calls left out (text_after_calls=drop)",
-                    self.offset(),
-                )
+            self.drop_text(n, "W-TEXT-DROPPED", "text after the tool calls left out (text_after_calls=drop)")
             return
         text = self.emit("content", n)
         self.out.add_content(text)
-        if self._after_end and text.strip() and not self._warned_after_end:
-            self._warned_after_end = True
-            self.out.diagnose("W-TEXT-AFTER-END", "text after the end-of-turn marker", self.offset())
+        if self._after_end and text.strip():
+            self.warn_once("W-TEXT-AFTER-END", "text after the end-of-turn marker")
         if (
             self.options.exclusive_tool_calls
             and text.strip()
@@ -219,11 +217,7 @@ class TurnMachine(Machine):
             self.out.add_reasoning(self.emit("reasoning", stop - self.pos))
             if m is None:
                 if self.final:
-                    self.out.diagnose(
-                        "E-STREAM-TRUNCATED",
-                        "the output ended inside reasoning (no end-of-reasoning marker)",
-                        self.offset(),
-                    )
+                    self.truncated("reasoning (no end-of-reasoning marker)")
                     return
                 yield from self.wait()
                 continue
@@ -247,24 +241,16 @@ class TurnMachine(Machine):
         strip = space == "strip" or (space == "strip_json" and self.spec.tools.format == "json_native")
         held = 0  # whitespace already held back after pos (kept across waits: pos does not move then)
         while True:
-            markers = self.content_markers()
-            m, limit = self.scan(markers, held)
-            lead = 0
-            if boundary and WS_RX.match(self.buf, self.pos + held).end() >= limit:  # type: ignore[union-attr]
-                if m is None:
-                    if self.final:  # whitespace that nothing follows only separated (or ends content)
-                        if soft:
-                            self.emit_content(limit - self.pos)
-                        else:
-                            self.emit("marker", limit - self.pos)
-                        return
-                    held = limit - self.pos
-                    yield from self.wait()
-                    continue
-                lead = limit - self.pos
-                held = 0
-            else:
-                held = 0
+            m, limit, lead = yield from self.boundary_scan(self.content_markers, boundary, held)
+            held = 0
+            if lead >= 0 and m is None:  # whitespace that nothing follows only separated (or ends content)
+                if soft:
+                    self.emit_content(lead)
+                else:
+                    self.emit("marker", lead)
+                return
+            if lead < 0:
+                lead = 0
                 boundary = soft = False
                 n = limit - self.pos
                 keep = n
@@ -285,6 +271,7 @@ class TurnMachine(Machine):
                         return
                     yield from self.wait()
                     continue
+            assert m is not None  # every path without a marker returned or waited above
             core = m.group(0)
             kind = self.kind_of.get(core)
             if kind == MSG:

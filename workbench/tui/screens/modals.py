@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -149,31 +149,58 @@ class EditFieldScreen(Guarded, ModalScreen[FormatSpec | None]):
         self.action_submit()
 
 
-class ForceTokenScreen(Guarded, ModalScreen[str | None]):
-    """Ask for the token to force: an id, or text that is one token.  The last step's candidates are listed
-    as a reminder of what the model wanted and what the mask allowed."""
+T = TypeVar("T")
+
+
+class InputDialog(Guarded, ModalScreen[T]):
+    """A dialog that asks for a line or two of input: a bold title, a hint, the inputs, and a line saying
+    what the keys do; escape cancels (None).
+
+    Forcing a token, asking the grammar and typing a tool result are such dialogs: one frame, so they look
+    and close alike.  Subclasses give the :meth:`hint` and the :meth:`inputs`.
+    """
 
     DEFAULT_CSS = """
-    ForceTokenScreen { align: center middle; }
-    ForceTokenScreen > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent;
-                                  background: $surface; padding: 0 1; }
+    InputDialog { align: center middle; }
+    InputDialog > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent;
+                             background: $surface; padding: 0 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, last: Step | None) -> None:
+    def __init__(self, title: str, keys: str) -> None:
         super().__init__()
-        self.last = last
+        self.title_text = title
+        self.keys_line = keys
+
+    def hint(self) -> str | Text:
+        raise NotImplementedError
+
+    def inputs(self) -> ComposeResult:
+        raise NotImplementedError
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text("Force the next token", style="bold"))
-            yield Static(self._hint(), classes="hint")
-            yield Input(placeholder="token id (e.g. 151657) or the token's text", id="force-value")
-            yield Static(
-                "enter forces · escape cancels · a masked token is refused with the reason", classes="hint"
-            )
+            yield Label(Text(self.title_text, style="bold"))
+            yield Static(self.hint(), classes="hint")
+            yield from self.inputs()
+            yield Static(self.keys_line, classes="hint")
 
-    def _hint(self) -> Text:
+
+class ForceTokenScreen(InputDialog[str | None]):
+    """Ask for the token to force: an id, or text that is one token.  The last step's candidates are listed
+    as a reminder of what the model wanted and what the mask allowed."""
+
+    def __init__(self, last: Step | None) -> None:
+        super().__init__(
+            "Force the next token",
+            "enter forces · escape cancels · a masked token is refused with the reason",
+        )
+        self.last = last
+
+    def inputs(self) -> ComposeResult:
+        yield Input(placeholder="token id (e.g. 151657) or the token's text", id="force-value")
+
+    def hint(self) -> Text:
         out = Text(
             "the previous step's candidates (the next step's mask is checked when you force): ", style="dim"
         )
@@ -185,30 +212,21 @@ class ForceTokenScreen(Guarded, ModalScreen[str | None]):
         self.dismiss(event.value if event.value.strip() else None)
 
 
-class AskScreen(Guarded, ModalScreen[str | None]):
+class AskScreen(InputDialog[str | None]):
     """Ask the grammar something: one line of input (a token for "why masked", a string to test)."""
 
-    DEFAULT_CSS = """
-    AskScreen { align: center middle; }
-    AskScreen > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent;
-                           background: $surface; padding: 0 1; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
-
     def __init__(self, title: str, hint: str, value: str = "", *, purpose: str = "") -> None:
-        super().__init__()
-        self.title_text = title
-        self.hint = hint
+        super().__init__(title, "enter asks · escape cancels")
+        self.hint_text = hint
         self.value = value
         #: What the question is for ("load-spec"): the app asks a question once, never twice over itself.
         self.purpose = purpose
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(Text(self.title_text, style="bold"))
-            yield Static(self.hint, classes="hint")
-            yield Input(self.value, id="ask-value")
-            yield Static("enter asks · escape cancels", classes="hint")
+    def hint(self) -> str:
+        return self.hint_text
+
+    def inputs(self) -> ComposeResult:
+        yield Input(self.value, id="ask-value")
 
     def on_mount(self) -> None:
         self.query_one("#ask-value", Input).focus()
@@ -217,34 +235,26 @@ class AskScreen(Guarded, ModalScreen[str | None]):
         self.dismiss(event.value if event.value else None)
 
 
-class ToolResultScreen(Guarded, ModalScreen[tuple[str, str] | None]):
+class ToolResultScreen(InputDialog[tuple[str, str] | None]):
     """Type a tool's result for one call of the last assistant turn (its id pre-filled), so the next
     assistant turn can be generated from it.  Returns (call id, result text) or None."""
 
-    DEFAULT_CSS = """
-    ToolResultScreen { align: center middle; }
-    ToolResultScreen > Vertical { width: 80%; max-width: 90; height: auto; border: thick $accent;
-                                  background: $surface; padding: 0 1; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
-
     def __init__(self, call_id: str, name: str, arguments: str, remaining: int = 0) -> None:
-        super().__init__()
+        more = f" · {remaining} more call(s) after this one" if remaining else ""
+        super().__init__(
+            f"Tool result for {name}", f"enter adds the result and, when every call has one, generates{more}"
+        )
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
         self.remaining = remaining
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(Text(f"Tool result for {self.tool_name}", style="bold"))
-            yield Static(Text(f"{self.tool_name}({self.arguments})", style="dim"), classes="hint")
-            yield Input(self.call_id, placeholder="tool_call_id", id="tool-call-id")
-            yield Input(placeholder='the result, e.g. {"temp_c": 18}', id="tool-result")
-            more = f" · {self.remaining} more call(s) after this one" if self.remaining else ""
-            yield Static(
-                f"enter adds the result and, when every call has one, generates{more}", classes="hint"
-            )
+    def hint(self) -> Text:
+        return Text(f"{self.tool_name}({self.arguments})", style="dim")
+
+    def inputs(self) -> ComposeResult:
+        yield Input(self.call_id, placeholder="tool_call_id", id="tool-call-id")
+        yield Input(placeholder='the result, e.g. {"temp_c": 18}', id="tool-result")
 
     def on_mount(self) -> None:
         self.query_one("#tool-result", Input).focus()

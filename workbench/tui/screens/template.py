@@ -13,6 +13,7 @@ re-renders the preview and re-validates, the TUI's ``--kw``.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -346,18 +347,12 @@ class TemplateScreen(WorkbenchScreen):
             self.notify(f"saved {plan.path}", title="Template")
             self.wb.changed("template")
 
-        if not plan.question:
-            write()
-            return
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                write()
-            else:
-                self.notify(f"not saved: {plan.path} kept", title="Template")
-
-        self.app.push_screen(
-            ConfirmScreen(f"Overwrite {plan.path}?", plan.question, yes="Overwrite"), answered
+        self.wb.confirm_first(
+            bool(plan.question),
+            write,
+            partial(ConfirmScreen, f"Overwrite {plan.path}?", plan.question, yes="Overwrite"),
+            f"not saved: {plan.path} kept",
+            "Template",
         )
 
     def action_show_tab(self, name: str) -> None:

@@ -190,12 +190,8 @@ class _Reader:
             if not self.sep(self.enc.key_sep):
                 raise EncodingError(f"expected {self.enc.key_sep.strip()!r} after key {key!r}")
             out[key] = self.value(depth + 1)
-            self.ws()
-            if self.text.startswith("}", self.i):
-                self.i += 1
+            if self.closed_or_next("}"):
                 return out
-            if not self.sep(self.enc.item_sep):
-                raise EncodingError(f"expected {self.enc.item_sep.strip()!r} or '}}' at offset {self.i}")
 
     def arr(self, depth: int) -> list[Any]:
         self.expect("[")
@@ -207,12 +203,19 @@ class _Reader:
         while True:
             self.ws()
             out.append(self.value(depth + 1))
-            self.ws()
-            if self.text.startswith("]", self.i):
-                self.i += 1
+            if self.closed_or_next("]"):
                 return out
-            if not self.sep(self.enc.item_sep):
-                raise EncodingError(f"expected {self.enc.item_sep.strip()!r} or ']' at offset {self.i}")
+
+    def closed_or_next(self, closer: str) -> bool:
+        """After a member or an item: True when ``closer`` ends the container (consumed), False when the
+        item separator follows (consumed); anything else is an error.  Objects and arrays share it."""
+        self.ws()
+        if self.text.startswith(closer, self.i):
+            self.i += 1
+            return True
+        if not self.sep(self.enc.item_sep):
+            raise EncodingError(f"expected {self.enc.item_sep.strip()!r} or {closer!r} at offset {self.i}")
+        return False
 
 
 class ExtentScanner:

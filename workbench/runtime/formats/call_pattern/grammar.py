@@ -100,7 +100,7 @@ class CallPatternGrammar(ToolGrammar):
         p = self.t.pattern
         what = f"tool {tool.name!r}"
         if p.args == "json":
-            return ebnf(self.schema_ebnf(tool.parameters, what))
+            return self.json_value(tool.parameters, what)
         props, required = tool_properties(tool)
         if p.args == "object":
             enc = p.encoding
@@ -175,5 +175,5 @@ class CallPatternGrammar(ToolGrammar):
                 value = one_of(value, *self.value_alternatives(sub), ebnf(PYTHON_LITERAL_EBNF))
             return seq(const(head), value, const(tail))
         what = f"tool {tool_name!r} parameter {key!r}"
-        value = ebnf(self.schema_ebnf(sub, what))
+        value = self.json_value(sub, what)
         return seq(const(head), value, const(tail))

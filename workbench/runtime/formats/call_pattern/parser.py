@@ -30,7 +30,7 @@ from workbench.runtime.parsing.core import MORE, Gen
 from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of, marker_set
 from workbench.runtime.parsing.tool_tag import TagParser
-from workbench.runtime.spec import ArgVariant, ValueEncoding, pattern_literal
+from workbench.runtime.spec import ArgVariant, ToolsSpec, ValueEncoding, pattern_literal
 from workbench.runtime.values import (
     NotJsonError,
     PythonExtent,
@@ -79,9 +79,9 @@ def _next_literal(parts: tuple[str, ...] | list[str], k: int, after: str = "") -
 class CallPatternParser(TagParser):
     name = "call_pattern"
 
-    def __init__(self, machine: object) -> None:
-        super().__init__(machine)
-        p = self.t.pattern
+    def setup(self, t: ToolsSpec) -> None:
+        super().setup(t)
+        p = t.pattern
         self.p = p
         parts = list(p.call)
         k = parts.index("$args") if "$args" in parts else len(parts)
@@ -189,11 +189,7 @@ class CallPatternParser(TagParser):
         text = yield from self._encoded_value(call)
         if text is None:
             if call is not None:
-                m.out.diagnose(
-                    "E-STREAM-TRUNCATED",
-                    f"the output ended inside the arguments of tool call {call.index}",
-                    m.offset(),
-                )
+                m.truncated(f"the arguments of tool call {call.index}")
             return False
         if call is None:
             return True
@@ -261,7 +257,7 @@ class CallPatternParser(TagParser):
                 complete = yield from self._value(call, key, variant, rest)
             count += 1
             if not complete:
-                m.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside argument {key!r}", m.offset())
+                m.truncated(f"argument {key!r}")
                 return False
         if call is not None:
             call.add_args("}" if count else "{}")
@@ -283,6 +279,22 @@ class CallPatternParser(TagParser):
             return key, variant, rest
         raise Fail
 
+    def _spelled_as_json(self, spelling: str, text: str) -> str:
+        """A value written as a Python literal or in the pattern's encoding, as JSON arguments.
+
+        Both non-JSON spellings are read the same way (the value's extent first, then converted), so one
+        place converts them; text that does not read as a value is kept as the model wrote it, a string.
+        """
+        if spelling == "python":
+            try:
+                return dumps(python_literal(text))
+            except NotJsonError:  # not a literal after all
+                return json.dumps(text.strip(), ensure_ascii=False)
+        try:
+            return dumps(read(text, self.p.encoding))
+        except EncodingError:
+            return json.dumps(text, ensure_ascii=False)
+
     def _value(self, call: CallLog | None, key: str, variant: ArgVariant, rest: tuple[str, ...]) -> Gen[bool]:
         """Read one argument value up to the literal after it, then the rest of the element."""
         m = self.m
@@ -295,24 +307,13 @@ class CallPatternParser(TagParser):
                 return False
             if call is not None and not raw.strip():
                 call.add_args("null")
-        elif variant.value == "python":
-            text = yield from self._python_value(call)
+        elif variant.value in ("python", "encoded"):
+            reader = self._python_value if variant.value == "python" else self._encoded_value
+            text = yield from reader(call)
             if text is None:
                 return False
             if call is not None:
-                try:
-                    call.add_args(dumps(python_literal(text)))
-                except NotJsonError:  # not a literal after all: keep the model's text, as a string
-                    call.add_args(json.dumps(text.strip(), ensure_ascii=False))
-        elif variant.value == "encoded":
-            text = yield from self._encoded_value(call)
-            if text is None:
-                return False
-            if call is not None:
-                try:
-                    call.add_args(dumps(read(text, self.p.encoding)))
-                except EncodingError:
-                    call.add_args(json.dumps(text, ensure_ascii=False))
+                call.add_args(self._spelled_as_json(variant.value, text))
         else:
             written = yield from self._text_until(call, end)
             if written is None:

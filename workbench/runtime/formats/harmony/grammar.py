@@ -24,7 +24,7 @@ from workbench.runtime.formats.harmony.markers import (
     START_ASSISTANT,
     call_header,
 )
-from workbench.runtime.grammar.elements import Element, const, ebnf, one_of, optional, seq
+from workbench.runtime.grammar.elements import Element, const, one_of, optional, seq
 from workbench.runtime.grammar.tool_grammar import ToolGrammar
 
 
@@ -33,9 +33,7 @@ class HarmonyGrammar(ToolGrammar):
     implicit_reasoning = (REASONING_START, REASONING_END)
 
     def call_body(self, tool: Tool) -> Element:
-        args = ebnf(
-            self.schema_ebnf(tool.parameters, f"tool {tool.name!r}")
-        )
+        args = self.json_value(tool.parameters, f"tool {tool.name!r}")
         return seq(const(call_header(tool.name)), args, const(CALL))
 
     def call(self, tool: Tool) -> Element:

@@ -48,11 +48,10 @@ from workbench.runtime.formats.harmony.markers import (
     TERMINATORS,
 )
 from workbench.runtime.parsing.builder import CallLog
-from workbench.runtime.parsing.core import MORE, WS_RX, Gen, Machine
+from workbench.runtime.parsing.core import MORE, Gen, Machine
 from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of, marker_set
 from workbench.runtime.parsing.options import ParseOptions
-from workbench.runtime.parsing.partial_json import loads_or_none
 from workbench.runtime.spec import FormatSpec
 
 _CHANNEL_RX = re.compile(r"<\|channel\|>\s*([\w\-]+)((?:[ \t]+[^\s<]+)*)")
@@ -95,7 +94,6 @@ class HarmonyMachine(Machine):
         # After <|end|> / <|call|> the next message must open with a header: text before it belongs to no
         # channel (P5), so it is not content (nor does it end reasoning).
         self.outside = False
-        self._warned_outside = False
 
     # ------------------------------------------------------------------------------------------ top level
     def run(self) -> Gen[None]:
@@ -107,7 +105,6 @@ class HarmonyMachine(Machine):
                 return
         first = True
         boundary = True
-        held = 0  # whitespace already held back after pos (pos does not move while waiting)
         while True:
             if first:
                 first = False
@@ -117,20 +114,12 @@ class HarmonyMachine(Machine):
                     if done:
                         return
                     continue
-            m, limit = self.scan(self.top_markers, held)
-            lead = 0
-            if boundary and WS_RX.match(self.buf, self.pos + held).end() >= limit:  # type: ignore[union-attr]
-                if m is None:
-                    if self.final:  # whitespace between messages that nothing follows
-                        self.emit("marker", limit - self.pos)
-                        return
-                    held = limit - self.pos
-                    yield from self.wait()
-                    continue
-                lead = limit - self.pos
-                held = 0
-            else:
-                held = 0
+            m, limit, lead = yield from self.boundary_scan(lambda: self.top_markers, boundary)
+            if lead >= 0 and m is None:  # whitespace between messages that nothing follows
+                self.emit("marker", lead)
+                return
+            if lead < 0:
+                lead = 0
                 boundary = False
                 self._content(limit - self.pos)
                 if m is None:
@@ -138,6 +127,7 @@ class HarmonyMachine(Machine):
                         return
                     yield from self.wait()
                     continue
+            assert m is not None  # every path without a marker returned or waited above
             token = m.group(0)
             if token in ESCAPES:
                 self._content(lead)
@@ -185,13 +175,9 @@ class HarmonyMachine(Machine):
         if not self.outside:
             self.out.add_content(self.emit("content", n))
             return
-        if not self._warned_outside:
-            self._warned_outside = True
-            self.out.diagnose(
-                "E-PARSE-HEADER",
-                "text after the end of a message without a new <|start|> header: ignored",
-                self.offset(),
-            )
+        self.warn_once(
+            "E-PARSE-HEADER", "text after the end of a message without a new <|start|> header: ignored"
+        )
         self.emit("marker", n)
 
     # ------------------------------------------------------------------------------------------ messages
@@ -245,9 +231,7 @@ class HarmonyMachine(Machine):
         found = yield from self.lookahead(self._header, lead=lead, limit=_HEADER_LIMIT + 64)
         if found is None:
             if self.final:
-                self.out.diagnose(
-                    "E-STREAM-TRUNCATED", "the output ended inside a message header", self.offset()
-                )
+                self.truncated("a message header")
                 self.emit("marker", len(self.buf) - self.pos)
                 return True
             self.out.diagnose("E-PARSE-HEADER", "malformed message header", self.offset(), "error")
@@ -293,31 +277,12 @@ class HarmonyMachine(Machine):
             call = self.open_call(name, h.call_id)
         index = call.index if call is not None else None
         self.emit_spans(look.spans, index)
-        yield from self.ws(index=index)
-        is_json = yield from self.lookahead(lambda lk: lk.peek("{") or lk.peek("["))
-        if is_json is not None and is_json[1]:
-            status, scanner, raw = yield from self.stream_json(call, self.body_markers)
-            if call is not None:
-                ok, _ = loads_or_none(raw)
-                if status != MORE and not ok and h.constrain.lower() == "json":
-                    self.out.diagnose(
-                        "E-BODY-CONSTRAINT-VIOLATION",
-                        f"the body of tool call {call.index} is not valid JSON despite <|constrain|>json",
-                        self.offset(),
-                        "error",
-                    )
-                self.close_json_call(call, status, scanner, raw)
-            if status == MORE:
-                return
-            yield from self.body("marker", call)
+        declared = "despite <|constrain|>json" if h.constrain.lower() == "json" else ""
+        is_json, status = yield from self.typed_json_body(call, self.body_markers, declared)
+        if is_json:
+            if status != MORE:
+                yield from self.body("marker", call)
             return
-        if h.constrain.lower() == "json" and call is not None:
-            self.out.diagnose(
-                "E-BODY-CONSTRAINT-VIOLATION",
-                f"the body of tool call {call.index} is not JSON",
-                self.offset(),
-                "error",
-            )
         yield from self.body("tool_args" if call is not None else "marker", call, raw_args=True)
 
     def body(
@@ -332,11 +297,7 @@ class HarmonyMachine(Machine):
             if m is None:
                 if self.final:
                     if call is not None:
-                        self.out.diagnose(
-                            "E-STREAM-TRUNCATED",
-                            f"the output ended inside tool call {call.index}",
-                            self.offset(),
-                        )
+                        self.truncated(f"tool call {call.index}")
                     else:
                         self.out.diagnose(
                             "E-STREAM-TRUNCATED",
@@ -371,14 +332,10 @@ class HarmonyMachine(Machine):
             return
 
     def _account(self, kind: str, text: str, call: CallLog | None, raw_args: bool) -> None:
-        if not text:
-            return
-        if kind == "content":
-            self.out.add_content(text)
-        elif kind == "reasoning":
-            self.out.add_reasoning(text)
-        elif kind == "tool_args" and call is not None and raw_args:
+        if kind == "tool_args" and call is not None and raw_args and text:
             call.add_args(text)
+        else:
+            self.record(kind, text)
 
     def literal(self, kind: str, call: CallLog | None, *, raw_args: bool = False) -> Gen[None]:
         """``<|literal|>`` ... ``<|endliteral|>``: opaque text, no token recognised inside."""
@@ -393,8 +350,6 @@ class HarmonyMachine(Machine):
                 self.emit("marker", len(ENDLITERAL), index)
                 return
             if self.final:
-                self.out.diagnose(
-                    "E-STREAM-TRUNCATED", "the output ended inside a literal block", self.offset()
-                )
+                self.truncated("a literal block")
                 return
             yield from self.wait()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.runtime.chat import Tool
-from workbench.runtime.grammar.elements import Element, ebnf, seq
+from workbench.runtime.grammar.elements import Element, seq
 from workbench.runtime.grammar.tool_grammar import ToolGrammar
 
 # Call ids the model writes itself (Mistral: nine alphanumerics).  Any id matching this is a valid id for
@@ -51,7 +51,7 @@ class JsonNativeGrammar(ToolGrammar):
 
     def call_body(self, tool: Tool) -> Element:
         schema = self.call_schema(tool)
-        body = ebnf(self.schema_ebnf(schema, f"tool {tool.name!r}"))
+        body = self.json_value(schema, f"tool {tool.name!r}")
         if self.t.array_wrapped:
             return body
         return seq(body, self.gap_before(self.t.call_end or self.t.section_end))

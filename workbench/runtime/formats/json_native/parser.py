@@ -20,6 +20,7 @@ from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of
 from workbench.runtime.parsing.partial_json import DONE, STOP, JsonValueScanner, loads_or_none
 from workbench.runtime.parsing.tools_base import CUT, LONG, ToolParser
+from workbench.runtime.spec import ToolsSpec
 
 CLOSED, TRUNCATED, BAD, TERM = "closed", "truncated", "bad", "term"
 
@@ -35,9 +36,7 @@ class JsonHeader:
 class JsonNativeParser(ToolParser):
     name = "json_native"
 
-    def __init__(self, machine: Any) -> None:
-        super().__init__(machine)
-        t = self.t
+    def setup(self, t: ToolsSpec) -> None:
         self.call_start = core_of(t.call_start)
         self.block = core_of(t.code_block_marker)
         self.block_lang = t.code_block_language.strip()
@@ -215,9 +214,7 @@ class JsonNativeParser(ToolParser):
             )
             return
         if status == TRUNCATED:
-            m.out.diagnose(
-                "E-STREAM-TRUNCATED", f"the output ended inside tool call {call.index}", m.offset()
-            )
+            m.truncated(f"tool call {call.index}")
             return
         if not call.args:
             call.add_args("{}")

@@ -24,6 +24,7 @@ from workbench.runtime.parsing.core import Gen
 from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of
 from workbench.runtime.parsing.tools_base import CUT, LONG, ToolParser
+from workbench.runtime.spec import ToolsSpec
 from workbench.runtime.values import NotJsonError, dumps, python_literal
 
 _OUT_RX = re.compile(r"[\[\](){}\"',]")
@@ -171,9 +172,7 @@ class PythonicParser(ToolParser):
     name = "pythonic"
     weak_trigger = True
 
-    def __init__(self, machine: Any) -> None:
-        super().__init__(machine)
-        t = self.t
+    def setup(self, t: ToolsSpec) -> None:
         self.sec_start = core_of(t.section_start) or core_of(t.call_start)
         self.sec_end = core_of(t.section_end) or core_of(t.call_end)
 
@@ -284,7 +283,7 @@ class PythonicParser(ToolParser):
             found = yield from m.lookahead(partial(self._key, first=first))
             if found is None:
                 if m.final and not m.buf[m.pos :].strip():
-                    m.out.diagnose("E-STREAM-TRUNCATED", "the output ended inside a call", m.offset())
+                    m.truncated("a call")
                     return False
                 if call is not None:
                     m.drop_call(call, "not a keyword-argument call")
@@ -304,7 +303,7 @@ class PythonicParser(ToolParser):
                 raw.append(text)
                 if status == MORE:
                     if m.final:
-                        m.out.diagnose("E-STREAM-TRUNCATED", "the output ended inside a call", m.offset())
+                        m.truncated("a call")
                         return False
                     yield from m.wait()
                     continue

@@ -22,7 +22,6 @@ from workbench.runtime.grammar.elements import (
     Element,
     GrammarError,
     const,
-    ebnf,
     one_of,
     optional,
     seq,
@@ -63,9 +62,7 @@ class RecipientGrammar(ToolGrammar):
     # ----------------------------------------------------------------------------- calls
     def call_body(self, tool: Tool) -> Element:
         """``NAME\\n{json}``: one message to ``tool`` without its opener."""
-        args = ebnf(
-            self.schema_ebnf(tool.parameters, f"tool {tool.name!r}")
-        )
+        args = self.json_value(tool.parameters, f"tool {tool.name!r}")
         return seq(const(tool.name + self.header_end), args)
 
     def call(self, tool: Tool) -> Element:

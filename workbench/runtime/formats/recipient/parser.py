@@ -14,6 +14,7 @@ from workbench.runtime.parsing.core import MORE, Gen
 from workbench.runtime.parsing.lookahead import Look
 from workbench.runtime.parsing.markers import core_of
 from workbench.runtime.parsing.tools_base import ToolParser
+from workbench.runtime.spec import ToolsSpec
 
 CONTENT_RECIPIENT = "all"
 
@@ -28,9 +29,7 @@ class RecipientParser(ToolParser):
     name = "recipient"
     routes_content = True
 
-    def __init__(self, machine: Any) -> None:
-        super().__init__(machine)
-        t = self.t
+    def setup(self, t: ToolsSpec) -> None:
         self.prefix = core_of(t.call_start) or core_of(t.name_prefix) or ">>>"
         self.terms = self.terminators(self.prefix)
 

@@ -7,7 +7,7 @@ Examples: DeepSeek V3.1 ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json
 from __future__ import annotations
 
 from workbench.runtime.chat import Tool
-from workbench.runtime.grammar.elements import Element, const, ebnf, regex, seq
+from workbench.runtime.grammar.elements import Element, const, regex, seq
 from workbench.runtime.grammar.tool_grammar import ToolGrammar
 
 # Ids written by the model (Mistral's [CALL_ID] takes nine alphanumerics; any template accepts those).
@@ -18,15 +18,11 @@ class TagWithJsonGrammar(ToolGrammar):
     name = "tag_with_json"
 
     def arguments(self, tool: Tool) -> Element:
-        return ebnf(
-            self.schema_ebnf(tool.parameters, f"tool {tool.name!r}")
-        )
+        return self.json_value(tool.parameters, f"tool {tool.name!r}")
 
     def call_id(self) -> Element:
         """A call id the model writes itself, between the spec's id markers."""
-        return seq(
-            const(self.t.id_prefix), regex(CALL_ID_PATTERN), const(self.t.id_suffix)
-        )
+        return seq(const(self.t.id_prefix), regex(CALL_ID_PATTERN), const(self.t.id_suffix))
 
     def call_body(self, tool: Tool) -> Element:
         t = self.t

@@ -13,13 +13,14 @@ from workbench.runtime.parsing.builder import CallLog
 from workbench.runtime.parsing.core import MORE, Gen
 from workbench.runtime.parsing.lookahead import Look
 from workbench.runtime.parsing.tool_tag import TagParser
+from workbench.runtime.spec import ToolsSpec
 
 
 class TagWithJsonParser(TagParser):
     name = "tag_with_json"
 
-    def __init__(self, machine: object) -> None:
-        super().__init__(machine)
+    def setup(self, t: ToolsSpec) -> None:
+        super().setup(t)
         self.terms = self.terminators(self.call_start, self.sec_start)
 
     @staticmethod

@@ -23,7 +23,6 @@ from workbench.runtime.grammar.elements import (
     GrammarError,
     any_text,
     const,
-    ebnf,
     one_of,
     regex,
     seq,
@@ -64,7 +63,7 @@ class TagWithTaggedGrammar(ToolGrammar):
         what = f"tool {tool_name!r} parameter {key!r}"
 
         def json_value() -> Element:
-            value = ebnf(self.schema_ebnf(schema, what))
+            value = self.json_value(schema, what)
             return seq(const(begin), one_of(value, *self.value_alternatives(schema)), const(end))
 
         if not written_raw(schema):

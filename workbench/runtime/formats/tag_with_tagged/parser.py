@@ -25,6 +25,7 @@ from workbench.runtime.parsing.core import MORE, Gen
 from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of, marker_set
 from workbench.runtime.parsing.tool_tag import TagParser
+from workbench.runtime.spec import ToolsSpec
 from workbench.runtime.values import convert_tagged, dumps, is_plain_string, schema_types
 
 _JSON_HINT_RX = re.compile(r'\bstring\s*=\s*"?false')
@@ -39,9 +40,8 @@ def _escape(text: str) -> str:
 class TagWithTaggedParser(TagParser):
     name = "tag_with_tagged"
 
-    def __init__(self, machine: object) -> None:
-        super().__init__(machine)
-        t = self.t
+    def setup(self, t: ToolsSpec) -> None:
+        super().setup(t)
         self.arg_prefix = core_of(t.arg_name_prefix)
         self.arg_name_suffix = core_of(t.arg_name_suffix)
         self.value_prefix = core_of(t.arg_value_prefix)
@@ -52,7 +52,7 @@ class TagWithTaggedParser(TagParser):
         # One newline at each end of a string value is the template's line break, not the value: always
         # (issue 3, llama.cpp: models put one there even where the template does not, Seed-OSS), or with
         # ``value_newlines="markers"`` only where the markers carry one (vLLM's Step-3 keeps the rest).
-        options = machine.options  # type: ignore[attr-defined]
+        options = self.m.options
         always = options.value_newlines == "strip"
         before = t.arg_value_prefix if self.value_prefix else t.arg_name_suffix
         self.lead_nl = always or before.endswith("\n")
@@ -106,7 +106,7 @@ class TagWithTaggedParser(TagParser):
             complete = yield from self.value(call, schema)
             count += 1
             if not complete:
-                m.out.diagnose("E-STREAM-TRUNCATED", f"the output ended inside argument {key!r}", m.offset())
+                m.truncated(f"argument {key!r}")
                 return False
             if self.arg_sep:
                 yield from m.opt_marker(self.arg_sep, index)
