@@ -7,7 +7,7 @@ and below :mod:`workbench.engines`, whose proofs build :class:`Proof` values too
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ class CaseProof:
     detail: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"id": self.id, "status": self.status, "detail": self.detail}
+        return asdict(self)
 
 
 @dataclass(frozen=True)

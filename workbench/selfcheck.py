@@ -22,7 +22,7 @@ warn on stderr when the spec they use cannot express a feature its template rend
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -49,13 +49,7 @@ class Verdict:
     difference: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "feature": self.feature,
-            "status": self.status,
-            "reason": self.reason,
-            "case": self.case,
-            "difference": self.difference,
-        }
+        return asdict(self)
 
 
 def verdicts_from_report(report: ValidationReport) -> tuple[Verdict, ...]:

@@ -15,7 +15,7 @@ Everything here is pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from workbench.analysis.diff import common_prefix_len, common_suffix_len
@@ -98,13 +98,19 @@ class Pieces:
         return max(earlier) if earlier else end
 
 
+def _shared_len(texts: Sequence[str], pair_len: Callable[[str, str], int]) -> int:
+    """How much of the first text every other shares, by ``pair_len`` (a common prefix or suffix)."""
+    n = len(texts[0])
+    for other in texts[1:]:
+        n = min(n, pair_len(texts[0], other))
+    return n
+
+
 def common_suffix(texts: Sequence[str], evidence: Pieces | None = None) -> str:
     """The longest common suffix of ``texts``, snapped to an evidenced boundary of the first (pure)."""
     if not texts:
         return ""
-    n = len(texts[0])
-    for other in texts[1:]:
-        n = min(n, common_suffix_len(texts[0], other))
+    n = _shared_len(texts, common_suffix_len)
     first = texts[0]
     start = len(first) - n
     if evidence is not None and n:
@@ -116,9 +122,7 @@ def common_prefix(texts: Sequence[str], evidence: Pieces | None = None) -> str:
     """The longest common prefix of ``texts``, snapped to an evidenced boundary of the first (pure)."""
     if not texts:
         return ""
-    n = len(texts[0])
-    for other in texts[1:]:
-        n = min(n, common_prefix_len(texts[0], other))
+    n = _shared_len(texts, common_prefix_len)
     first = texts[0]
     end = n
     if evidence is not None and n:

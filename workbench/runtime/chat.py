@@ -8,6 +8,7 @@ builds it by concatenation and key order must survive; :meth:`ToolCall.arguments
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +61,16 @@ class ToolCall:
         return {"id": self.id, "name": self.name, "arguments": self.arguments_value()}
 
 
+def parse_contract(content: str | None, reasoning: str | None, calls: Iterable[Any]) -> dict[str, Any]:
+    """The parse contract of ARCHITECTURE.md (without diagnostics) of a message: what a parser gives back
+    for it, and what a round-trip case expects back; ``calls`` each have ``to_contract()``."""
+    return {
+        "content": content or "",
+        "reasoning_content": reasoning or "",
+        "tool_calls": [c.to_contract() for c in calls],
+    }
+
+
 @dataclass(frozen=True)
 class Message:
     role: str
@@ -83,11 +94,7 @@ class Message:
 
     def to_contract(self) -> dict[str, Any]:
         """The parse contract of ARCHITECTURE.md (without diagnostics)."""
-        return {
-            "content": self.content or "",
-            "reasoning_content": self.reasoning_content or "",
-            "tool_calls": [c.to_contract() for c in self.tool_calls],
-        }
+        return parse_contract(self.content, self.reasoning_content, self.tool_calls)
 
     @classmethod
     def from_openai(cls, data: Any, where: str = "message") -> Message:

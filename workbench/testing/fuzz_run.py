@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from workbench.testing.format_fuzz import FormatDraw, draw_format, write_template
@@ -221,13 +221,7 @@ class Tally:
         return self.cases_passed / self.cases_run if self.cases_run else 1.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "cases_passed": self.cases_passed,
-            "cases_run": self.cases_run,
-            "formats_passed": self.formats_passed,
-            "formats_run": self.formats_run,
-            "failing": [{"seed": s, "reason": r} for s, r in self.failing],
-        }
+        return {**asdict(self), "failing": [{"seed": s, "reason": r} for s, r in self.failing]}
 
 
 @dataclass

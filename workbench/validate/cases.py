@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.runtime.chat import Tool
+from workbench.runtime.chat import Tool, parse_contract
 from workbench.runtime.spec import FormatSpec
 
 FEATURES: dict[str, str] = {
@@ -243,11 +243,7 @@ class Case:
 
     def expected(self) -> dict[str, Any]:
         """The parse contract the parser must give back."""
-        return {
-            "content": self.content or "",
-            "reasoning_content": self.reasoning or "",
-            "tool_calls": [c.to_contract() for c in self.calls],
-        }
+        return parse_contract(self.content, self.reasoning, self.calls)
 
 
 def _own_marker_text(spec: FormatSpec, turn_end: str = "") -> str:

@@ -88,6 +88,22 @@ def _call_id() -> str:
     return str(make_tool_call_id())
 
 
+def _delta_entry(
+    self: Any,
+    previous_text: str,
+    current_text: str,
+    delta_text: str,
+    previous_token_ids: Sequence[int],
+    current_token_ids: Sequence[int],
+    delta_token_ids: Sequence[int],
+    request: Any = None,
+) -> DeltaMessage | None:
+    """vLLM's streaming entry point, for tool calls and reasoning alike: vLLM passes the text so far, the
+    token ids and (for tool calls) the request, by keyword; the workbench's streaming parsers keep their
+    own state and read only the new text and the request (``_on_delta``)."""
+    return self._on_delta(delta_text, request)
+
+
 class WorkbenchToolParser(ToolParser):
     """Content and tool calls of the text after reasoning, read by the exported spec's parser."""
 
@@ -138,16 +154,10 @@ class WorkbenchToolParser(ToolParser):
             tools_called=bool(tool_calls), tool_calls=tool_calls, content=content or None
         )
 
-    def extract_tool_calls_streaming(
-        self,
-        previous_text: str,
-        current_text: str,
-        delta_text: str,
-        previous_token_ids: Sequence[int],
-        current_token_ids: Sequence[int],
-        delta_token_ids: Sequence[int],
-        request: Any,
-    ) -> DeltaMessage | None:
+    extract_tool_calls_streaming = _delta_entry
+
+    def _on_delta(self, delta_text: str, request: Any) -> DeltaMessage | None:
+        """``extract_tool_calls_streaming`` (see :func:`_delta_entry`)."""
         if self._stream is None:
             self._stream = _core.ContentStream(
                 FORMAT, getattr(request, "tools", None), enable_thinking=_enable_thinking(request)
@@ -217,15 +227,10 @@ class WorkbenchReasoningParser(ReasoningParser):
         reasoning, rest = FORMAT.split(model_output, opened=opened)
         return reasoning or None, rest or None
 
-    def extract_reasoning_streaming(
-        self,
-        previous_text: str,
-        current_text: str,
-        delta_text: str,
-        previous_token_ids: Sequence[int],
-        current_token_ids: Sequence[int],
-        delta_token_ids: Sequence[int],
-    ) -> DeltaMessage | None:
+    extract_reasoning_streaming = _delta_entry
+
+    def _on_delta(self, delta_text: str, request: Any) -> DeltaMessage | None:
+        """``extract_reasoning_streaming`` (see :func:`_delta_entry`)."""
         if self._split is None:
             # Without a prompt (vLLM saw none, or it ended outside reasoning) the one-shot rule decides
             # (``extract_reasoning``), so both paths read one output the same way.
@@ -246,6 +251,8 @@ class WorkbenchReasoningParser(ReasoningParser):
         if not reasoning and not content:
             return None
         return DeltaMessage(reasoning=reasoning or None, content=content or None)
+
+
 
 
 def structural_tag(

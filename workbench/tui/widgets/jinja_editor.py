@@ -7,6 +7,7 @@ names on every edit, so this subclass fills the same map from Pygments tokens.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 from pygments.lexers import get_lexer_by_name
@@ -86,19 +87,8 @@ class JinjaEditor(TextArea):
             styles = dict(theme.syntax_styles)
             styles["tag"] = Style(color="#e0af68", bold=True)
             styles["error_line"] = Style(bgcolor="#5a1f1f")
-            self.register_theme(
-                TextAreaTheme(
-                    name="workbench-jinja",
-                    syntax_styles=styles,
-                    base_style=theme.base_style,
-                    gutter_style=theme.gutter_style,
-                    cursor_style=theme.cursor_style,
-                    cursor_line_style=theme.cursor_line_style,
-                    cursor_line_gutter_style=theme.cursor_line_gutter_style,
-                    bracket_matching_style=theme.bracket_matching_style,
-                    selection_style=theme.selection_style,
-                )
-            )
+            # the base theme's styles (a dataclass), with the template's own syntax styles
+            self.register_theme(dataclasses.replace(theme, name="workbench-jinja", syntax_styles=styles))
             self.theme = "workbench-jinja"
         self._build_highlight_map()
         self.refresh()
