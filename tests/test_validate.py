@@ -16,6 +16,7 @@ from workbench.validate import (
     FAIL,
     PASS,
     UNSUPPORTED,
+    CaseResult,
     ValidationReport,
     build_cases,
     compare_messages,
@@ -323,12 +324,17 @@ RAW_QUOTED = (
 )
 
 
-def test_values_written_raw_between_quotes_are_untestable_not_failed() -> None:
+def _analysed_and_validated(text: str, name: str) -> tuple[ValidationReport, dict[str, CaseResult]]:
+    """The report of validating an inline template against its own analysis, and its cases by id."""
     from workbench.formats import analyze
 
-    source = inline(RAW_QUOTED, "raw-quoted")
+    source = inline(text, name)
     report = validate(source, analyze(source).spec)
-    by_id = {c.id: c for c in report.cases}
+    return report, {c.id: c for c in report.cases}
+
+
+def test_values_written_raw_between_quotes_are_untestable_not_failed() -> None:
+    report, by_id = _analysed_and_validated(RAW_QUOTED, "raw-quoted")
     escapes = by_id["string_arguments"]
     assert escapes.status == "unsupported" and "cannot be told apart from the value's end" in escapes.reason
     assert not [c.id for c in report.cases if c.status == "fail"], report.summary()
@@ -349,11 +355,7 @@ TOOLS_WITH_LAST_USER = (
 
 
 def test_the_output_starts_after_the_users_text_when_only_the_prompt_writes_tools_before_it() -> None:
-    from workbench.formats import analyze
-
-    source = inline(TOOLS_WITH_LAST_USER, "tools-with-last-user")
-    report = validate(source, analyze(source).spec)
-    by_id = {c.id: c for c in report.cases}
+    report, by_id = _analysed_and_validated(TOOLS_WITH_LAST_USER, "tools-with-last-user")
     assert by_id["one_call"].output.startswith("[CALL]get_weather[ARGS]")
     assert by_id["content_and_call"].status == "pass"
     assert report.validated, report.summary()
@@ -373,11 +375,8 @@ ANSWER_CLOSED_BY_END_TOKEN = (
 
 
 def test_no_argument_holds_the_text_the_template_ends_a_turn_with() -> None:
-    from workbench.formats import analyze
-
-    source = inline(ANSWER_CLOSED_BY_END_TOKEN, "answer-closed-by-end-token")
-    report = validate(source, analyze(source).spec)
-    marker_case = {c.id: c for c in report.cases}["own_marker_arguments"]
+    _, by_id = _analysed_and_validated(ANSWER_CLOSED_BY_END_TOKEN, "answer-closed-by-end-token")
+    marker_case = by_id["own_marker_arguments"]
     body = marker_case.expected["tool_calls"][0]["arguments"]["body"]
     assert "<|eos|>" not in body and "<calls>" in body
     assert marker_case.status == "pass", marker_case.mismatches
