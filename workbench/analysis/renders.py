@@ -390,6 +390,10 @@ class ProbeRenderer:
         conversations before they look at any."""
         if max(self._timeouts, self._switch_timeouts) >= _MAX_TIMEOUTS:
             return [None] * len(requests)
+        if self._timeouts or self._switch_timeouts:
+            # A template that has timed out once may hang on each of these: one at a time, so that the
+            # second timeout stops the rest (a batch would spend a time limit on every one of them).
+            return [self.render_conversation(m, t, add_generation_prompt=p) for m, t, p in requests]
         calls: list[LadderRequest] = []
         for messages, tools, prompt in requests:
             msgs: list[Any] = stringify_arguments(tuple(messages)) if self.args_as_text else list(messages)
