@@ -30,7 +30,9 @@ from workbench.template.source import load_template
 from workbench.validate import ROUND_TRIP_TOOLS, UNSUPPORTED, CaseResult, compare_messages, validate
 
 TOOLS = [t.to_openai() for t in ROUND_TRIP_TOOLS]
-TEMPLATES = sorted(p.stem for p in PROJECT_TEMPLATES.glob("*.jinja"))
+TEMPLATES = sorted(p.stem for p in PROJECT_TEMPLATES.glob("*.jinja")) + sorted(
+    f"new-formats/{p.stem}" for p in (PROJECT_TEMPLATES / "new-formats").glob("*.jinja")
+)
 
 
 @cache
@@ -56,12 +58,15 @@ def _differences(expected: dict[str, object], got: dict[str, object]) -> list[st
     return compare_messages(expected, got, compare_ids=False) or exact_differences(expected, got)
 
 
-def _streamed(runtime: Runtime, output: str, opened: bool | None, rng: random.Random) -> dict[str, object]:
-    """Both stages fed random chunks, as an engine does: reasoning until it ends, the rest to the tools."""
+def _streamed(
+    runtime: Runtime, output: str, opened: bool | None, rng: random.Random | None
+) -> dict[str, object]:
+    """Both stages fed random chunks (one character at a time without ``rng``), as an engine does:
+    reasoning until it ends, the rest to the tools."""
     split, stream = ReasoningSplit(runtime, opened=opened), ContentStream(runtime, TOOLS)
     reasoning, deltas, at = [], [], 0
     while at < len(output):
-        piece = output[at : at + rng.randint(1, 5)]
+        piece = output[at : at + (rng.randint(1, 5) if rng is not None else 1)]
         at += len(piece)
         if split.ended:
             deltas += stream.feed(piece)
@@ -86,7 +91,9 @@ def _streamed(runtime: Runtime, output: str, opened: bool | None, rng: random.Ra
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_the_two_stage_split_gives_back_every_round_trip_message(name: str) -> None:
     """Reasoning stage + tool stage == our parser's message, whether the prompt tells the stage where the
-    output starts (True/False) or the output has to decide (None), one-shot and in random chunks."""
+    output starts (True/False) or the output has to decide (None), one-shot, one character at a time and in
+    random chunks (a layout's lead and the reasoning start arrive as two marker events only in small
+    pieces: the reasoning stage let the lead end it, and streamed no reasoning)."""
     spec, cases = validated(name)
     runtime = Runtime(spec)
     rng = random.Random(name)
@@ -101,9 +108,9 @@ def test_the_two_stage_split_gives_back_every_round_trip_message(name: str) -> N
                 case.id,
                 opened,
             )
-            for _ in range(3):
-                got = _streamed(runtime, case.output, opened, rng)
-                assert _differences(case.parsed, got) == [], (case.id, opened)
+            for chunks in (None, rng, rng):
+                got = _streamed(runtime, case.output, opened, chunks)
+                assert _differences(case.parsed, got) == [], (case.id, opened, chunks)
 
 
 def test_a_stream_cut_inside_reasoning_keeps_the_reasoning() -> None:

@@ -584,10 +584,21 @@ def compile_in_process(source: str) -> CompiledTemplate:
     return CompiledTemplate(source=source, env=env, _template=template)
 
 
+def _pieces(template: jinja2.Template, context: dict[str, Any]) -> Iterator[str]:
+    """The template's output pieces, its failures raised as they are.
+
+    What ``Template.render``/``generate`` do minus their ``handle_exception``: jinja rewrites the traceback
+    of every failure into fake template frames (compiling code per frame), about 2 ms a failure, and the
+    analysis renders many conversations a template refuses on purpose.  :func:`_template_line_of` reads the
+    template line off the raw frames with the template's debug info instead.
+    """
+    return template.root_render_func(template.new_context(dict(context)))
+
+
 def _capped(compiled: CompiledTemplate, context: dict[str, Any], max_output: int) -> str:
     parts: list[str] = []
     size = 0
-    pieces = cast(Generator[str, None, None], compiled.template.generate(**context))
+    pieces = cast(Generator[str, None, None], _pieces(compiled.template, context))
     try:
         for piece in pieces:
             size += len(piece)
@@ -620,7 +631,7 @@ def render_in_process(
     _state.now = now
     try:
         if max_output is None:
-            return compiled.template.render(**context)
+            return "".join(_pieces(compiled.template, context))
         return _capped(compiled, context, max_output)
     except RenderOutputTooLarge:
         raise

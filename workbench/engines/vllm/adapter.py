@@ -119,6 +119,7 @@ class WorkbenchToolParser(ToolParser):
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
         self._stream: Any = None
+        self._calls_off = False
 
     def adjust_request(self, request: Any) -> Any:
         return _keep_special_tokens(super().adjust_request(request))
@@ -162,11 +163,19 @@ class WorkbenchToolParser(ToolParser):
             self._stream = _core.ContentStream(
                 FORMAT, getattr(request, "tools", None), enable_thinking=_enable_thinking(request)
             )
+            self._calls_off = getattr(request, "tool_choice", None) == "none"
         return self._record(self._stream.feed(delta_text))
 
     def finish_streaming(self) -> DeltaMessage | None:
-        """The stream ended: release what was held back and close what is open."""
-        return self._record(self._stream.finish()) if self._stream is not None else None
+        """The stream ended: release what was held back and close what is open.  With ``tool_choice:
+        "none"`` vLLM strips the calls of every delta but not of this last one (it merges the flush as it
+        is): a call's closing fragment would reach the client as a call without a name."""
+        if self._stream is None:
+            return None
+        deltas = self._stream.finish()
+        if self._calls_off:
+            deltas = [{k: v for k, v in d.items() if k != "tool_calls"} for d in deltas]
+        return self._record([d for d in deltas if d])
 
     def _record(self, deltas: list[dict[str, Any]]) -> DeltaMessage | None:
         """Keep the serving layer's view of the calls (``prev_tool_call_arr``, ``streamed_args_for_tool``)

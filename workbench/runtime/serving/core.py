@@ -26,7 +26,7 @@ from workbench.runtime.parsing.deltas import DeltaTracker
 from workbench.runtime.parsing.markers import core_of
 from workbench.runtime.parsing.options import ParseOptions
 from workbench.runtime.parsing.stream import StreamParser
-from workbench.runtime.spec import FormatSpec
+from workbench.runtime.spec import CALL_SLOTS, FormatSpec, pattern_literal
 
 _log = logging.getLogger("workbench_plugin")
 
@@ -82,7 +82,15 @@ class Runtime:
             return False
         head = output[: output.find(end)]
         trigger = core_of(self.spec.tools.trigger)
-        return not (trigger and trigger in head) and not (start and start in head)
+        # a headed layout's answer message ends with the same literal as its reasoning message: a content
+        # header before the end marker says the output began with an answer, not inside reasoning
+        # (so does a call's literal, where the prompt wrote the call's opener: a call pattern's parts)
+        answers = [core_of(m.header) for m in self.spec.layout.messages if m.kind != "reasoning"]
+        calls: list[str] = []
+        if trigger and trigger in self.spec.prompt.output_prefix:
+            calls = [core_of(pattern_literal(p)) for p in self.spec.tools.pattern.call if p not in CALL_SLOTS]
+        begun = [trigger, start, *answers, *calls]
+        return not any(marker and marker in head for marker in begun)
 
     def split(self, text: str, *, opened: bool | None) -> tuple[str, str]:
         """One-shot reasoning stage: ``(reasoning, raw rest for the tool stage)``; ``opened=None``: the output
@@ -178,11 +186,16 @@ class ReasoningSplit:
     _owned: int = 0
     _saw_start: bool = False
     _closing: bool = False  # the end marker was seen: only separating whitespace is still owned
+    # The layout's lead (``Assistant: ``) and the whitespace after it, seen before anything else: owned only
+    # once the reasoning block starts after it, else left to the tool stage with the rest.  Fed in one piece
+    # the lead and the start marker are one marker event; fed in small pieces they come apart.
+    _lead_held: int = 0
 
     def __post_init__(self) -> None:
         self._start = core_of(self.runtime.spec.reasoning.start)
         self._end = core_of(self.runtime.spec.reasoning.end)
         self._trigger = core_of(self.runtime.spec.tools.trigger)
+        self._lead = core_of(self.runtime.spec.layout.lead)
         if not self.runtime.has_reasoning:
             self.ended = True
         elif self.opened is not None:
@@ -231,6 +244,13 @@ class ReasoningSplit:
             rest = "".join(self._fed)[self._owned :]
         return held + reasoning, rest
 
+    def _leads(self, event: Any, reasoning: list[str]) -> bool:
+        """``event`` is (part of) the layout's lead, or whitespace after it, before the block began."""
+        if event.kind != "marker" or self._saw_start or self.opened or reasoning:
+            return False
+        core = event.text.strip()
+        return bool(self._lead) and (core in self._lead if core else self._lead_held > 0)
+
     def _take(self, events: Sequence[Any]) -> tuple[str, str | None]:
         """Own the events of the reasoning stage; the first event of anything else ends it.  Whitespace our
         parser reads as separation (a marker event) is owned too, before the block and after its end marker
@@ -243,6 +263,9 @@ class ReasoningSplit:
                     break
             elif event.kind == "reasoning":
                 reasoning.append(event.text)
+            elif self._leads(event, reasoning):
+                self._lead_held += len(event.text)
+                continue
             elif event.kind == "marker" and not event.text.strip():
                 pass  # separation before or inside the block (a leading newline before <think>)
             elif (
@@ -254,6 +277,7 @@ class ReasoningSplit:
                 self._closing = True
             elif event.kind == "marker" and self._start and self._start in event.text and not self._saw_start:
                 self._saw_start = True
+                self._owned, self._lead_held = self._owned + self._lead_held, 0
             else:
                 self.ended = True
                 break
