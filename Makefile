@@ -36,8 +36,9 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check workbench tests benchmarks scripts
 	$(PY) -m pytest -q -n 2 --dist loadgroup
 
-# The fast loop: lint, types, and every test not marked slow, on two pytest workers (pytest-xdist):
-# measured 2 min 26 s here (2 cores) including ruff and mypy; 4 min 39 s on one worker.
+# The fast loop: lint, types, and every test not marked slow, on two pytest workers (pytest-xdist).  Slow is
+# a marker, or a test function measured over tests/conftest.py's FAST_BUDGET in a full run
+# (tests/timings.json, written by scripts/time_tests.py); `make test` runs every test.
 check: $(STAMP)
 	$(VENV)/bin/ruff check workbench tests benchmarks scripts
 	$(VENV)/bin/mypy

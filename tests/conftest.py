@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +79,28 @@ def _no_unexpected_tui_error(request: pytest.FixtureRequest, monkeypatch: pytest
         assert not reported, f"unexpected errors in the TUI: {reported}"
 
 
+#: ``make check`` (the fast loop, ``-m "not slow"``) leaves out a test function whose measured time, all its
+#: parametrizations together, passes this many seconds (``tests/timings.json``, written by
+#: ``scripts/time_tests.py`` from a full run's JUnit report; a function not in it counts as fast).
+FAST_BUDGET = 2.4
+
+
+def _timings() -> dict[str, float]:
+    path = REPO / "tests" / "timings.json"
+    return dict(json.loads(path.read_text())) if path.is_file() else {}
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups off the markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``make test`` runs on two pytest-xdist workers with ``--dist loadgroup``: the tests of one engines
     module stay on one worker, because they share what is expensive to make once per process (a cached
     engines-venv run of every template, a running vLLM or SGLang server)."""
     engines = REPO / "tests" / "engines"
+    timings = _timings()
     for item in items:
+        where = Path(str(item.path)).relative_to(REPO).as_posix()
+        if timings.get(f"{where}::{getattr(item, 'originalname', item.name)}", 0.0) > FAST_BUDGET:
+            item.add_marker(pytest.mark.slow)
         path = Path(str(item.path))
         if path.parent == engines:
             item.add_marker(pytest.mark.xdist_group(path.stem))
