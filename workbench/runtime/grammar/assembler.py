@@ -40,6 +40,7 @@ from workbench.runtime.grammar.elements import (
     GrammarError,
     any_text,
     check_structural_tag,
+    const,
     one_of,
     optional,
     repeat,
@@ -172,9 +173,14 @@ def assemble(
         answer = fmt.plain_answer()
     else:
         section = fmt.section(selected, parallel=multi)
-        answer = seq(BOUNDED_WHITESPACE, _forced_lead(fmt, gate is not None), section, BOUNDED_WHITESPACE)
+        lead = _forced_lead(fmt, gate is not None, spec.content.start)
+        answer = seq(BOUNDED_WHITESPACE, lead, section, BOUNDED_WHITESPACE)
     parts: list[Element] = []
     if reasoning and gate is not None:
+        if forced and spec.layout.lead.strip() and not gate.starts_inside:
+            # the turn's lead (history's ``Assistant:``) comes before the block the output opens; free text
+            # takes it under ``auto``, a forced answer must name it
+            parts.append(optional(const(spec.layout.lead)))
         parts.append(reasoning_block(gate))
     document = structural_tag(seq(*parts, answer))
     check_structural_tag(document)
@@ -201,12 +207,16 @@ def _auto_answer(fmt: ToolGrammar, tools: Sequence[Tool], parallel: bool) -> Ele
     return seq(free, optional(seq(section, WHITESPACE)))
 
 
-def _forced_lead(fmt: ToolGrammar, has_reasoning: bool) -> Element:
+def _forced_lead(fmt: ToolGrammar, has_reasoning: bool, wrapper: str = "") -> Element:
     """What may precede a forced call: after a reasoning block (the blank line after ``</think>``, a
-    re-opened message), or at the start of an output that did not reason (thinking off)."""
+    re-opened message), or at the start of an output that did not reason (thinking off).  Where content
+    has a wrapper (``<answer>\n``), a template may open it before the calls of an answer without text: the
+    wrapper may come first (the parsers read it as empty content)."""
     leads = [fmt.answer_lead(after_reasoning=False)]
     if has_reasoning:
         after = fmt.answer_lead(after_reasoning=True)
         if after.to_dict() != leads[0].to_dict():
             leads.append(after)
+    if wrapper.strip():
+        leads += [seq(const(wrapper), lead) for lead in list(leads)]
     return leads[0] if len(leads) == 1 else one_of(*leads)
