@@ -98,10 +98,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     engines = REPO / "tests" / "engines"
     timings = _timings()
     for item in items:
-        where = Path(str(item.path)).relative_to(REPO).as_posix()
-        if timings.get(f"{where}::{getattr(item, 'originalname', item.name)}", 0.0) > FAST_BUDGET:
-            item.add_marker(pytest.mark.slow)
         path = Path(str(item.path))
+        name = f"{path.relative_to(REPO).as_posix()}::{getattr(item, 'originalname', item.name)}"
+        if timings.get(name, 0.0) > FAST_BUDGET:
+            item.add_marker(pytest.mark.slow)
         if path.parent == engines:
             item.add_marker(pytest.mark.xdist_group(path.stem))
     # The slow tests first (a stable sort: each keeps its place among its kind): the workers take single
