@@ -60,6 +60,7 @@ from workbench.engines.harness.response import (
     vllm_message,
     vllm_request,
     vllm_streamed,
+    vllm_tokenizer,
 )
 from workbench.engines.harness.schema import PluginRequest, from_json
 
@@ -71,6 +72,7 @@ def _vllm_cases(name: str, tokenizer: Any, cases: list[dict[str, Any]]) -> list[
     --reasoning-parser NAME --enable-auto-tool-choice`` (``ParserManager.get_parser``)."""
     from vllm.parser.parser_manager import ParserManager
 
+    tokenizer = vllm_tokenizer(tokenizer)
     parser_cls = ParserManager.get_parser(
         tool_parser_name=name, reasoning_parser_name=name, enable_auto_tools=True, tokenizer=tokenizer
     )
@@ -300,6 +302,7 @@ def run_vllm_tags(job: dict[str, Any], tokenizer: Any) -> dict[str, Any]:
             "reason": "the tool parser does not opt in to structural tags",
             "cases": [],
         }
+    tokenizer = vllm_tokenizer(tokenizer)
     parser_cls = ParserManager.get_parser(
         tool_parser_name=name, reasoning_parser_name=name, enable_auto_tools=True, tokenizer=tokenizer
     )

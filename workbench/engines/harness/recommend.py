@@ -106,12 +106,9 @@ def vllm_parsers(
 ) -> dict[str, Any]:
     from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
     from vllm.reasoning import ReasoningParserManager
-    from vllm.tokenizers.hf import get_cached_tokenizer
     from vllm.tool_parsers import ToolParserManager
 
-    # what serving hands the parsers (``CachedHfTokenizer.from_pretrained``): without it every parser
-    # built recomputes ``get_vocab()``, 0.4 s each for a 150k vocabulary, 90% of the run
-    tokenizer = get_cached_tokenizer(tokenizer)
+    tokenizer = base.vllm_tokenizer(tokenizer)  # what serving hands the parsers
     deltas = CachedDeltas(tokenizer)
     requests = {
         c["id"]: ChatCompletionRequest(
