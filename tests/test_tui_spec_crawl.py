@@ -1,8 +1,16 @@
-"""The spec fields crawl: `e` on every row of the spec table, the editor submitted unchanged, for every
-distinct row (path and value) of the project templates (and, marked slow, every field of the shared
-templates).  The app must still run, the dialog must close,
-the value must be intact and the spec not even marked edited (issue 20: `e` on `tools.pattern` raised
-`TypeError: Object of type CallPattern is not JSON serializable` and ended the app, losing every edit)."""
+"""The spec fields crawl (issue 20: `e` on `tools.pattern` raised `TypeError: Object of type CallPattern is
+not JSON serializable` and ended the app, losing every edit).
+
+Every distinct row (its path and its value: all the editor is opened with) of the project and the shared
+templates goes through the editor's own code: the text it opens with, the widget that text goes in, and
+submitting it unchanged, which must be no edit at all.  In the running app, `e` on a row and `ctrl+s` in
+the dialog, for every distinct path and every value with non-ASCII text: the app must still run, the
+dialog must close, the value must be intact and the spec not even marked edited.
+
+The app crawl took every distinct (path, value) row before (340 rows, about a second each in Textual's
+rendering, 6 of the suite's 32 minutes): rows that differ only in an ASCII value open the same dialog
+with other text in the same widget, which the pure test checks for every row.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +18,15 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable, Input, TextArea
 
 from tests.conftest import PROJECT_TEMPLATES, shared_templates
 from tests.test_analysis_helpers import analysis_of
 from tests.test_tui_app import make_app, settle
 from workbench.runtime.spec import FormatSpec, to_plain
 from workbench.tui.screens.analysis import AnalysisScreen
-from workbench.tui.spec_fields import spec_rows
+from workbench.tui.spec_fields import apply_edit, editor_kind, editor_text, spec_rows
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 36)
@@ -82,56 +91,93 @@ async def test_every_row_of_a_call_pattern_opens_and_submits_unchanged() -> None
     assert await crawl([typed], only="tools.pattern") >= 15
 
 
-#: The project templates' rows in three parts, so that pytest's workers crawl them side by side (about a
-#: second a row on a loaded machine).
-PARTS = 3
+#: The app crawl's rows in two parts, so that pytest's workers crawl them side by side.
+PARTS = 2
 
 
-def first_rows() -> dict[tuple[str, str], tuple[str, str]]:
-    """Each distinct row of the project templates -- its path and its value, which are all the dialog is
-    opened with -- and the first template that has it (template name, path).  A row another template has
-    with the same value opens the same dialog with the same text and is submitted the same way: crawled
-    once, not 28 times (1,792 rows, 340 distinct; every row of every template took 25 minutes)."""
+def templates() -> list[Path]:
+    """The project templates, then the shared ones (none when ../shared is absent)."""
+    return [*PROJECT, *shared_templates()]
+
+
+def distinct_rows() -> dict[tuple[str, str], tuple[str, str]]:
+    """Each distinct row -- its path and its value, which are all the editor is opened with -- and the
+    first template that has it (template path, row path)."""
     first: dict[tuple[str, str], tuple[str, str]] = {}
-    for path in PROJECT:
+    for path in templates():
         spec = analysis_of(str(path)).spec
         for row in spec_rows(spec, spec):
             first.setdefault((row.path, row_value(spec, row.path)), (str(path), row.path))
     return first
 
 
+def app_rows() -> set[tuple[str, str]]:
+    """The rows crawled in the app: the first row of each distinct path, and each distinct row whose
+    editor text is not ASCII (wide and full-width markers in the widgets)."""
+    chosen: dict[str, tuple[str, str]] = {}
+    for (key, value), where in distinct_rows().items():
+        chosen.setdefault(key, where)
+        if not editor_text(json.loads(value)).isascii():
+            chosen[f"{key} {value}"] = where
+    return set(chosen.values())
+
+
 def part_rows(part: int) -> set[tuple[str, str]]:
-    ordered = sorted(set(first_rows().values()))
+    ordered = sorted(app_rows())
     return set(ordered[part::PARTS])
 
 
-def test_the_parts_cover_every_distinct_row_of_every_project_template() -> None:
-    assert len(PROJECT) >= 17
-    distinct = first_rows()
-    assert len(distinct) >= 300  # paths x values: every field, the call pattern's nested parts included
+class Widgets(App[None]):
+    """The dialog's two editor widgets, for checking what they give back."""
+
+    def compose(self) -> ComposeResult:
+        yield Input(id="line")
+        yield TextArea(id="document", soft_wrap=True)
+
+
+async def test_every_distinct_row_opens_and_submits_unchanged_in_the_editors_code() -> None:
+    """Every distinct row of every template through the editor's code: the editor's kind and text, the
+    widget's text (the dialog's `Input` for a line, its `TextArea` for a document, given the text and read
+    back), and submitting the text unchanged (no edit; the text reads back as the value)."""
+    rows = distinct_rows()
+    assert len(rows) >= 300
+    app = Widgets()
+    async with app.run_test():
+        line, document = app.query_one("#line", Input), app.query_one("#document", TextArea)
+        for (key, _value), (name, _) in rows.items():
+            spec = analysis_of(name).spec
+            row = next(r for r in spec_rows(spec, spec) if r.path == key)
+            value = spec.value_at(key)
+            text = editor_text(value)
+            where = (Path(name).name, key)
+            if editor_kind(value) == "line":
+                line.value = text
+                assert "\n" not in text and line.value == text, where
+            else:
+                document.load_text(text)
+                assert document.text == text, where
+            assert json.loads(text) == to_plain(value), where
+            assert apply_edit(spec, key, text, row.allowed) is None, where
+            if row.allowed:
+                assert to_plain(value) in row.allowed, where
+
+
+def test_the_app_crawl_covers_every_path_and_every_non_ascii_value() -> None:
+    rows = distinct_rows()
     parts = [part_rows(i) for i in range(PARTS)]
-    assert set().union(*parts) == set(distinct.values())
-    assert sum(len(p) for p in parts) == len(distinct)  # no row twice
+    crawled = set().union(*parts)
+    assert sum(len(p) for p in parts) == len(crawled)  # no row twice
+    assert {key for _, key in crawled} == {key for key, _ in rows}
+    for (_key, value), where in rows.items():
+        if not editor_text(json.loads(value)).isascii():
+            assert where in crawled, where
+    assert len({key for key, _ in rows}) >= 60
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("part", range(PARTS))
-async def test_every_distinct_row_of_the_project_templates_opens_and_submits_unchanged(part: int) -> None:
+async def test_every_path_and_non_ascii_value_opens_and_submits_unchanged_in_the_app(part: int) -> None:
     rows = part_rows(part)
-    templates = [p for p in PROJECT if any(name == str(p) for name, _ in rows)]
-    crawled = await crawl(templates, rows=rows)
+    paths = [p for p in templates() if any(name == str(p) for name, _ in rows)]
+    crawled = await crawl(paths, rows=rows)
     assert crawled == len(rows)
-
-
-@pytest.mark.slow
-@pytest.mark.shared
-async def test_every_field_of_the_shared_templates_opens_and_submits_unchanged() -> None:
-    """Every row path any shared template's spec has, crawled on the first template that has it (about a
-    second a row: every row of all 36 templates, 2,200 rows, was what made CI run past its 90 minutes; the
-    project templates above are crawled whole)."""
-    paths = shared_templates()
-    if not paths:
-        pytest.skip("../shared not present")
-    seen: set[str] = set()
-    crawled = await crawl(paths, seen=seen)
-    assert crawled == len(seen) >= 60
