@@ -1,6 +1,7 @@
-"""The shared templates' response-template profiles, run through their consumers in one harness call each.
+"""The shared templates' response-template profiles, run through their consumers in one harness call.
 
-Importing the engines takes 15-30 s, so every template and profile goes into one batch per consumer set;
+Importing the engines takes 15-30 s, so every template and profile goes into one batch (each job names its
+own consumers: vLLM for ``vllm``, SGLang for ``sglang``, both for ``portable``);
 the results are cached for the module's tests.
 """
 
@@ -54,37 +55,51 @@ class ProfileRun:
     versions: dict[str, str] = field(default_factory=dict)
 
 
-def run_profile(profile: str, consumers: tuple[str, ...], *, python: str | None = None) -> ProfileRun:
-    """Build ``profile`` for every template and run ``consumers`` on all of them in one harness call."""
-    run = ProfileRun(profile)
-    jobs, items = [], {}
-    for item in tool_capable():
-        try:
-            template = build_response_template(item.spec, profile)
-        except Unsupported as exc:
-            run.unsupported[item.name] = str(exc)
-            continue
-        jobs.append(Job(item.name, template, tokenizer_for(item.name), item.report))
-        items[item.name] = item
-    answer = run_harness(jobs, consumers, python=python)
-    run.versions = answer["versions"]
-    for job, got in zip(jobs, answer["jobs"], strict=True):
-        for consumer in consumers:
-            proof = engine_proof(job, got, consumer, items[job.key].spec, run.versions)
-            run.proofs.setdefault(consumer, {})[job.key] = proof
-    return run
+def run_profiles(
+    profiles: dict[str, tuple[str, ...]], *, python: str | None = None
+) -> dict[str, ProfileRun]:
+    """Build each profile for every template and run its consumers (``profiles``: profile -> consumers) on
+    all of them in one harness call: importing vLLM and SGLang once, not once per profile."""
+    runs = {profile: ProfileRun(profile) for profile in profiles}
+    jobs, owners = [], []
+    for profile, consumers in profiles.items():
+        for item in tool_capable():
+            try:
+                template = build_response_template(item.spec, profile)
+            except Unsupported as exc:
+                runs[profile].unsupported[item.name] = str(exc)
+                continue
+            key = f"{profile}/{item.name}"
+            jobs.append(Job(key, template, tokenizer_for(item.name), item.report, consumers=consumers))
+            owners.append((profile, item))
+    consumers_all = tuple(dict.fromkeys(c for cs in profiles.values() for c in cs))
+    answer = run_harness(jobs, consumers_all, python=python)
+    for (profile, item), job, got in zip(owners, jobs, answer["jobs"], strict=True):
+        run = runs[profile]
+        run.versions = answer["versions"]
+        for consumer in profiles[profile]:
+            proof = engine_proof(job, got, consumer, item.spec, run.versions)
+            run.proofs.setdefault(consumer, {})[item.name] = proof
+    return runs
+
+
+#: The engine profiles and who proves each: every one in one harness call.
+ENGINE_PROFILES = {"vllm": ("vllm",), "sglang": ("sglang",), "portable": ("vllm", "sglang")}
 
 
 @cache
+def engine_runs() -> dict[str, ProfileRun]:
+    return run_profiles(ENGINE_PROFILES)
+
+
 def engine_run(profile: str) -> ProfileRun:
-    consumers = ("vllm", "sglang") if profile == "portable" else (profile,)
-    return run_profile(profile, consumers)
+    return engine_runs()[profile]
 
 
 @cache
 def transformers_run(profile: str) -> ProfileRun:
     """The profile through transformers in this venv (no engines needed)."""
-    return run_profile(profile, ("transformers",), python=sys.executable)
+    return run_profiles({profile: ("transformers",)}, python=sys.executable)[profile]
 
 
 def table(run: ProfileRun, consumer: str) -> str:
