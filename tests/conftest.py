@@ -93,8 +93,9 @@ def _timings() -> dict[str, float]:
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups off the markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``make test`` runs on two pytest-xdist workers with ``--dist loadgroup``: the tests of one engines
-    module stay on one worker, because they share what is expensive to make once per process (a cached
-    engines-venv run of every template, a running vLLM or SGLang server)."""
+    module (or of the modules that name one ``XDIST_GROUP``) stay on one worker, because they share what is
+    expensive to make once per process (a cached engines-venv run of every template, a running vLLM or
+    SGLang server)."""
     engines = REPO / "tests" / "engines"
     timings = _timings()
     for item in items:
@@ -103,7 +104,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if timings.get(name, 0.0) > FAST_BUDGET:
             item.add_marker(pytest.mark.slow)
         if path.parent == engines:
-            item.add_marker(pytest.mark.xdist_group(path.stem))
+            # a module's own group, or the one it shares with modules that read the same cached run
+            module = getattr(item, "module", None)
+            item.add_marker(pytest.mark.xdist_group(getattr(module, "XDIST_GROUP", path.stem)))
     # The slow tests first (a stable sort: each keeps its place among its kind): the workers take single
     # tests in collection order, and a crawl of minutes collected last ran alone while the other worker
     # idled (the last 2% of a run took a quarter of its time).

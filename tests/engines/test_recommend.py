@@ -1,9 +1,10 @@
 """``workbench recommend`` agrees with the engines' documented parser for each shared template's family.
 
 Every template goes to the recommend harness in one subprocess per engine, run one after the other and
-cached for the module (importing vLLM takes 15-30 s and GBs of RAM).  Each template runs only its
-documented parser and a control from another family: every parser on five templates took 27 minutes on
-the shared machine.  The expected names are the engines' own registry keys (vLLM ``ToolParserManager``,
+shared with ``test_recommend_claims.py`` (:mod:`tests.engines.recommend_run`: importing vLLM takes 15-30 s
+and GBs of RAM).  Each family's template runs its documented parser, a control from another family and the
+few parsers every template runs: every parser on five templates took 27 minutes on the shared machine.
+The expected names are the engines' own registry keys (vLLM ``ToolParserManager``,
 SGLang ``FunctionCallParser.ToolCallParserEnum``) that each engine's documentation gives for the family.
 
 Where the documented parser misses, the test is a strict xfail naming the engine code responsible
@@ -13,35 +14,22 @@ that ``recommend`` itself gives that reason, so the answer a user sees says whic
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import shared_path
-from workbench.commands.recommend import _judge, recommend, render, special_tokens
+from tests.engines.recommend_run import (  # noqa: F401  (XDIST_GROUP: tests/conftest.py reads it)
+    CONTROL,
+    FAMILIES,
+    XDIST_GROUP,
+    shared_answers,
+)
+from workbench.commands.recommend import _judge, render, special_tokens
 from workbench.engines.issues import ENGINE_ISSUES, engine_issue
-from workbench.engines.venv import engines_missing_reason, engines_python
+from workbench.engines.venv import engines_missing_reason
 
-# template -> (vLLM --tool-call-parser, SGLang --tool-call-parser) documented for the family; None: the
-# engine documents no parser for it
-FAMILIES: dict[str, tuple[str, str | None]] = {
-    "Qwen-Qwen3-0.6B": ("hermes", "qwen"),
-    "deepseek-ai-DeepSeek-V3.1": ("deepseek_v31", "deepseekv31"),
-    "openai-gpt-oss-120b": ("openai", "gpt-oss"),
-    "Kimi-K2-Instruct": ("kimi_k2", "kimi_k2"),
-    "meta-llama-Llama-3.1-8B-Instruct": ("llama3_json", "llama3"),
-    "Qwen3-Coder": ("qwen3_coder", "qwen3_coder"),
-    "GLM-4.6": ("glm45", "glm45"),
-    "MiniMax-M2": ("minimax_m2", "minimax-m2"),
-    "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": ("hermes", "hermes"),
-    "unsloth-mistral-Devstral-Small-2507": ("mistral", "mistral"),
-    "ByteDance-Seed-OSS": ("seed_oss", None),
-}
 ENGINES = ("vllm", "sglang")
-# A parser of another family: it must not pass (the cases tell formats apart).
-CONTROL = "pythonic"
 
 # Misses on the engine's side, read in its code (the reason is ENGINE_ISSUES[(engine, parser)]).
 ENGINE_SIDE = {
@@ -59,21 +47,8 @@ def _documented(name: str, engine: str) -> str | None:
     return FAMILIES[name][ENGINES.index(engine)]
 
 
-def _path(name: str) -> str:
-    return str(shared_path("templates", f"{name}.jinja"))
-
-
-@cache
 def answers() -> dict[str, dict[str, Any]]:
-    python = engines_python()
-    assert python is not None
-    only = {}
-    for name, pair in FAMILIES.items():
-        wanted = {n for n in pair if n} | {CONTROL}
-        if name == "Qwen-Qwen3-0.6B":
-            wanted.add("qwen3")  # the reasoning parser of the family
-        only[_path(name)] = sorted(wanted)
-    return {a["template"]: a for a in recommend(list(only), python, only=only, time_limit=30)}
+    return shared_answers()
 
 
 def needs_engines() -> None:

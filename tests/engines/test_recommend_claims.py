@@ -7,21 +7,22 @@
 - ``--spec`` grades with a given spec.
 
 The fast tests judge made-up engine answers; the slow one runs every shared template through both engines
-(a few parsers each: every built-in parser on one template takes two minutes).
+(a few parsers each: every built-in parser on one template takes two minutes), in the run it shares with
+``test_recommend.py`` (:mod:`tests.engines.recommend_run`).
 """
 
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import SHARED, shared_templates
+from tests.engines.recommend_run import XDIST_GROUP, shared_answers  # noqa: F401  (the group: conftest)
 from workbench.commands.recommend import Prepared, _judge, recommend, render
-from workbench.engines.venv import engines_missing_reason, engines_python
+from workbench.engines.venv import engines_missing_reason
 from workbench.runtime.spec import FormatSpec, ToolsSpec
 from workbench.validate import PASS, CaseResult
 
@@ -121,18 +122,6 @@ def test_recommend_cli_takes_a_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 # ------------------------------------------------------------------------------ every shared template (slow)
-# A few parsers per engine: tool parsers of several families and the reasoning parsers of the families.
-ONLY = ("hermes", "pythonic", "llama3_json", "deepseek_r1", "qwen3", "qwen25", "llama3", "qwen")
-
-
-@cache
-def shared_answers() -> dict[str, dict[str, Any]]:
-    python = engines_python()
-    assert python is not None
-    paths = [str(p) for p in shared_templates()]
-    return {a["template"]: a for a in recommend(paths, python, only=ONLY, time_limit=30)}
-
-
 @pytest.mark.slow
 @pytest.mark.shared
 def test_recommend_on_the_shared_templates_claims_only_what_it_ran() -> None:
