@@ -313,7 +313,7 @@ def test_most_fuzzed_requests_reach_the_plugin(engine: str) -> None:
     print(f"{engine}: {reached} fuzzed requests reached the plug-in, {refused} were refused with HTTP 400")
 
 
-#: Outputs hypothesis found (session 5's full run), kept as fixed cases: (engine, template, request, output).
+#: Outputs hypothesis found (sessions 5 and 6), kept as fixed cases: (engine, template, request, output).
 FOUND = [
     # tool_choice "none" (no tools): vLLM strips the calls of every delta but not of the parser's last
     # flush, whose closing "{}" reached the client as a call without a name.
@@ -325,6 +325,13 @@ FOUND = [
      {"model": "workbench", "messages": [{"role": "user", "content": "x"}], "tools": [],
       "tool_choice": "auto"},
      "Assistant: (thinking) The user asks a question.\nI should answer with the number. (done)\nIt is 42."),
+    # session 6: an answer message whose model header is missing, after the reasoning message.  In one
+    # piece our parser read the end marker, that header and its text as one marker event and the reasoning
+    # stage owned all of it (the text was lost); in small pieces the stage ended at the header.
+    ("vllm", "model-headers", {"model": "workbench", "messages": [{"role": "user", "content": "x"}]},
+     "<|content_think|>The user wants the weather, so I call the tool.<|message_end|><|content_text|>Let me "
+     "check the weather.<|message_end|><|message_model|>get_weather<|content_invoke|>"
+     '{"city": "Paris", "unit": "celsius"}<|message_end|>'),
 ]  # fmt: skip
 
 

@@ -274,6 +274,15 @@ class ReasoningSplit:
                 and self._end in event.text
                 and (self.opened or self._saw_start or reasoning or self._owned)
             ):
+                cut = event.text.find(self._end) + len(self._end)
+                tail = event.text[cut:]
+                if tail.strip():
+                    # one marker event runs on past the end marker (the next message's header, or text our
+                    # parser reads as part of the marker): fed in small pieces these are events of their
+                    # own, and the stage ends where they start, so it ends there in one piece too
+                    self._owned += cut + len(tail) - len(tail.lstrip())
+                    self.ended = True
+                    break
                 self._closing = True
             elif event.kind == "marker" and self._start and self._start in event.text and not self._saw_start:
                 self._saw_start = True
