@@ -173,7 +173,7 @@ def assemble(
         answer = fmt.plain_answer()
     else:
         section = fmt.section(selected, parallel=multi)
-        lead = _forced_lead(fmt, gate is not None, spec.content.start)
+        lead = _forced_lead(fmt, gate is not None, spec.content.start, spec.content.end)
         answer = seq(BOUNDED_WHITESPACE, lead, section, BOUNDED_WHITESPACE)
     parts: list[Element] = []
     if reasoning and gate is not None:
@@ -207,16 +207,20 @@ def _auto_answer(fmt: ToolGrammar, tools: Sequence[Tool], parallel: bool) -> Ele
     return seq(free, optional(seq(section, WHITESPACE)))
 
 
-def _forced_lead(fmt: ToolGrammar, has_reasoning: bool, wrapper: str = "") -> Element:
+def _forced_lead(fmt: ToolGrammar, has_reasoning: bool, wrapper: str = "", wrapper_end: str = "") -> Element:
     """What may precede a forced call: after a reasoning block (the blank line after ``</think>``, a
     re-opened message), or at the start of an output that did not reason (thinking off).  Where content
-    has a wrapper (``<answer>\n``), a template may open it before the calls of an answer without text: the
-    wrapper may come first (the parsers read it as empty content)."""
+    has a wrapper (``<answer>\n``), a template may open it before the calls of an answer without text, and
+    may close it again before them (``<answer>\n\n</answer><tool_call>``): the wrapper, or the empty
+    wrapper, may come first (the parsers read either as empty content)."""
     leads = [fmt.answer_lead(after_reasoning=False)]
     if has_reasoning:
         after = fmt.answer_lead(after_reasoning=True)
         if after.to_dict() != leads[0].to_dict():
             leads.append(after)
     if wrapper.strip():
-        leads += [seq(const(wrapper), lead) for lead in list(leads)]
+        bare = list(leads)
+        leads += [seq(const(wrapper), lead) for lead in bare]
+        if wrapper_end.strip():
+            leads += [seq(const(wrapper), bare[0], const(wrapper_end), lead) for lead in bare]
     return leads[0] if len(leads) == 1 else one_of(*leads)
