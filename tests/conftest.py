@@ -82,7 +82,7 @@ def _no_unexpected_tui_error(request: pytest.FixtureRequest, monkeypatch: pytest
 #: ``make check`` (the fast loop, ``-m "not slow"``) leaves out a test function whose measured time, all its
 #: parametrizations together, passes this many seconds (``tests/timings.json``, written by
 #: ``scripts/time_tests.py`` from a full run's JUnit report; a function not in it counts as fast).
-FAST_BUDGET = 2.4
+FAST_BUDGET = 1.5
 
 
 def _timings() -> dict[str, float]:
