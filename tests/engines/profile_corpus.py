@@ -74,12 +74,12 @@ def run_profiles(
             owners.append((profile, item))
     consumers_all = tuple(dict.fromkeys(c for cs in profiles.values() for c in cs))
     answer = run_harness(jobs, consumers_all, python=python)
-    for (profile, item), job, got in zip(owners, jobs, answer["jobs"], strict=True):
-        run = runs[profile]
+    for run in runs.values():
         run.versions = answer["versions"]
+    for (profile, item), job, got in zip(owners, jobs, answer["jobs"], strict=True):
         for consumer in profiles[profile]:
-            proof = engine_proof(job, got, consumer, item.spec, run.versions)
-            run.proofs.setdefault(consumer, {})[item.name] = proof
+            proof = engine_proof(job, got, consumer, item.spec, answer["versions"])
+            runs[profile].proofs.setdefault(consumer, {})[item.name] = proof
     return runs
 
 
