@@ -37,6 +37,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import PROJECT_TEMPLATES
+from workbench.engines.harness.fuzz import BY_THE_PLUGIN
 from workbench.engines.harness.launch import harness_env, harness_invocation
 from workbench.engines.plugin_proof import build_plugin, write_files
 from workbench.engines.plugins import PluginNames
@@ -265,7 +266,7 @@ def _without_cut_call(streamed: dict[str, Any], one_shot: dict[str, Any]) -> dic
     return streamed
 
 
-REACHED: dict[str, list[int]] = {}  # per engine: requests that reached the plug-in, requests refused
+REACHED: dict[str, list[int]] = {}  # per engine: requests that reached the plug-in, requests the engine kept
 REFUSALS: dict[str, list[str]] = {}
 
 
@@ -286,8 +287,11 @@ def test_no_plugin_method_raises_and_streaming_gives_the_one_shot_message(
     answer = harness.ask(engine, job, case)
     assert answer["accepted"], f"{item['key']}: {answer['reason']}\n{answer.get('trace', '')}"
     counts = REACHED.setdefault(engine, [0, 0])
-    counts[bool(answer["refused"])] += 1
-    if answer["refused"]:
+    # A refusal by the plug-in's own request adjustment (an HTTP 400 with its reason) reached the plug-in;
+    # only the engine's request validation keeps a request from it.
+    by_engine = bool(answer["refused"]) and not answer["refused"].startswith(BY_THE_PLUGIN)
+    counts[by_engine] += 1
+    if by_engine:
         REFUSALS.setdefault(engine, []).append(answer["refused"])
     if answer["refused"]:
         return
@@ -302,7 +306,9 @@ def test_no_plugin_method_raises_and_streaming_gives_the_one_shot_message(
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_most_fuzzed_requests_reach_the_plugin(engine: str) -> None:
-    """Not vacuous: the engines' own request validation let most drawn requests through to the plug-in."""
+    """Not vacuous: the engines' own request validation let most drawn requests through to the plug-in
+    (a plug-in that refuses a request with a 400 was reached).  The run that found this miscounted: 74
+    reached, 76 "refused", of which 21 by the plug-in itself; counted right, about 95 to 55."""
     reached, refused = REACHED.get(engine, [0, 0])
     if reached + refused == 0:
         pytest.skip("the fuzz test did not run (no engines venv)")

@@ -85,6 +85,10 @@ class Grouped(Deltas):
 #: message: the one exception allowed, and only at that stage.
 
 
+#: How a refusal by the plug-in itself begins (the request reached it): the rest are the engine's own.
+BY_THE_PLUGIN = "by the plug-in (HTTP 400)"
+
+
 class Probe:
     """Runs one case's stages, recording every exception that escapes a plug-in method."""
 
@@ -149,7 +153,7 @@ def vllm_case(parser_cls: Any, tokenizer: Any, case: dict[str, Any]) -> dict[str
         may_refuse=True,
     )
     if probe.refused:
-        return {"refused": f"by the plug-in (HTTP 400) {probe.refused}", "raised": probe.raised}
+        return {"refused": f"{BY_THE_PLUGIN} {probe.refused}", "raised": probe.raised}
     request = adjusted if adjusted is not None else request
 
     def one_shot() -> Message:
@@ -212,7 +216,7 @@ def sglang_case(job: dict[str, Any], tokenizer: Any, case: dict[str, Any]) -> di
         stage = f"get_structure_constraint(thinking_mode={thinking})"
         probe.run(stage, functools.partial(constraint, thinking), may_refuse=True)
     if probe.refused:
-        return {"refused": f"by the plug-in (HTTP 400) {probe.refused}", "raised": probe.raised}
+        return {"refused": f"{BY_THE_PLUGIN} {probe.refused}", "raised": probe.raised}
     output = case["output"]
     deltas = Deltas(tokenizer)
     return {
