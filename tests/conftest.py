@@ -56,6 +56,16 @@ def _private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path_factory.mktemp("data")))
 
 
+@pytest.fixture
+def no_engines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engines venv is absent for this test: an export is proven with transformers only and says so.
+
+    For tests about what an export writes, or which profile it picks, not about what an engine makes of it:
+    each engine proof costs a harness run that imports vLLM and SGLang (20-40 s), and the engines' own
+    tests (``tests/engines/``) prove the same exports through them."""
+    monkeypatch.setenv("WORKBENCH_ENGINES_PYTHON", str(REPO / "no-engines-venv-here"))
+
+
 @pytest.fixture(autouse=True)
 def _no_unexpected_tui_error(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
     """In the TUI tests, no handler may fail: every error ``WorkbenchApp.report_error`` reports (the one

@@ -95,7 +95,7 @@ def test_export_import_export_is_byte_identical(exported: Path, tmp_path: Path) 
     assert with_template.read_bytes() == exported.read_bytes()
 
 
-@pytest.mark.slow  # proves the export in the engines venv when it is built (20-40 s)
+@pytest.mark.usefixtures("no_engines")  # what is written; the engines' proofs: tests/engines/
 def test_other_targets_are_the_same_from_the_template_or_from_the_exported_spec(
     exported: Path, tmp_path: Path
 ) -> None:
@@ -170,7 +170,7 @@ def test_usage_errors_are_explained() -> None:
     assert needs_tools.exit_code == 1 and "--tools" in needs_tools.stderr
 
 
-@pytest.mark.slow  # proves the export in the engines venv when it is built (20-40 s)
+@pytest.mark.usefixtures("no_engines")  # the summary's shape; the engines' proofs: tests/engines/
 def test_export_json_summary_and_stdout_target(exported: Path) -> None:
     result = invoke("export", "--spec", exported, "-o", "-")
     assert result.exit_code == 0

@@ -133,7 +133,7 @@ def test_transformers_parses_every_round_trip_one_shot_and_token_streamed(profil
         assert proof.passed, [f"{c.id}: {c.detail}" for c in proof.cases if c.status == "fail"]
 
 
-@pytest.mark.slow  # proves the export in the engines venv when it is built (20-40 s)
+@pytest.mark.usefixtures("no_engines")  # what is written; the engines' proofs: tests/engines/
 def test_the_cli_writes_the_profile_asked_for_with_provenance(tmp_path: Path) -> None:
     out = tmp_path / "rt.json"
     result = CliRunner().invoke(
@@ -157,7 +157,7 @@ def test_the_cli_writes_the_profile_asked_for_with_provenance(tmp_path: Path) ->
     assert provenance["workbench_version"] and "transformers" in provenance["proven_with"]
 
 
-@pytest.mark.slow  # proves the export in the engines venv when it is built (20-40 s)
+@pytest.mark.usefixtures("no_engines")  # the profile is chosen from the spec alone (choose_profile)
 @pytest.mark.parametrize(("name", "profile"), [("llama3-json", "portable"), ("mistral-tool-calls", "sglang")])
 def test_the_cli_defaults_to_the_strictest_profile_that_expresses_the_format(
     tmp_path: Path, name: str, profile: str

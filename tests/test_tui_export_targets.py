@@ -20,6 +20,7 @@ def test_the_screen_offers_every_target_of_the_export_stage() -> None:
     assert [key for key, _ in SCREEN_TARGETS] == list(STAGE_TARGETS)
 
 
+@pytest.mark.usefixtures("no_engines")  # what the screen writes; the plug-in's engine proofs: tests/engines/
 async def test_the_vllm_plugin_target_writes_the_plugin_folder(tmp_path: Path) -> None:
     app = make_app(start_mode="export")
     async with app.run_test(size=SIZE) as pilot:
