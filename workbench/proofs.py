@@ -109,7 +109,7 @@ def open_tokenizer(path: str | Path) -> tuple[Any, str]:
             tokenizer = PreTrainedTokenizerFast.from_pretrained(str(folder))
         else:
             tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(file))
-        if not tokenizer.get_vocab():
+        if len(tokenizer) == 0:  # the size, not get_vocab(): that builds a dict of the whole vocabulary
             raise ValueError("the vocabulary is empty")
     except Exception as exc:  # the tokenizers library raises its own Exception subclasses
         why = first_line(exc) or type(exc).__name__

@@ -225,6 +225,15 @@ def test_a_tokenizer_that_is_not_json_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
 
 
+def test_a_tokenizer_with_an_empty_vocabulary_is_one_line(tmp_path: Path) -> None:
+    model = {"type": "WordLevel", "vocab": {}, "unk_token": "[UNK]"}
+    tokenizer = _write(tmp_path / "tokenizer.json", {"version": "1.0", "added_tokens": [], "model": model})
+    args = ["export", str(TEMPLATE), "-t", "lark", "--tokenizer", str(tokenizer), "-o", str(tmp_path / "x")]
+    code, line = _cli(*args)
+    assert code == 1 and line.endswith("the vocabulary is empty"), line
+    assert not (tmp_path / "x").exists()
+
+
 def test_a_prompt_longer_than_the_context_can_hold_is_refused_before_tokenizing(tmp_path: Path) -> None:
     """2,000,000 characters cannot fit the tiny model's 8,192 tokens (a token is at most a few hundred
     bytes): refused from the length alone, without tokenizing it."""

@@ -449,6 +449,7 @@ class Generator:
                 apply_s = time.perf_counter() - ta
                 token = sample_token(logits, self.sampling, index, allowed)
             accept_s = 0.0
+            rejected = False  # a resample narrows ``allowed``: it is then no longer the mask's support
             for _ in range(MAX_RESAMPLES):
                 ta = time.perf_counter()
                 ok = self.matcher.accept(token)
@@ -461,6 +462,7 @@ class Generator:
                         f"{self.matcher.last_rejection}"
                     )
                 # The gate rejected what followed a marker inside this token: draw again without it.
+                rejected = True
                 if allowed is None:
                     allowed = np.flatnonzero(bits) if bits is not None else np.arange(self.vocab_size)
                 allowed = allowed[allowed != token]
@@ -482,8 +484,9 @@ class Generator:
             else:
                 events = (Event("content", text),) if text else ()
             t6 = time.perf_counter()
+            support = allowed if allowed is not None and not rejected else None
             chosen, allowed_top = self._chosen_and_allowed(
-                logits, log_z, token, candidates, bits, row, masked_now
+                logits, log_z, token, candidates, bits, row, masked_now, support
             )
             t7 = time.perf_counter()
             self.token_ids.append(token)
@@ -553,9 +556,11 @@ class Generator:
         bits: np.ndarray | None,
         row: Any,
         masked: bool,
+        support: np.ndarray | None = None,
     ) -> tuple[Candidate, tuple[Candidate, ...]]:
         """The chosen token as a candidate (pre-mask logit and probability), and the top allowed tokens by
-        renormalised probability: what the inspector shows beside the raw top candidates."""
+        renormalised probability: what the inspector shows beside the raw top candidates.  ``support``: the
+        mask's allowed ids when sampling already listed them (``np.flatnonzero(bits)``; a 150k scan)."""
         torch = self._torch
         logit = float(logits[token])
         chosen = Candidate(
@@ -567,7 +572,7 @@ class Generator:
         )
         if not masked or bits is None:
             return chosen, candidates
-        ids = np.flatnonzero(bits)
+        ids = support if support is not None else np.flatnonzero(bits)
         if ids.shape[0] == 0:
             return chosen, ()
         sub = logits[torch.from_numpy(ids)]
