@@ -12,6 +12,9 @@ cases of a profile go to the harness in one subprocess call (importing vLLM take
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tests.engines.profile_corpus import engine_run, failures, table, transformers_run
@@ -64,3 +67,28 @@ def test_every_portable_export_compiles_with_pythons_re() -> None:
             continue
         for where, pattern in patterns(build_response_template(item.spec, "portable")):
             assert portability_problems(pattern) == [], (item.name, where)
+
+
+def test_the_cli_proves_a_response_template_in_both_engines_and_records_versions(tmp_path: Path) -> None:
+    """`workbench export T --target response-template --json`: the portable profile proven through the CLI
+    (``prove_profile``) by vLLM and SGLang, each engine's version in the provenance.  The export tests in
+    ``tests/`` run without the engines (the ``no_engines`` fixture): this one holds the CLI's engine proof."""
+    needs_engines()
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    out = tmp_path / "rt.json"
+    args = ["export", "chatml-think-tools", "--target", "response-template", "-o", str(out), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["proof"]["passed"] is True
+    cases = summary["proof"]["cases"]
+    assert not [c for c in cases if c["status"] == "fail"], cases
+    for engine in ("vllm", "sglang"):  # every round trip through each engine's own parser
+        assert sum(c["id"].startswith(f"{engine}:") and c["status"] == "pass" for c in cases) >= 10, engine
+    provenance = json.loads(out.read_text(encoding="utf-8"))["response_template_provenance"]
+    assert provenance["profile"] == "portable"
+    assert set(provenance["proven_with"]) == {"transformers", "vllm", "sglang"}
+    assert "?" not in provenance["proven_with"].values()
