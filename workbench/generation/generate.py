@@ -435,6 +435,7 @@ class Generator:
             t3 = time.perf_counter()
             apply_s = 0.0
             allowed: np.ndarray | None = None
+            support: np.ndarray | None = None  # the mask's allowed ids, once sampling has listed them
             if forced is not None:
                 if masked_now and not is_allowed(row, forced):
                     raise ForceRefused(self._refusal(forced, phase, summary.allowed_count, jump))
@@ -445,11 +446,11 @@ class Generator:
                 token = next(c.token_id for c in candidates if c.allowed)
             else:
                 ta = time.perf_counter()
-                allowed = np.flatnonzero(bits) if bits is not None else None  # the masked logits' support
+                support = np.flatnonzero(bits) if bits is not None else None  # the masked logits' support
+                allowed = support
                 apply_s = time.perf_counter() - ta
                 token = sample_token(logits, self.sampling, index, allowed)
             accept_s = 0.0
-            rejected = False  # a resample narrows ``allowed``: it is then no longer the mask's support
             for _ in range(MAX_RESAMPLES):
                 ta = time.perf_counter()
                 ok = self.matcher.accept(token)
@@ -462,7 +463,6 @@ class Generator:
                         f"{self.matcher.last_rejection}"
                     )
                 # The gate rejected what followed a marker inside this token: draw again without it.
-                rejected = True
                 if allowed is None:
                     allowed = np.flatnonzero(bits) if bits is not None else np.arange(self.vocab_size)
                 allowed = allowed[allowed != token]
@@ -484,7 +484,6 @@ class Generator:
             else:
                 events = (Event("content", text),) if text else ()
             t6 = time.perf_counter()
-            support = allowed if allowed is not None and not rejected else None
             chosen, allowed_top = self._chosen_and_allowed(
                 logits, log_z, token, candidates, bits, row, masked_now, support
             )
