@@ -141,6 +141,11 @@ def fixed_clock(now: datetime | None = None) -> Iterator[datetime]:
         _clock.reset(token)
 
 
+def clock_is_fixed() -> bool:
+    """Do renders made here see one instant (inside :func:`fixed_clock`)?"""
+    return _clock.get() is not None
+
+
 def _frozen_now() -> datetime | None:
     """The fixed clock's instant, else the replaced clock's time as a plain ``datetime`` (it crosses to the
     worker), else None (the real clock, read inside the render)."""
@@ -223,6 +228,10 @@ def normalize_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[
     return out
 
 
+#: The exact types :func:`_plain` keeps as they are (``None`` is ``NoneType``).
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """A deep copy made of plain JSON types, so templates never see caller objects (or mutate them).
 
@@ -232,11 +241,15 @@ def _plain(value: Any) -> Any:
     kind = type(value)
     if value is None or kind is str or kind is int or kind is float or kind is bool:
         return value
-    # exact containers first: the ABC check of ``Mapping`` below costs more than the copy itself
+    # exact containers first: the ABC check of ``Mapping`` below costs more than the copy itself; their
+    # plain scalar items are taken as they are, without a call each (most of a tool schema's items)
     if kind is dict:
-        return {_plain(k): _plain(v) for k, v in value.items()}
+        return {
+            (k if type(k) is str else _plain(k)): (v if type(v) in _SCALARS else _plain(v))
+            for k, v in value.items()
+        }
     if kind is list:
-        return [_plain(v) for v in value]
+        return [v if type(v) in _SCALARS else _plain(v) for v in value]
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, int):
@@ -394,6 +407,7 @@ def render_many(
     results: list[str | TemplateError | None] = [None] * len(calls)
     contexts: list[dict[str, Any]] = []
     slots: list[tuple[int, str | None]] = []
+    tool_copies = _ToolCopies()
     for index, call in enumerate(calls):
         kw = dict(call)
         try:
@@ -405,6 +419,7 @@ def render_many(
                 bool(kw.pop("add_generation_prompt", False)),
                 kw.pop("continue_final_message", False),
                 kw,
+                tool_copies,
             )
         except TemplateError as exc:
             results[index] = exc
@@ -418,7 +433,10 @@ def render_many(
     caching = render_cache.enabled() and now is not None
     source_hash = render_cache.source_key(source) if caching else ""
     keys = (
-        [render_cache.key(source_hash, c, limit, now, s[1]) for c, s in zip(contexts, slots, strict=True)]
+        [
+            render_cache.key(source_hash, c, limit, now, s[1], tool_copies.json_of(c["tools"]))
+            for c, s in zip(contexts, slots, strict=True)
+        ]
         if caching
         else []
     )
@@ -552,8 +570,10 @@ def _prepare(
     add_generation_prompt: bool,
     continue_final_message: bool | str,
     kwargs: dict[str, Any],
+    tool_copies: _ToolCopies | None = None,
 ) -> tuple[dict[str, Any], str | None]:
-    """The render context transformers builds (plain copies), and the tagged final text when continuing."""
+    """The render context transformers builds (plain copies), and the tagged final text when continuing.
+    ``tool_copies`` shares one plain copy of a tools list among the calls of one batch."""
     if not messages:
         raise TemplateError("cannot render an empty conversation (give at least one message)", kind="usage")
     if continue_final_message and add_generation_prompt:
@@ -565,11 +585,43 @@ def _prepare(
     context = _plain(dict(kwargs))
     context.update(
         messages=msgs,
-        tools=normalize_tools(tools),
+        tools=tool_copies.copy_of(tools) if tool_copies is not None else normalize_tools(tools),
         documents=_plain(list(documents)) if documents is not None else None,
         add_generation_prompt=add_generation_prompt,
     )
     return context, continued
+
+
+class _ToolCopies:
+    """The plain copy of each tools list the calls of one :func:`render_many` batch pass, and its JSON.
+
+    A batch offers the same tools list to many of its calls (every case of a validation set, both prompts);
+    copying a tool schema costs more than rendering a small template, so each list is copied once, by
+    identity.  Sound within one batch only: the lists are held here (their ids stay theirs) and nothing runs
+    between the calls' preparation; templates cannot change the shared copy (the immutable sandbox refuses
+    every mutating method), and the worker receives it pickled once.
+    """
+
+    def __init__(self) -> None:
+        self._copies: dict[int, tuple[Any, list[dict[str, Any]] | None]] = {}
+        self._json: dict[int, tuple[Any, str]] = {}
+
+    def copy_of(self, tools: Sequence[Tool | Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
+        if tools is None:
+            return None
+        kept = self._copies.get(id(tools))
+        if kept is None:
+            kept = self._copies[id(tools)] = (tools, normalize_tools(tools))
+        return kept[1]
+
+    def json_of(self, copy: list[dict[str, Any]] | None) -> str | None:
+        """The render cache's JSON of a copy this batch made (None for one it did not: no tools)."""
+        if copy is None:
+            return None
+        kept = self._json.get(id(copy))
+        if kept is None:
+            kept = self._json[id(copy)] = (copy, render_cache.context_json(copy))
+        return kept[1]
 
 
 _CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "

@@ -78,11 +78,29 @@ def source_key(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
-def key(source_hash: str, context: dict[str, Any], limit: float, now: datetime | None, continued: Any) -> str:
-    """The cache key of one render (pure)."""
+def key(
+    source_hash: str,
+    context: dict[str, Any],
+    limit: float,
+    now: datetime | None,
+    continued: Any,
+    tools_json: str | None = None,
+) -> str:
+    """The cache key of one render (pure).  ``tools_json`` is :func:`context_json` of ``context["tools"]``
+    when the caller has it already (a batch offers one tools list to many calls)."""
+    tools = context.get("tools")
+    if tools is None:
+        return f"{source_hash}|{limit}|{now}|{continued}|{context_json(context)}"
+    if tools_json is None:
+        tools_json = context_json(tools)
+    rest = {k: v for k, v in context.items() if k != "tools"}
+    return f"{source_hash}|{limit}|{now}|{continued}|{context_json(rest)}|tools={tools_json}"
+
+
+def context_json(value: Any) -> str:
+    """``value`` as the text a key holds."""
     # Key order is kept: a template iterating a mapping (or ``tojson`` of one) renders it in its order.
-    body = json.dumps(context, default=str, ensure_ascii=False)
-    return f"{source_hash}|{limit}|{now}|{continued}|{body}"
+    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def get(k: str) -> str | TemplateError | None:

@@ -425,6 +425,45 @@ class _GuardedEnvironment(ImmutableSandboxedEnvironment):
             return result
         return __context.call(__obj, *args, **kwargs)
 
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """The sandbox's ``obj.attribute``, with the same answers, at a fraction of the cost.
+
+        ``message.role`` is most of what a chat template looks up.  The sandbox first asks the dict for an
+        attribute of that name, which raises, then subscripts: a plain ``dict`` has no attribute but those
+        of its type, so the item is read directly.  Whether an attribute found is safe depends only on the
+        type of ``obj`` and the attribute's name (:func:`jinja2.sandbox.is_internal_attribute` and
+        :func:`~jinja2.sandbox.modifies_known_mutable` test nothing else), so the answer is kept per pair.
+        """
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except LookupError:
+                return self.undefined(obj=obj, name=attribute)
+        try:
+            value = getattr(obj, attribute)
+        except AttributeError:
+            try:
+                return obj[attribute]
+            except (TypeError, LookupError):
+                return self.undefined(obj=obj, name=attribute)
+        fmt = self.wrap_str_format(value)
+        if fmt is not None:
+            return fmt
+        pair = (type(obj), attribute)
+        safe = _SAFE_ATTRIBUTES.get(pair)
+        if safe is None:
+            safe = self.is_safe_attribute(obj, attribute, value)
+            if len(_SAFE_ATTRIBUTES) < _MAX_SAFE_ATTRIBUTES:
+                _SAFE_ATTRIBUTES[pair] = safe
+        return value if safe else self.unsafe_undefined(obj, attribute)
+
+
+#: The attributes a plain ``dict`` has (those of its type: instances have no ``__dict__``).
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+#: Whether the sandbox allows an attribute, by (type, name); bounded (a template names few).
+_SAFE_ATTRIBUTES: dict[tuple[type, str], bool] = {}
+_MAX_SAFE_ATTRIBUTES = 4096
+
 
 def _raise_exception(message: str) -> None:
     raise _TemplateRaised(message)
@@ -437,7 +476,33 @@ def _tojson(
     separators: Any = None,
     sort_keys: bool = False,
 ) -> str:
-    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    """transformers' ``tojson``; the text of a mapping or list is kept while the object lives.
+
+    A batch of renders shares one copy of its tools (:class:`workbench.template.render._ToolCopies`), and
+    templates write every tool's schema as JSON in every render.  Mappings and lists a template sees cannot
+    change (the immutable sandbox refuses every mutating method, and no caller object reaches a template:
+    the context is a copy), so the same object with the same options always gives the same text.  The kept
+    entry holds the object, so its ``id`` cannot be reused while the entry exists.
+    """
+    kind = type(x)
+    if (kind is not dict and kind is not list) or type(separators) is list:
+        return json.dumps(
+            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+        )
+    key = (id(x), ensure_ascii, indent, separators, sort_keys)
+    kept = _TOJSON_KEPT.get(key)
+    if kept is not None and kept[0] is x:
+        return kept[1]
+    text = json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    if len(_TOJSON_KEPT) >= _MAX_TOJSON_KEPT:
+        _TOJSON_KEPT.clear()
+    _TOJSON_KEPT[key] = (x, text)
+    return text
+
+
+#: ``tojson`` texts by (object id, options), each with its object (see :func:`_tojson`); bounded.
+_TOJSON_KEPT: dict[tuple[Any, ...], tuple[Any, str]] = {}
+_MAX_TOJSON_KEPT = 512
 
 
 def _strftime_now(fmt: str) -> str:

@@ -16,7 +16,8 @@ from workbench.analysis.renders import Fallback, RenderLadder
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
 from workbench.template import render_cache
-from workbench.template.render import TemplateError, check_template_kwargs
+from workbench.template.determinism import prints_an_address, varying_sources
+from workbench.template.render import TemplateError, check_template_kwargs, clock_is_fixed
 from workbench.template.render_cache import uncached_renders
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import USER_TURN, Case, build_cases
@@ -130,6 +131,16 @@ class CaseRenderer:
             raise kept
         return kept
 
+    def may_render_differently(self, *texts: str) -> bool:
+        """Can two renders of one request differ?  Only when the template text draws at random or reads an
+        unfixed clock (:func:`~workbench.template.determinism.varying_sources`), or one of ``texts`` (its
+        renders) prints an object's address; otherwise its renders are the same by construction and the
+        stability check needs no second renders."""
+        fixed = clock_is_fixed()
+        if any(varying_sources(text, clock_fixed=fixed) for text in set(self._ladder.texts.values())):
+            return True
+        return any(prints_an_address(text) for text in texts)
+
     def render_continued(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, field: str
     ) -> str:
@@ -190,8 +201,9 @@ def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case]) -> None:
                     chosen[i] = request
                     continue
             todo.append(i)  # failed, or printed a Python repr: the next way is tried too
-    again = [([USER_TURN], offered[i], True) for i in chosen] + list(chosen.values())
-    renderer.render_again_ahead(_unique(renderer, again))
+    if renderer.may_render_differently(*(o for o in outcomes.values() if isinstance(o, str))):
+        again = [([USER_TURN], offered[i], True) for i in chosen] + list(chosen.values())
+        renderer.render_again_ahead(_unique(renderer, again))
 
 
 def _unique(renderer: CaseRenderer, requests: Sequence[CaseRequest]) -> list[CaseRequest]:
@@ -391,7 +403,10 @@ def _second_render_differs(
     """Render the case's prompt and conversation a second time; the first difference, or "" when both
     renders are the same text.  A template whose output changes from render to render (it prints the
     clock, draws ``random``) cannot be checked by any spec: the cut between prompt and answer moves.  The
-    second renders are made afresh, never served from the render cache."""
+    second renders are made afresh, never served from the render cache, and only for a template that can
+    render differently (:meth:`CaseRenderer.may_render_differently`): for the others the answer is known."""
+    if not renderer.may_render_differently(prompt, full):
+        return ""
     try:
         again = (
             renderer.render_again([USER_TURN], tools, True),
