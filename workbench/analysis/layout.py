@@ -112,6 +112,8 @@ class TurnRenderer:
         self.prompt = render([dict(USER)], self.tools, True)
         self.user_only = render([dict(USER)], self.tools, False)
         self._cache: dict[str, str | None] = {}
+        # The read-back's rendered turns (:func:`_read_back_turns`), once made.
+        self.read_back_turns: list[_ReadBackTurn] | None = None
 
     @property
     def user_end(self) -> str | None:
@@ -564,26 +566,42 @@ def _read_back_cases(tr: TurnRenderer) -> list[tuple[dict[str, Any], list[dict[s
     return cases
 
 
+#: A read-back turn the template rendered: the message, the tools offered (as the parser takes them), and
+#: what the model would have written.
+_ReadBackTurn = tuple[dict[str, Any], list[Any], str]
+
+
+def _read_back_turns(tr: TurnRenderer) -> list[_ReadBackTurn]:
+    """The read-back's turns the template renders after its prompt, rendered in one batch; made once per
+    :class:`TurnRenderer` (every candidate spec is read against the same turns)."""
+    from workbench.runtime.chat import Tool
+
+    if tr.read_back_turns is None:
+        cases = _read_back_cases(tr)
+        tr.ahead(cases)
+        turns: list[_ReadBackTurn] = []
+        for message, tools in cases:
+            out = tr.output(message, tools)
+            if out is not None:
+                turns.append((message, [Tool.from_openai(t) for t in tools], out))
+        tr.read_back_turns = turns
+    return tr.read_back_turns
+
+
 def available_turns(tr: TurnRenderer) -> int:
     """How many of the read-back's turns the template renders after its prompt."""
-    return sum(tr.output(m, tools) is not None for m, tools in _read_back_cases(tr))
+    return len(_read_back_turns(tr))
 
 
 def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
     """How many of the learner's turns ``spec`` parses back to the parts rendered (pure)."""
-    from workbench.runtime.chat import Tool
     from workbench.runtime.parsing import ParseOptions, parse
 
-    cases = _read_back_cases(tr)
-    tr.ahead(cases)
     score = 0
     stage = spec.output_start_stage(generation_prompt=tr.prompt) if tr.prompt is not None else None
-    for message, tools in cases:
-        out = tr.output(message, tools)
-        if out is None:
-            continue
+    for message, tools, out in _read_back_turns(tr):
         try:
-            parsed = parse(spec, out, [Tool.from_openai(t) for t in tools], ParseOptions(start_stage=stage))
+            parsed = parse(spec, out, tools, ParseOptions(start_stage=stage))
         except Exception:  # a spec that cannot even build a parser reads nothing back
             continue
         got = parsed.message

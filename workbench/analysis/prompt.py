@@ -17,6 +17,8 @@ right after the user text and so includes the user turn's closing token.
 
 from __future__ import annotations
 
+from typing import Any
+
 from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, current_evidence, diff_split
 from workbench.analysis.markers import common_prefix, markers_in
 from workbench.analysis.probes import CONTENT_TEXT, REASONING_TEXT, USER, USER_TEXT, USER_TEXT_2
@@ -237,16 +239,24 @@ def opened_block_closer(f: Findings) -> tuple[str, str] | None:
     # Candidates: every string of the template (a closer is often only tested for: "'</think>' in content").
     strings = template_strings(f.renderer.patched_source) | ev.units
     candidates = sorted(u for u in strings if u.strip() and u != opener and 3 <= len(u) <= 40)
-    for literal in candidates[:MAX_CLOSER_CANDIDATES]:
-        if literal not in f.renderer.patched_source:
-            continue
-        message = {"role": "assistant", "content": f"{REASONING_TEXT}{literal}{CONTENT_TEXT}"}
-        # An earlier turn, which history renders are the ones to strip reasoning from.
-        later = {"role": "user", "content": USER_TEXT_2}
-        text = f.renderer.render_conversation([dict(USER), message, later], [], add_generation_prompt=False)
-        if text is not None and CONTENT_TEXT in text and REASONING_TEXT not in text:
-            return opener, literal
+    tried = [u for u in candidates[:MAX_CLOSER_CANDIDATES] if u in f.renderer.patched_source]
+    # In batches (one worker round trip each), the first candidate that works winning as before.
+    for at in range(0, len(tried), _CLOSER_BATCH):
+        batch = tried[at : at + _CLOSER_BATCH]
+        requests: list[tuple[list[dict[str, Any]], list[Any], bool]] = []
+        for literal in batch:
+            message = {"role": "assistant", "content": f"{REASONING_TEXT}{literal}{CONTENT_TEXT}"}
+            # An earlier turn, which history renders are the ones to strip reasoning from.
+            later = {"role": "user", "content": USER_TEXT_2}
+            requests.append(([dict(USER), message, later], [], False))
+        for literal, text in zip(batch, f.renderer.render_conversations(requests), strict=True):
+            if text is not None and CONTENT_TEXT in text and REASONING_TEXT not in text:
+                return opener, literal
     return None
+
+
+#: Closer candidates rendered per batch by :func:`opened_block_closer`.
+_CLOSER_BATCH = 16
 
 
 # The fields ``ToolsSpec.trigger`` reads, in its order: the first marker that announces a tool call.
