@@ -16,7 +16,7 @@ from tests.conftest import shared_templates
 from workbench.formats import analyze
 from workbench.runtime.spec import FormatSpec
 from workbench.template import render_cache, worker
-from workbench.template.render import fixed_clock, render
+from workbench.template.render import fixed_clock, render, render_many
 from workbench.template.source import TemplateSource, load_template
 from workbench.validate import run as run_module
 from workbench.validate import validate
@@ -64,6 +64,18 @@ def test_the_cache_tells_mappings_apart_by_their_key_order() -> None:
         first, second = render(PRINTS_ARGS, ab), render(PRINTS_ARGS, ba)
     assert first == 'user:{"a": 1, "b": 2}|a,b,'
     assert second == 'user:{"b": 2, "a": 1}|b,a,'
+
+
+def test_the_cache_tells_apart_values_that_print_apart_but_have_one_json() -> None:
+    """A tuple and a list have one JSON text, ``1`` and ``True`` print apart: a key made of JSON would serve
+    one render for the other, in one batch or one by one."""
+    text = "{% for m in messages %}{{ m.args }};{% endfor %}"
+    values = [(1, 2), [1, 2], {"k": 1}, {"k": True}, {"k": 1.0}]
+    calls = [{"messages": [{"role": "user", "args": v}]} for v in values]
+    with fixed_clock(), render_cache.cached_renders():
+        batch = render_many(text, calls)
+        single = [render(text, c["messages"]) for c in calls]
+    assert batch == single == ["(1, 2);", "[1, 2];", "{'k': 1};", "{'k': True};", "{'k': 1.0};"]
 
 
 def _report_without_prefetch(

@@ -60,7 +60,9 @@ def _source(text: str) -> TemplateSource:
         ("{% for %}", ("a template that does not parse",)),
     ],
 )
-def test_what_can_make_two_renders_differ_is_read_from_the_source(text: str, expected: tuple[str, ...]) -> None:
+def test_what_can_make_two_renders_differ_is_read_from_the_source(
+    text: str, expected: tuple[str, ...]
+) -> None:
     assert varying_sources(text, clock_fixed=False) == expected
 
 
@@ -90,7 +92,9 @@ def _second_renders(monkeypatch: pytest.MonkeyPatch, text: str) -> tuple[int, st
     return made[0], report.unstable
 
 
-def test_a_template_that_renders_the_same_every_time_is_rendered_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_template_that_renders_the_same_every_time_is_rendered_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     made, unstable = _second_renders(monkeypatch, TURNS)
     assert made == 0 and unstable == ""
 
@@ -173,7 +177,12 @@ def test_a_batch_sharing_one_tools_list_renders_what_separate_renders_do() -> No
     with fixed_clock():
         batch = render_many(text, calls)
         one_by_one = [
-            render(text, c["messages"], tools=c["tools"], add_generation_prompt=bool(c.get("add_generation_prompt")))
+            render(
+                text,
+                c["messages"],
+                tools=c["tools"],
+                add_generation_prompt=bool(c.get("add_generation_prompt")),
+            )
             for c in calls
         ]
     assert batch == one_by_one

@@ -23,7 +23,6 @@ the template's own renders back best.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,6 +54,7 @@ from workbench.runtime.spec import (
     TurnLayout,
     pattern_literal,
 )
+from workbench.template.render_cache import fingerprint
 
 #: ``layout -> layout | None``: a format family's protocol rules that no template renders (escapes,
 #: verbatim blocks, header attributes), added to a learned layout written in the family's own tokens (None:
@@ -111,7 +111,7 @@ class TurnRenderer:
         self.tools = list(TOOLS)
         self.prompt = render([dict(USER)], self.tools, True)
         self.user_only = render([dict(USER)], self.tools, False)
-        self._cache: dict[str, str | None] = {}
+        self._cache: dict[bytes, str | None] = {}
         # The read-back's rendered turns (:func:`_read_back_turns`), once made.
         self.read_back_turns: list[_ReadBackTurn] | None = None
 
@@ -164,7 +164,7 @@ class TurnRenderer:
         """What the model writes for ``message``: the render after the prompt render; None when the render
         fails or does not continue the prompt."""
         tools = tools if tools is not None else self.tools
-        key = json.dumps([message, tools], default=str)  # key order kept: templates see it
+        key = fingerprint((message, tools))  # key order kept: templates see it
         if key not in self._cache:
             self._cache[key] = self._output(dict(message), tools)
         return self._cache[key]

@@ -32,6 +32,7 @@ from workbench.analysis.probes import ARG_A, ARG_B, CONTENT_TEXT, FUNC_A, FUNC_B
 from workbench.analysis.probes import VALUE_A as _VALUE_A
 from workbench.analysis.probes import VALUE_B as _VALUE_B
 from workbench.runtime.spec import ArgVariant, CallPattern, FormatSpec, ToolsSpec, ValueEncoding, literal_part
+from workbench.template.render_cache import fingerprint
 
 #: ``(messages, tools, add_generation_prompt) -> render`` (None when the template refuses the input).
 Render = Callable[[list[dict[str, Any]], list[dict[str, Any]], bool], "str | None"]
@@ -597,10 +598,10 @@ def _turn_output(
 def memoized(render: Render) -> Render:
     """``render`` with its results kept: the learner and both read-backs render the same conversations.
     The result also takes :func:`render_ahead`'s batches when ``render`` can batch (``render.many``)."""
-    cache: dict[str, str | None] = {}
+    cache: dict[bytes, str | None] = {}
 
-    def key(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str:
-        return json.dumps([messages, tools, prompt], default=str)  # key order kept: templates see it
+    def key(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> bytes:
+        return fingerprint((messages, tools, prompt))  # key order kept: templates see it
 
     def cached(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
         k = key(messages, tools, prompt)

@@ -365,9 +365,9 @@ def render(
     # clock is never served from the cache.
     caching = render_cache.enabled() and now is not None
     cache_key = (
-        render_cache.key(render_cache.source_key(source), context, limit, now, continued) if caching else ""
+        render_cache.key(render_cache.source_key(source), context, limit, now, continued) if caching else None
     )
-    if caching:
+    if cache_key is not None:
         kept = render_cache.get(cache_key)
         if isinstance(kept, TemplateError):
             raise kept
@@ -384,10 +384,10 @@ def render(
         if continued is not None:
             text = _cut_at_tag(text, continued)
     except TemplateError as exc:
-        if caching:
+        if cache_key is not None:
             render_cache.put(cache_key, exc)
         raise
-    if caching:
+    if cache_key is not None:
         render_cache.put(cache_key, text)
     return text
 
@@ -434,7 +434,7 @@ def render_many(
     source_hash = render_cache.source_key(source) if caching else ""
     keys = (
         [
-            render_cache.key(source_hash, c, limit, now, s[1], tool_copies.json_of(c["tools"]))
+            render_cache.key(source_hash, c, limit, now, s[1], tool_copies.print_of(c["tools"]))
             for c, s in zip(contexts, slots, strict=True)
         ]
         if caching
@@ -593,7 +593,7 @@ def _prepare(
 
 
 class _ToolCopies:
-    """The plain copy of each tools list the calls of one :func:`render_many` batch pass, and its JSON.
+    """The plain copy of each tools list the calls of one :func:`render_many` batch pass, and its print.
 
     A batch offers the same tools list to many of its calls (every case of a validation set, both prompts);
     copying a tool schema costs more than rendering a small template, so each list is copied once, by
@@ -604,7 +604,7 @@ class _ToolCopies:
 
     def __init__(self) -> None:
         self._copies: dict[int, tuple[Any, list[dict[str, Any]] | None]] = {}
-        self._json: dict[int, tuple[Any, str]] = {}
+        self._prints: dict[int, tuple[Any, bytes]] = {}
 
     def copy_of(self, tools: Sequence[Tool | Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
         if tools is None:
@@ -614,13 +614,13 @@ class _ToolCopies:
             kept = self._copies[id(tools)] = (tools, normalize_tools(tools))
         return kept[1]
 
-    def json_of(self, copy: list[dict[str, Any]] | None) -> str | None:
-        """The render cache's JSON of a copy this batch made (None for one it did not: no tools)."""
+    def print_of(self, copy: list[dict[str, Any]] | None) -> bytes | None:
+        """The render cache's print of a copy this batch made (None for one it did not: no tools)."""
         if copy is None:
             return None
-        kept = self._json.get(id(copy))
+        kept = self._prints.get(id(copy))
         if kept is None:
-            kept = self._json[id(copy)] = (copy, render_cache.context_json(copy))
+            kept = self._prints[id(copy)] = (copy, render_cache.fingerprint(copy))
         return kept[1]
 
 

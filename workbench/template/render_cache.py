@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,7 +39,7 @@ class _Store:
     """One command's renders (least recently used first) and their size."""
 
     def __init__(self) -> None:
-        self.kept: OrderedDict[str, str | TemplateError] = OrderedDict()
+        self.kept: OrderedDict[Key, str | TemplateError] = OrderedDict()
         self.size = 0
 
 
@@ -84,26 +85,40 @@ def key(
     limit: float,
     now: datetime | None,
     continued: Any,
-    tools_json: str | None = None,
-) -> str:
-    """The cache key of one render (pure).  ``tools_json`` is :func:`context_json` of ``context["tools"]``
+    tools_print: bytes | None = None,
+) -> Key:
+    """The cache key of one render (pure).  ``tools_print`` is :func:`fingerprint` of ``context["tools"]``
     when the caller has it already (a batch offers one tools list to many calls)."""
     tools = context.get("tools")
     if tools is None:
-        return f"{source_hash}|{limit}|{now}|{continued}|{context_json(context)}"
-    if tools_json is None:
-        tools_json = context_json(tools)
+        return (source_hash, limit, now, continued, fingerprint(context), b"")
+    if tools_print is None:
+        tools_print = fingerprint(tools)
     rest = {k: v for k, v in context.items() if k != "tools"}
-    return f"{source_hash}|{limit}|{now}|{continued}|{context_json(rest)}|tools={tools_json}"
+    return (source_hash, limit, now, continued, fingerprint(rest), tools_print)
 
 
-def context_json(value: Any) -> str:
-    """``value`` as the text a key holds."""
-    # Key order is kept: a template iterating a mapping (or ``tojson`` of one) renders it in its order.
-    return json.dumps(value, default=str, ensure_ascii=False)
+#: A render's key: template hash, time limit, clock, continued text, and the prints of the context
+#: without its tools and of its tools.
+Key = tuple[str, float, "datetime | None", Any, bytes, bytes]
 
 
-def get(k: str) -> str | TemplateError | None:
+def fingerprint(value: Any) -> bytes:
+    """``value`` as bytes that tell apart any two values a template could tell apart (pure).
+
+    Pickled: an exact record of types, key order (a template iterating a mapping, or ``tojson`` of one,
+    renders it in its order) and values, five times cheaper than JSON, which would also confuse a tuple with
+    a list and ``1`` with ``1.0`` in some spellings.  Two equal values may still get two prints (objects
+    shared within one are recorded as shared): that costs a render, never a wrong one.  A value pickle cannot
+    take is printed as JSON, with another first byte.
+    """
+    try:
+        return b"p" + pickle.dumps(value, protocol=5)
+    except Exception:  # any object pickle refuses is printed as JSON
+        return b"j" + json.dumps(value, default=repr, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def get(k: Key) -> str | TemplateError | None:
     """The kept render for ``k`` (None when there is none, or outside a block); marks it recently used."""
     store = _CURRENT.get()
     found = store.kept.get(k) if store is not None else None
@@ -112,7 +127,7 @@ def get(k: str) -> str | TemplateError | None:
     return found
 
 
-def put(k: str, outcome: str | TemplateError) -> None:
+def put(k: Key, outcome: str | TemplateError) -> None:
     """Keep ``outcome`` under ``k`` (renders that ran out of time, memory or budget are not kept)."""
     store = _CURRENT.get()
     if store is None or k in store.kept:

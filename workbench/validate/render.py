@@ -6,7 +6,6 @@ prompt opened) is :func:`render_case`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -47,28 +46,28 @@ class CaseRenderer:
         self._ladder = RenderLadder(source, time_limit=time_limit)
         # Second renders made ahead (:meth:`render_again_ahead`), by request, while the ladder has taken this
         # many fallbacks (a fallback taken since changes the render: those are then made again).
-        self._again: dict[str, str | TemplateError] = {}
+        self._again: dict[RequestKey, str | TemplateError] = {}
         self._again_epoch = 0
         # The texts rendered so far, by request, while the ladder had taken this many fallbacks: validation
         # asks for the same prompt for every case, and a request's key costs less than the render cache's
         # (which copies the whole context first).  Kept only where the render cache keeps renders.
-        self._made: dict[str, str] = {}
+        self._made: dict[RequestKey, str] = {}
         self._made_epoch = 0
-        # The JSON of each tools list seen, by identity (the list is held, so its id stays its own): a
-        # case's tools are the same list for all its renders, and their JSON is most of a request's key.
-        self._tools_json: dict[int, tuple[list[dict[str, Any]], str]] = {}
+        # The print of each tools list seen, by identity (the list is held, so its id stays its own): a
+        # case's tools are the same list for all its renders, and their print is most of a request's key.
+        self._tools_print: dict[int, tuple[list[dict[str, Any]], bytes]] = {}
 
-    def request_key(self, request: CaseRequest) -> str:
+    def request_key(self, request: CaseRequest) -> RequestKey:
         """``request`` as text: two requests with the same key render the same (mapping order kept: a
         template may print a mapping as it is)."""
         messages, tools, generation = request
-        tools_json = "null"
+        tools_print = b""
         if tools is not None:
-            kept = self._tools_json.get(id(tools))
+            kept = self._tools_print.get(id(tools))
             if kept is None or kept[0] is not tools:
-                kept = self._tools_json[id(tools)] = (tools, json.dumps(tools, default=str))
-            tools_json = kept[1]
-        return f"{generation}|{tools_json}|{json.dumps(messages, default=str)}"
+                kept = self._tools_print[id(tools)] = (tools, render_cache.fingerprint(tools))
+            tools_print = kept[1]
+        return (generation, tools_print, render_cache.fingerprint(messages))
 
     def render(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, generation: bool
@@ -77,22 +76,22 @@ class CaseRenderer:
         the template's error when no fallback helps."""
         seen = len(self._ladder.fallbacks)
         key = self._made_key((messages, tools, generation))
-        if key and key in self._made:
+        if key is not None and key in self._made:
             return self._made[key]
         kwargs = {"enable_thinking": True, **self.template_kwargs}
         try:
             text = self._ladder.render(messages, tools, add_generation_prompt=generation, base_kwargs=kwargs)
         finally:
             self.notes.extend(_note(f) for f in self._ladder.fallbacks[seen:])
-        if key and len(self._ladder.fallbacks) == seen:
+        if key is not None and len(self._ladder.fallbacks) == seen:
             self._made[key] = text
         return text
 
-    def _made_key(self, request: CaseRequest) -> str:
-        """The key of ``request`` among the texts made ("" where none is kept: outside the render cache, as
+    def _made_key(self, request: CaseRequest) -> RequestKey | None:
+        """The key of ``request`` among the texts made (None where none is kept: outside the render cache, as
         for the second renders, which must be made afresh); forgets them when a fallback was taken."""
         if not render_cache.enabled():
-            return ""
+            return None
         if self._made_epoch != len(self._ladder.fallbacks):
             self._made.clear()
             self._made_epoch = len(self._ladder.fallbacks)
@@ -106,7 +105,7 @@ class CaseRenderer:
         outcomes = self._ladder.render_batch([(m, t, g, kwargs) for m, t, g in requests])
         for request, outcome in zip(requests, outcomes, strict=True):
             key = self._made_key(request)
-            if key and isinstance(outcome, str):
+            if key is not None and isinstance(outcome, str):
                 self._made[key] = outcome
         return outcomes
 
@@ -158,6 +157,9 @@ class CaseRenderer:
 #: A render a case asks for: the conversation, the tools offered (None: none) and whether the generation
 #: prompt is added.
 CaseRequest = tuple[list[dict[str, Any]], list[dict[str, Any]] | None, bool]
+#: A request as :meth:`CaseRenderer.request_key` tells it apart: generation prompt, prints of the tools and
+#: of the messages (:func:`~workbench.template.render_cache.fingerprint`).
+RequestKey = tuple[bool, bytes, bytes]
 
 
 def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case]) -> None:
@@ -210,7 +212,9 @@ def _unique(renderer: CaseRenderer, requests: Sequence[CaseRequest]) -> list[Cas
     return list({renderer.request_key(r): r for r in requests}.values())
 
 
-def _render_unique(renderer: CaseRenderer, requests: Sequence[CaseRequest]) -> dict[str, str | TemplateError]:
+def _render_unique(
+    renderer: CaseRenderer, requests: Sequence[CaseRequest]
+) -> dict[RequestKey, str | TemplateError]:
     """Each distinct request rendered once (one batch), by its key."""
     unique = _unique(renderer, requests)
     return dict(zip(map(renderer.request_key, unique), renderer.render_ahead(unique), strict=True))
