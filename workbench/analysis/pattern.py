@@ -597,7 +597,11 @@ def _turn_output(
 
 def memoized(render: Render) -> Render:
     """``render`` with its results kept: the learner and both read-backs render the same conversations.
-    The result also takes :func:`render_ahead`'s batches when ``render`` can batch (``render.many``)."""
+    The result also takes :func:`render_ahead`'s batches when ``render`` can batch (``render.many``).
+    A ``render`` that is already memoized is returned as it is: a second layer would keep the same texts
+    again, and would hide the first layer's batches (its own misses are renders made one at a time)."""
+    if getattr(render, "memoized", False):
+        return render
     cache: dict[bytes, str | None] = {}
 
     def key(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> bytes:
@@ -619,6 +623,7 @@ def memoized(render: Render) -> Render:
                 cache.update(zip(todo, many(list(todo.values())), strict=True))
 
         cached.ahead = ahead  # type: ignore[attr-defined]
+    cached.memoized = True  # type: ignore[attr-defined]
     return cached
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import Field, dataclass, field, fields, replace
+from functools import cache
 from typing import Any, ClassVar, Literal, NamedTuple, get_args
 
 from workbench.runtime.errors import WorkbenchError
@@ -699,8 +700,10 @@ def check_spec_sizes(data: dict[str, Any]) -> None:
             stack.extend((v, f"{path}.{k}", longest) for k, v in node.items())
 
 
+@cache
 def _marker_field_defs() -> tuple[tuple[str, Field[Any]], ...]:
-    """(dotted path, field) of every single-marker field, from the metadata of the spec's parts."""
+    """(dotted path, field) of every single-marker field, from the metadata of the spec's parts (read once:
+    the parts' fields are fixed, and every parse and validation case asks)."""
     return tuple(
         (f"{part}.{f.name}", f)
         for part, cls in (("reasoning", ReasoningSpec), ("content", ContentSpec), ("tools", ToolsSpec))

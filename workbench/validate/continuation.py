@@ -118,6 +118,10 @@ def continuation_results(
     """Render, cut and parse back every continuation case (see the module doc); ``streamed=False`` parses
     one-shot only."""
     tools, base, header = _conversation_so_far(renderer)
+    renderer.render_continued_ahead(
+        [([USER_TURN, case.message(partial=False)], tools) for case in CASES],
+        [([USER_TURN, case.message(partial=True)], tools, case.field) for case in CASES],
+    )
     return tuple(_run(renderer, spec, case, tools, base, header, turn_end, streamed) for case in CASES)
 
 

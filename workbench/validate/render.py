@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from workbench.analysis.diff import common_prefix_len, current_evidence, diff_split
-from workbench.analysis.renders import Fallback, RenderLadder
+from workbench.analysis.renders import Fallback, LadderRequest, RenderLadder
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
 from workbench.template import render_cache
@@ -140,14 +140,30 @@ class CaseRenderer:
             return True
         return any(prints_an_address(text) for text in texts)
 
+    def render_continued_ahead(
+        self,
+        finished: Sequence[tuple[list[dict[str, Any]], list[dict[str, Any]] | None]],
+        continued: Sequence[tuple[list[dict[str, Any]], list[dict[str, Any]] | None, str]],
+    ) -> None:
+        """Render, in one batch, the conversations :meth:`render` and :meth:`render_continued` will be asked
+        for (without the generation prompt; ``continued`` with the field continued), into the render cache
+        where those then find them."""
+        kwargs = {"enable_thinking": True, **self.template_kwargs}
+        requests: list[LadderRequest] = [(m, t, False, kwargs) for m, t in finished]
+        requests.extend((m, t, False, self._continued_kwargs(field)) for m, t, field in continued)
+        self._ladder.render_batch(requests)
+
+    def _continued_kwargs(self, field: str) -> dict[str, Any]:
+        target: bool | str = True if field == "content" else field
+        return {"enable_thinking": True, **self.template_kwargs, "continue_final_message": target}
+
     def render_continued(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, field: str
     ) -> str:
         """Render with the final message continued (``continue_final_message``; ``field`` is ``content``
         or ``reasoning_content``): the prompt of a continuation, cut right after the partial text."""
         seen = len(self._ladder.fallbacks)
-        target: bool | str = True if field == "content" else field
-        kwargs = {"enable_thinking": True, **self.template_kwargs, "continue_final_message": target}
+        kwargs = self._continued_kwargs(field)
         try:
             return self._ladder.render(messages, tools, add_generation_prompt=False, base_kwargs=kwargs)
         finally:
