@@ -518,8 +518,7 @@ class Machine:
         """The tool's validator (built once), or None when its schema cannot give a verdict."""
         if name in self._validators:
             return self._validators[name]
-        validator = None
-        bad = schema_check.unresolved_refs(schema)
+        bad, validator = schema_check.checked_validator(schema)
         if bad:
             self.out.diagnose(
                 "E-TOOL-SCHEMA",
@@ -527,11 +526,6 @@ class Machine:
                 "(only references inside the schema are followed): its arguments are not checked",
                 self.offset(),
             )
-        else:
-            try:
-                validator = schema_check.validator_for(schema)
-            except Exception:  # a schema jsonschema cannot even load: no verdict
-                validator = None
         self._validators[name] = validator
         return validator
 

@@ -14,6 +14,7 @@ A tool schema comes with the request, so it is untrusted input like the model ou
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator
 from typing import Any
 
@@ -111,6 +112,39 @@ _VALIDATORS: dict[str, Any] = {}
 _MAX_VALIDATORS = 256
 
 
+def checked_validator(schema: dict[str, Any]) -> tuple[list[str], Any]:
+    """The ``$ref`` values of ``schema`` that do not resolve (:func:`unresolved_refs`), and its validator when
+    they all do (None when jsonschema cannot load it).
+
+    One answer per schema's content, kept: every parse builds a parser, and validation parses dozens of
+    cases with the same tools.  Keyed by the schema pickled (cheaper than its JSON, and exact); the answer is
+    made from the unpickled private copy, so a caller changing its schema afterwards changes nothing here.
+    """
+    try:
+        key = pickle.dumps(schema, protocol=5)
+    except Exception:  # a schema pickle refuses: no sharing
+        return _checked(schema)
+    found = _CHECKED.get(key)
+    if found is None:
+        found = _CHECKED[key] = _checked(pickle.loads(key))
+        while len(_CHECKED) > _MAX_VALIDATORS:
+            _CHECKED.pop(next(iter(_CHECKED)))
+    return found
+
+
+def _checked(schema: dict[str, Any]) -> tuple[list[str], Any]:
+    bad = unresolved_refs(schema)
+    if bad:
+        return bad, None
+    try:
+        return [], validator_for(schema)
+    except Exception:  # a schema jsonschema cannot even load: no verdict
+        return [], None
+
+
+_CHECKED: dict[bytes, tuple[list[str], Any]] = {}
+
+
 def _build_validator(schema: dict[str, Any]) -> Any:
     import jsonschema
 
@@ -186,6 +220,7 @@ __all__ = [
     "MAX_SCHEMA_NODES",
     "PATTERN_TIMEOUT",
     "PatternTimeout",
+    "checked_validator",
     "search",
     "unresolved_refs",
     "validator_for",
