@@ -158,6 +158,17 @@ def test_tojson_gives_what_json_gives_for_each_object_and_options(options: dict[
         assert sandbox._tojson(value, **options) == json.dumps(value, ensure_ascii=False, **options)
 
 
+def test_tojson_keeps_no_big_structure_alive() -> None:
+    """What the memo keeps holds its objects alive (and a worker runs under a memory cap): a big list is
+    written afresh, never kept."""
+    big = ["x" * 100] * 2000
+    assert sandbox._tojson(big) == json.dumps(big, ensure_ascii=False)
+    assert all(kept is not big for kept, _ in sandbox._TOJSON_KEPT.values())
+    small = {"a": 1}
+    sandbox._tojson(small)
+    assert any(kept is small for kept, _ in sandbox._TOJSON_KEPT.values())
+
+
 def test_a_batch_sharing_one_tools_list_renders_what_separate_renders_do() -> None:
     text = (
         "{% for t in tools %}{{ t | tojson }}{{ t | tojson(indent=2) }}{{ t.function.name }};{% endfor %}"

@@ -171,3 +171,41 @@ def test_a_60mb_render_stops_every_command_with_one_line(command: list[str], tmp
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert f"{MAX_TOTAL_OUTPUT:,} characters" in lines[0], lines[0]
     assert not (tmp_path / "spec.json").exists()
+
+
+# The prompt opens ``<think>`` and no render closes it, so the analysis tries the template's strings as its
+# closer, in batches; the template loops forever on each conversation whose earlier answer holds a ``|``.
+# The first two candidates (``<<a>>``, ``<<b>>``) render; most of the next batch hang.
+HANGS_ON_CLOSERS = (
+    "{% for m in messages %}"
+    "{% if m.role == 'assistant' and messages | length == 3 and '|' in m.content %}"
+    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% endif %}"
+    "<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}"
+    "{{ '<<a>>' if false }}{{ '<<b>>' if false }}"
+    + "".join(f"{{{{ '<|c{i}|>' if false }}}}" for i in range(12))
+)
+
+
+def test_a_batch_stops_where_one_render_at_a_time_would() -> None:
+    """A batch of renders that hang costs the two time limits that one render at a time cost before the
+    analysis stopped rendering them, not a time limit each (which would spend the whole budget)."""
+    limit = 0.5
+    source = _source(HANGS_ON_CLOSERS, "hangs-on-closers")
+    start = time.monotonic()
+    result = analyze(source, time_limit=limit)
+    took = time.monotonic() - start
+    assert result.spec.reasoning.mode == "none"
+    assert took < 2 * limit + SLACK, took  # one time limit each: the budget (10 of them) would be spent
+    out = render_many(
+        HANGS_ON_CLOSERS,
+        [
+            {"messages": [MESSAGES[0], {"role": "assistant", "content": f"x<|c{i}|>y"}, MESSAGES[0]]}
+            for i in range(6)
+        ],
+        time_limit=limit,
+        stop_after_timeouts=2,
+    )
+    assert [getattr(o, "kind", "text") for o in out] == ["timeout"] * 6
+    assert all("already run out of time" in str(o) for o in out[2:])
+    assert not any("already run out of time" in str(o) for o in out[:2])

@@ -240,9 +240,15 @@ def opened_block_closer(f: Findings) -> tuple[str, str] | None:
     strings = template_strings(f.renderer.patched_source) | ev.units
     candidates = sorted(u for u in strings if u.strip() and u != opener and 3 <= len(u) <= 40)
     tried = [u for u in candidates[:MAX_CLOSER_CANDIDATES] if u in f.renderer.patched_source]
-    # In batches (one worker round trip each), the first candidate that works winning as before.
-    for at in range(0, len(tried), _CLOSER_BATCH):
-        batch = tried[at : at + _CLOSER_BATCH]
+    # In batches (one worker round trip each), the first candidate that works winning as before.  The first
+    # batch is small: a template that hangs on these conversations costs the two time limits it cost one
+    # render at a time (the renderer then stops rendering them), not a time limit per candidate.
+    at = 0
+    for size in _CLOSER_BATCHES:
+        batch = tried[at : at + size]
+        at += size
+        if not batch:
+            break
         requests: list[tuple[list[dict[str, Any]], list[Any], bool]] = []
         for literal in batch:
             message = {"role": "assistant", "content": f"{REASONING_TEXT}{literal}{CONTENT_TEXT}"}
@@ -255,8 +261,10 @@ def opened_block_closer(f: Findings) -> tuple[str, str] | None:
     return None
 
 
-#: Closer candidates rendered per batch by :func:`opened_block_closer`.
-_CLOSER_BATCH = 16
+#: How many closer candidates :func:`opened_block_closer` renders in each batch, in turn (all of them:
+#: :data:`MAX_CLOSER_CANDIDATES` in all).
+_CLOSER_BATCHES = (2, 14, 16, 16)
+assert sum(_CLOSER_BATCHES) == MAX_CLOSER_CANDIDATES
 
 
 # The fields ``ToolsSpec.trigger`` reads, in its order: the first marker that announces a tool call.

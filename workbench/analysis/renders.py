@@ -135,12 +135,15 @@ class RenderLadder:
             **context,
         )
 
-    def render_batch(self, requests: Sequence[LadderRequest]) -> list[str | TemplateError]:
+    def render_batch(
+        self, requests: Sequence[LadderRequest], *, stop_after_timeouts: int | None = None
+    ) -> list[str | TemplateError]:
         """Render each request as :meth:`render_once` would (the same context, so the same render-cache
         entry), with one ``render_many`` call per template text instead of one worker round trip per render;
         no fallback is taken (a failure is returned in its slot).  Callers that know the renders they are
         about to ask :meth:`render` for (validation's cases) render them here first: :meth:`render` then
-        finds each in the render cache, and takes its fallbacks as before where one failed."""
+        finds each in the render cache, and takes its fallbacks as before where one failed.
+        ``stop_after_timeouts``: see :func:`~workbench.template.render.render_many`."""
         outcomes: list[str | TemplateError | None] = [None] * len(requests)
         by_text: dict[bool, list[tuple[int, dict[str, Any]]]] = {False: [], True: []}
         for index, (messages, tools, generation, base_kwargs) in enumerate(requests):
@@ -152,7 +155,12 @@ class RenderLadder:
             if not calls:
                 continue
             try:
-                done = render_many(self.texts[with_tools], [c for _, c in calls], time_limit=self.time_limit)
+                done = render_many(
+                    self.texts[with_tools],
+                    [c for _, c in calls],
+                    time_limit=self.time_limit,
+                    stop_after_timeouts=stop_after_timeouts,
+                )
             except TemplateError as exc:  # the text does not compile: every request fails alike
                 done = [exc] * len(calls)
             self.render_count += len(calls)
@@ -399,7 +407,9 @@ class ProbeRenderer:
             msgs: list[Any] = stringify_arguments(tuple(messages)) if self.args_as_text else list(messages)
             calls.append((msgs, tools, prompt, None))
         out: list[str | None] = []
-        for outcome in self._ladder.render_batch(calls):
+        # As one at a time: after the timeouts that stop :meth:`render_conversation`, nothing more is made.
+        left = _MAX_TIMEOUTS - max(self._timeouts, self._switch_timeouts)
+        for outcome in self._ladder.render_batch(calls, stop_after_timeouts=left):
             if isinstance(outcome, TemplateError):
                 if outcome.kind in ("timeout", "cancelled"):
                     self._timeouts += 1

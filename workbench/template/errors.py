@@ -46,6 +46,14 @@ class RenderTimeout(TemplateError):
     """The render ran past its time limit (the template probably loops forever)."""
 
 
+#: The :class:`RenderTimeout` of a batched render not made because the batch's earlier renders ran out of
+#: time as often as the caller allowed (``render_many(stop_after_timeouts=)``): what one render at a time,
+#: stopping there, would have left unrendered.
+SKIPPED_AFTER_TIMEOUTS = (
+    "not rendered: the template had already run out of time on earlier renders of this batch"
+)
+
+
 class CompileTimeout(RenderTimeout):
     """Compiling the template took longer than its time limit (a compile bomb: thousands of macros)."""
 

@@ -38,6 +38,7 @@ from workbench.runtime.chat import Message, Tool
 from workbench.template import render_cache, worker
 from workbench.template.budget import BudgetExhausted, RenderBudget, current_budget
 from workbench.template.errors import (
+    SKIPPED_AFTER_TIMEOUTS,
     CompileTimeout,
     RenderCancelled,
     RenderLimitExceeded,
@@ -393,7 +394,11 @@ def render(
 
 
 def render_many(
-    source: str, calls: Sequence[Mapping[str, Any]], *, time_limit: float = DEFAULT_TIME_LIMIT
+    source: str,
+    calls: Sequence[Mapping[str, Any]],
+    *,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    stop_after_timeouts: int | None = None,
 ) -> list[str | TemplateError]:
     """Render several calls of one template, in one worker round trip: the analyzer's fast path.
 
@@ -401,6 +406,9 @@ def render_many(
     ``add_generation_prompt``, ``continue_final_message``, template kwargs, ...), rendered under its own
     ``time_limit``.  Returns, per call, the text or the :class:`TemplateError` that :func:`render` would
     raise; the outputs are exactly :func:`render`'s.  A source that does not compile raises.
+    ``stop_after_timeouts``: once that many renders of the batch have run out of time, the rest are not made
+    (each gets a :class:`RenderTimeout` saying so): a batch costs what rendering one at a time and stopping
+    after that many timeouts costs.
     """
     limit = check_time_limit(time_limit)
     check_source_size(source)
@@ -453,10 +461,18 @@ def render_many(
             total = run.limit_total(limit * len(batch))
             if _use_worker:
                 pool = worker.get_pool()
-                outcomes = pool.render_batch(source, batch, run.limit, now, run.max_output, total)
+                outcomes = pool.render_batch(
+                    source, batch, run.limit, now, run.max_output, total, stop_after_timeouts
+                )
             else:
                 compiled = compile_in_process(source)
-                outcomes = [_inline(compiled, context, run.limit, now, run.max_output) for context in batch]
+                outcomes = []
+                for context in batch:
+                    timeouts = sum(isinstance(o, RenderTimeout) for o in outcomes)
+                    if stop_after_timeouts is not None and timeouts >= stop_after_timeouts:
+                        outcomes.append(RenderTimeout(SKIPPED_AFTER_TIMEOUTS, kind="timeout"))
+                    else:
+                        outcomes.append(_inline(compiled, context, run.limit, now, run.max_output))
             outcomes = [_encodable_or_error(run.settle(outcome)) for outcome in outcomes]
             run.returned(sum(len(o) for o in outcomes if isinstance(o, str)))
         for i, outcome in zip(todo, outcomes, strict=True):

@@ -482,7 +482,9 @@ def _tojson(
     templates write every tool's schema as JSON in every render.  Mappings and lists a template sees cannot
     change (the immutable sandbox refuses every mutating method, and no caller object reaches a template:
     the context is a copy), so the same object with the same options always gives the same text.  The kept
-    entry holds the object, so its ``id`` cannot be reused while the entry exists.
+    entry holds the object, so its ``id`` cannot be reused while the entry exists.  Only short texts are kept
+    (a tool schema, not a template's big structure), and few: what is kept holds its objects alive, and a
+    worker runs under a memory cap.
     """
     kind = type(x)
     if (kind is not dict and kind is not list) or type(separators) is list:
@@ -494,15 +496,18 @@ def _tojson(
     if kept is not None and kept[0] is x:
         return kept[1]
     text = json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-    if len(_TOJSON_KEPT) >= _MAX_TOJSON_KEPT:
-        _TOJSON_KEPT.clear()
-    _TOJSON_KEPT[key] = (x, text)
+    if len(text) <= _MAX_TOJSON_TEXT:
+        if len(_TOJSON_KEPT) >= _MAX_TOJSON_KEPT:
+            _TOJSON_KEPT.clear()
+        _TOJSON_KEPT[key] = (x, text)
     return text
 
 
-#: ``tojson`` texts by (object id, options), each with its object (see :func:`_tojson`); bounded.
+#: ``tojson`` texts by (object id, options), each with its object (see :func:`_tojson`): at most this many,
+#: each of at most this many characters (so at most a few MB held).
 _TOJSON_KEPT: dict[tuple[Any, ...], tuple[Any, str]] = {}
-_MAX_TOJSON_KEPT = 512
+_MAX_TOJSON_KEPT = 256
+_MAX_TOJSON_TEXT = 8192
 
 
 def _strftime_now(fmt: str) -> str:

@@ -38,6 +38,7 @@ from typing import Any
 
 from workbench.template import limits
 from workbench.template.errors import (
+    SKIPPED_AFTER_TIMEOUTS,
     CompileTimeout,
     RenderCancelled,
     RenderMemoryLimit,
@@ -245,6 +246,7 @@ class RenderPool:
         now: datetime | None,
         max_output: int | None = None,
         total: float | None = None,
+        stop_after_timeouts: int | None = None,
     ) -> list[str | TemplateError]:
         """Render several contexts of one template in one round trip, each under ``time_limit``.
 
@@ -252,7 +254,9 @@ class RenderPool:
         (a C-level bomb, the memory cap), the batch is redone one call at a time so every other call still
         gets its own result.  ``max_output`` caps each call's output; ``total`` (seconds, None: no bound but
         each call's) bounds the whole batch, the one-at-a-time retries included (calls past it get
-        :class:`RenderTimeout`).
+        :class:`RenderTimeout`).  ``stop_after_timeouts``: once that many calls have run out of time, the
+        rest are not rendered (each gets a :class:`RenderTimeout` saying so), as a caller rendering one at a
+        time would stop.
         """
         deadline = time.monotonic() + total if total is not None else math.inf
         with self._worker() as worker:
@@ -260,7 +264,13 @@ class RenderPool:
                 self._compile_on(worker, source, time_limit)
             sid = worker.known[source]
             worker.known.move_to_end(source)
-            args = {"time_limit": time_limit, "calls": contexts, "now": now, "max_output": max_output}
+            args = {
+                "time_limit": time_limit,
+                "calls": contexts,
+                "now": now,
+                "max_output": max_output,
+                "stop_after_timeouts": stop_after_timeouts,
+            }
             wait = max(min(time_limit * len(contexts), deadline - time.monotonic()), 0.001)  # inf - now
             try:
                 status, payload = self._call(worker, ("batch", sid, source, args), wait, wait)
@@ -269,7 +279,14 @@ class RenderPool:
         if status != b"B":
             if status:
                 self._result(worker, status, payload)  # raises the worker's error
-            return [self._one(source, context, time_limit, now, max_output, deadline) for context in contexts]
+            out: list[str | TemplateError] = []
+            for context in contexts:
+                timeouts = sum(isinstance(o, RenderTimeout) for o in out)
+                if stop_after_timeouts is not None and timeouts >= stop_after_timeouts:
+                    out.append(RenderTimeout(SKIPPED_AFTER_TIMEOUTS, kind="timeout"))
+                else:
+                    out.append(self._one(source, context, time_limit, now, max_output, deadline))
+            return out
         try:
             items = json.loads(payload)
         except ValueError:
