@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from workbench.runtime.spec import FormatSpec, ToolsSpec
+from tests.test_validate_verdict import CALLS_SPEC as SPEC
+from tests.test_validate_verdict import TURNS
 from workbench.template import sandbox
 from workbench.template.determinism import prints_an_address, varying_sources
 from workbench.template.render import fixed_clock, render, render_many
@@ -27,17 +28,6 @@ from workbench.template.sandbox import make_environment
 from workbench.template.source import TemplateSource
 from workbench.validate import validate
 from workbench.validate.render import CaseRenderer
-
-TURNS = (
-    "{% for m in messages %}[{{ m.role }}]{{ m.content or '' }}"
-    "{% for c in m.tool_calls or [] %}"
-    '<call>{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}</call>'
-    "{% endfor %}<end>{% endfor %}"
-    "{% if add_generation_prompt %}[assistant]{% endif %}"
-)
-SPEC = FormatSpec(
-    tools=ToolsSpec(format="json_native", call_start="<call>", call_end="</call>"), end_markers=("<end>",)
-)
 
 
 def _source(text: str) -> TemplateSource:
