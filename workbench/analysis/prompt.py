@@ -244,11 +244,10 @@ def opened_block_closer(f: Findings) -> tuple[str, str] | None:
     # batch is small: a template that hangs on these conversations costs the two time limits it cost one
     # render at a time (the renderer then stops rendering them), not a time limit per candidate.
     at = 0
-    for size in _CLOSER_BATCHES:
+    while at < len(tried):
+        size = _FIRST_CLOSER_BATCH if at == 0 else _CLOSER_BATCH
         batch = tried[at : at + size]
         at += size
-        if not batch:
-            break
         requests: list[tuple[list[dict[str, Any]], list[Any], bool]] = []
         for literal in batch:
             message = {"role": "assistant", "content": f"{REASONING_TEXT}{literal}{CONTENT_TEXT}"}
@@ -261,10 +260,9 @@ def opened_block_closer(f: Findings) -> tuple[str, str] | None:
     return None
 
 
-#: How many closer candidates :func:`opened_block_closer` renders in each batch, in turn (all of them:
-#: :data:`MAX_CLOSER_CANDIDATES` in all).
-_CLOSER_BATCHES = (2, 14, 16, 16)
-assert sum(_CLOSER_BATCHES) == MAX_CLOSER_CANDIDATES
+#: How many closer candidates :func:`opened_block_closer` renders in its first batch, and in each after it.
+_FIRST_CLOSER_BATCH = 2
+_CLOSER_BATCH = 16
 
 
 # The fields ``ToolsSpec.trigger`` reads, in its order: the first marker that announces a tool call.

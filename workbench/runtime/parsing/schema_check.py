@@ -89,36 +89,18 @@ def _registry(schema: dict[str, Any]) -> Any:
     return REGISTRY.with_resource(uri=str(schema.get("$id", "")), resource=spec.create_resource(schema))
 
 
-def validator_for(schema: dict[str, Any]) -> Any:
-    """A jsonschema validator for ``schema`` whose regexes are time-bounded and whose refs stay local.
-
-    Built once per schema text (a validator holds no state between instances): every parse of a request
-    with the same tools, and validation's dozens of parses, share it."""
-    import json
-
-    try:
-        text = json.dumps(schema, sort_keys=True)
-    except (TypeError, ValueError):
-        return _build_validator(schema)
-    found = _VALIDATORS.get(text)
-    if found is None:
-        found = _VALIDATORS[text] = _build_validator(schema)
-        while len(_VALIDATORS) > _MAX_VALIDATORS:
-            _VALIDATORS.pop(next(iter(_VALIDATORS)))
-    return found
-
-
-_VALIDATORS: dict[str, Any] = {}
 _MAX_VALIDATORS = 256
 
 
 def checked_validator(schema: dict[str, Any]) -> tuple[list[str], Any]:
-    """The ``$ref`` values of ``schema`` that do not resolve (:func:`unresolved_refs`), and its validator when
-    they all do (None when jsonschema cannot load it).
+    """The ``$ref`` values of ``schema`` that do not resolve (:func:`unresolved_refs`), and, when they all
+    do, a jsonschema validator for it whose regexes are time-bounded and whose refs stay local (None when
+    jsonschema cannot load it).
 
-    One answer per schema's content, kept: every parse builds a parser, and validation parses dozens of
-    cases with the same tools.  Keyed by the schema pickled (cheaper than its JSON, and exact); the answer is
-    made from the unpickled private copy, so a caller changing its schema afterwards changes nothing here.
+    One answer per schema's content, kept (a validator holds no state between instances): every parse
+    builds a parser, and validation parses dozens of cases with the same tools.  Keyed by the schema pickled
+    (cheaper than its JSON, and exact); the answer is made from the unpickled private copy, so a caller
+    changing its schema afterwards changes nothing here.
     """
     try:
         key = pickle.dumps(schema, protocol=5)
@@ -137,7 +119,7 @@ def _checked(schema: dict[str, Any]) -> tuple[list[str], Any]:
     if bad:
         return bad, None
     try:
-        return [], validator_for(schema)
+        return [], _build_validator(schema)
     except Exception:  # a schema jsonschema cannot even load: no verdict
         return [], None
 
@@ -223,6 +205,5 @@ __all__ = [
     "checked_validator",
     "search",
     "unresolved_refs",
-    "validator_for",
     "walk",
 ]
