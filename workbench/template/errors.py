@@ -7,6 +7,7 @@ builds them while rendering, sends their fields back as JSON, and the caller's p
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from workbench.runtime.errors import WorkbenchError
@@ -52,6 +53,25 @@ class RenderTimeout(TemplateError):
 SKIPPED_AFTER_TIMEOUTS = (
     "not rendered: the template had already run out of time on earlier renders of this batch"
 )
+
+
+def until_timeouts(
+    render_one: Callable[[Any], str | TemplateError], items: Iterable[Any], stop: int | None
+) -> list[str | TemplateError]:
+    """``render_one`` of each item (a text, or the :class:`TemplateError` it failed with), except that once
+    ``stop`` of them have run out of time the rest are not rendered: each gets a :class:`RenderTimeout` of
+    :data:`SKIPPED_AFTER_TIMEOUTS` (``stop=None``: every item is rendered).  The one rule of a batch that
+    stops where one render at a time would, in-process, in the worker and in the worker's retries."""
+    out: list[str | TemplateError] = []
+    timeouts = 0
+    for item in items:
+        if stop is not None and timeouts >= stop:
+            out.append(RenderTimeout(SKIPPED_AFTER_TIMEOUTS, kind="timeout"))
+            continue
+        outcome = render_one(item)
+        timeouts += isinstance(outcome, RenderTimeout)
+        out.append(outcome)
+    return out
 
 
 class CompileTimeout(RenderTimeout):

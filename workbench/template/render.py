@@ -38,7 +38,6 @@ from workbench.runtime.chat import Message, Tool
 from workbench.template import render_cache, worker
 from workbench.template.budget import BudgetExhausted, RenderBudget, current_budget
 from workbench.template.errors import (
-    SKIPPED_AFTER_TIMEOUTS,
     CompileTimeout,
     RenderCancelled,
     RenderLimitExceeded,
@@ -48,6 +47,7 @@ from workbench.template.errors import (
     TemplateError,
     TemplateTooLarge,
     TimeLimitError,
+    until_timeouts,
 )
 from workbench.template.limits import (
     DEFAULT_COMPILE_LIMIT,
@@ -466,13 +466,11 @@ def render_many(
                 )
             else:
                 compiled = compile_in_process(source)
-                outcomes = []
-                for context in batch:
-                    timeouts = sum(isinstance(o, RenderTimeout) for o in outcomes)
-                    if stop_after_timeouts is not None and timeouts >= stop_after_timeouts:
-                        outcomes.append(RenderTimeout(SKIPPED_AFTER_TIMEOUTS, kind="timeout"))
-                    else:
-                        outcomes.append(_inline(compiled, context, run.limit, now, run.max_output))
+                outcomes = until_timeouts(
+                    lambda context: _inline(compiled, context, run.limit, now, run.max_output),
+                    batch,
+                    stop_after_timeouts,
+                )
             outcomes = [_encodable_or_error(run.settle(outcome)) for outcome in outcomes]
             run.returned(sum(len(o) for o in outcomes if isinstance(o, str)))
         for i, outcome in zip(todo, outcomes, strict=True):

@@ -38,13 +38,13 @@ from typing import Any
 
 from workbench.template import limits
 from workbench.template.errors import (
-    SKIPPED_AFTER_TIMEOUTS,
     CompileTimeout,
     RenderCancelled,
     RenderMemoryLimit,
     RenderTimeout,
     TemplateError,
     from_wire,
+    until_timeouts,
 )
 from workbench.template.worker_main import _HEADER
 
@@ -279,14 +279,11 @@ class RenderPool:
         if status != b"B":
             if status:
                 self._result(worker, status, payload)  # raises the worker's error
-            out: list[str | TemplateError] = []
-            for context in contexts:
-                timeouts = sum(isinstance(o, RenderTimeout) for o in out)
-                if stop_after_timeouts is not None and timeouts >= stop_after_timeouts:
-                    out.append(RenderTimeout(SKIPPED_AFTER_TIMEOUTS, kind="timeout"))
-                else:
-                    out.append(self._one(source, context, time_limit, now, max_output, deadline))
-            return out
+            return until_timeouts(
+                lambda context: self._one(source, context, time_limit, now, max_output, deadline),
+                contexts,
+                stop_after_timeouts,
+            )
         try:
             items = json.loads(payload)
         except ValueError:

@@ -79,23 +79,20 @@ def _arm_cpu_watchdog(seconds: float) -> None:
 
 def _batch(sandbox: Any, compiled: Any, args: dict[str, Any]) -> bytes:
     """Render every context of a batch, each under the per-call limit; one JSON list of outcomes."""
-    from workbench.template.errors import SKIPPED_AFTER_TIMEOUTS, RenderTimeout, TemplateError
+    from workbench.template.errors import TemplateError, until_timeouts
 
-    out: list[dict[str, Any]] = []
-    stop = args.get("stop_after_timeouts")
-    timeouts = 0
-    for context in args["calls"]:
-        if stop is not None and timeouts >= stop:
-            out.append({"error": RenderTimeout(SKIPPED_AFTER_TIMEOUTS, kind="timeout").to_wire()})
-            continue
+    def one(context: dict[str, Any]) -> str | TemplateError:
         try:
-            text = sandbox.render_in_process(
-                compiled, context, float(args["time_limit"]), args.get("now"), args.get("max_output")
+            return str(
+                sandbox.render_in_process(
+                    compiled, context, float(args["time_limit"]), args.get("now"), args.get("max_output")
+                )
             )
-            out.append({"text": text})
         except TemplateError as exc:
-            timeouts += isinstance(exc, RenderTimeout)
-            out.append({"error": exc.to_wire()})
+            return exc
+
+    outcomes = until_timeouts(one, args["calls"], args.get("stop_after_timeouts"))
+    out = [{"text": o} if isinstance(o, str) else {"error": o.to_wire()} for o in outcomes]
     return json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
