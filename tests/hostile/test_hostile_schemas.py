@@ -97,6 +97,26 @@ def test_ordinary_patterns_are_still_checked() -> None:
     assert diags == [("E-CALL-SCHEMA", "tool call 0 (f): '12a' does not match '^[0-9]+$'")]
 
 
+def test_a_kept_verdict_belongs_to_its_schema_and_a_timeout_is_never_kept() -> None:
+    """Verdicts are kept per (schema, arguments text): the same text under another schema gets that schema's
+    verdict, every parse of a refused call reports it again, and a regex that ran out of time is run (and
+    reported) again rather than remembered as a pass."""
+    from workbench.runtime.parsing import schema_check
+
+    digits, letters = [_tool(_string_param(pattern="^[0-9]+$"))], [_tool(_string_param(pattern="^[a-z]+$"))]
+    call = _qwen_call({"x": "abc"})
+    for _ in range(2):
+        assert _codes_and_messages(QWEN3_LIKE, call, digits) == [
+            ("E-CALL-SCHEMA", "tool call 0 (f): 'abc' does not match '^[0-9]+$'")
+        ]
+        assert _codes_and_messages(QWEN3_LIKE, call, letters) == []
+    _bad, validator = schema_check.checked_validator(_string_param(pattern="^(a|a)+$"))
+    text = json.dumps({"x": EVIL})
+    for _ in range(2):
+        with pytest.raises(schema_check.PatternTimeout):
+            schema_check.first_error(validator, text, json.loads(text))
+
+
 def test_pattern_properties_and_additional_properties_keep_their_meaning() -> None:
     params = {
         "type": "object",

@@ -485,7 +485,7 @@ class Machine:
         if validator is None:
             return
         try:
-            error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+            error = schema_check.first_error(validator, call.arguments, value)
         except schema_check.PatternTimeout as exc:
             self._validators[call.name] = None
             self.out.diagnose(
@@ -509,7 +509,7 @@ class Machine:
         if error is not None:
             self.out.diagnose(
                 "E-CALL-SCHEMA",
-                f"tool call {call.index} ({call.name}): {error.message}",
+                f"tool call {call.index} ({call.name}): {error}",
                 self.offset(),
                 "info",
             )

@@ -90,6 +90,37 @@ def _registry(schema: dict[str, Any]) -> Any:
 
 
 _MAX_VALIDATORS = 256
+#: Arguments texts longer than this are checked afresh every time (never kept).
+_MAX_KEPT_TEXT = 8192
+#: Verdicts kept (:func:`first_error`).
+_MAX_VERDICTS = 1024
+_VERDICTS: dict[tuple[int, str], tuple[Any, str | None]] = {}
+
+
+def first_error(validator: Any, text: str, value: Any) -> str | None:
+    """The message of jsonschema's best match among ``value``'s errors under ``validator`` (None: valid);
+    ``value`` is the arguments ``text`` decoded.
+
+    Kept per (validator, text): a validator holds no state between instances and the value is a function of
+    its text, while validation and the layout read-back parse the same calls again and again (an eighth of
+    a self-check's time went to checking the same arguments against the same schemas).  The entry holds its
+    validator, so an id stays its own.  Nothing raised is kept: a pattern that ran out of time
+    (:class:`PatternTimeout`) or a schema jsonschema cannot read is met again, and reported again.
+    """
+    import jsonschema
+
+    key = (id(validator), text) if len(text) <= _MAX_KEPT_TEXT else None
+    if key is not None:
+        kept = _VERDICTS.get(key)
+        if kept is not None and kept[0] is validator:
+            return kept[1]
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    message = None if error is None else str(error.message)
+    if key is not None:
+        _VERDICTS[key] = (validator, message)
+        while len(_VERDICTS) > _MAX_VERDICTS:
+            _VERDICTS.pop(next(iter(_VERDICTS)))
+    return message
 
 
 def checked_validator(schema: dict[str, Any]) -> tuple[list[str], Any]:
