@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO))
 from workbench.analysis.probes import USER_TEXT  # noqa: E402
 from workbench.formats import analyze  # noqa: E402
 from workbench.paths import shared_dir  # noqa: E402
+from workbench.runtime.parsing import schema_check  # noqa: E402
 from workbench.selfcheck import check_spec  # noqa: E402
 from workbench.template import render as render_module  # noqa: E402
 from workbench.template import render_cache, worker  # noqa: E402
@@ -106,7 +107,9 @@ def _worker_costs() -> tuple[float, float, float]:
 
 def _analyze_and_check(src: TemplateSource, *, shared: bool = True) -> Any:
     """``workbench analyze``'s work: the analysis and the self-check of the spec it found, sharing one
-    command's renders (``shared=False``: each renders its own, as before the render cache)."""
+    command's renders (``shared=False``: each renders its own, as before the render cache).  Nothing an
+    earlier run checked is reused: the schema verdicts parsing keeps are dropped first."""
+    schema_check.forget_verdicts()
     if not shared:
         analysis = analyze(src)
         check_spec(analysis.source, analysis.spec)
