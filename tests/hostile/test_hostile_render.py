@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -237,6 +238,28 @@ def test_render_many_survives_a_bomb_in_the_batch() -> None:
     assert results[0] == results[2] == "ok"
     assert isinstance(results[1], RenderTimeout)
     assert time.monotonic() - started < 3 * 0.5 + 0.5 + 2 * SLACK
+
+
+def test_a_bomb_in_a_long_batch_costs_one_time_limit_not_one_per_call() -> None:
+    """The worker replies to each call of a batch as it is done, and each is waited for as one render: a
+    C-level bomb is stopped after its own time limit (the batch used to be waited for as a whole, up to a
+    time limit per call, 10 s here), the calls before it keep their texts, and the calls after it are
+    rendered, or, once the batch's timeouts are spent, not made."""
+    bomb = SLOW_C["sort_long_common_prefix"]
+    source = "{% if flag %}" + bomb.replace("{{", "{{ ").replace("}}", " }}") + "{% else %}ok{% endif %}"
+    calls: list[dict[str, Any]] = [{"messages": MESSAGES} for _ in range(20)]
+    calls[2] = {"messages": MESSAGES, "flag": True}
+    for stop, after in ((None, "ok"), (1, "not made")):
+        started = time.monotonic()
+        results = wb_render.render_many(source, calls, time_limit=0.5, stop_after_timeouts=stop)
+        assert time.monotonic() - started < 2 * (0.5 + 0.5) + SLACK
+        assert results[:2] == ["ok", "ok"]
+        assert isinstance(results[2], RenderTimeout) and "worker was stopped" in str(results[2])
+        rest = [r if isinstance(r, str) else "not made" for r in results[3:]]
+        assert rest == [after] * 17, rest
+        if stop == 1:
+            assert all("already run out of time" in str(r) for r in results[3:])
+    assert render("{{ messages[0].content }}", MESSAGES) == "Hi"
 
 
 def test_analyze_finishes_on_a_template_with_a_bomb_in_its_tools_loop() -> None:

@@ -116,6 +116,7 @@ class _Worker:
         self._writable = select.poll()
         self._writable.register(self._out, select.POLLOUT | select.POLLHUP | select.POLLERR)
         self.known: collections.OrderedDict[str, int] = collections.OrderedDict()
+        self._buffer = bytearray()  # replies read ahead (a batch's)
         self.cancelled = False
         self.dead = False
         self.ready = False
@@ -135,7 +136,7 @@ class _Worker:
         """Wait for the worker's imports (not counted in any template's time limit)."""
         if self.ready:
             return
-        status, _ = self._reply(time.monotonic() + STARTUP_TIMEOUT)
+        status, _ = self.reply(time.monotonic() + STARTUP_TIMEOUT)
         if status != b"R":
             raise _WorkerDied
         self.ready = True
@@ -145,18 +146,26 @@ class _Worker:
 
         The fast path is one write, one poll and one read: replies of a few KB arrive in one chunk.
         """
-        self._send(_HEADER.pack(len(request)) + request, deadline)
-        return self._reply(deadline)
+        self.send(request, deadline)
+        return self.reply(deadline)
 
-    def _reply(self, deadline: float) -> tuple[bytes, bytes]:
-        buffer = self._receive(bytearray(), _HEADER.size, deadline)
-        size = _HEADER.unpack_from(buffer)[0]
+    def reply(self, deadline: float) -> tuple[bytes, bytes]:
+        """The next reply (status byte, payload), waiting until ``deadline`` (``TimeoutError`` after it).
+        Bytes read past it (a batch's next replies, sent as each call is done) stay for the next call."""
+        self._receive(_HEADER.size, deadline)
+        size = _HEADER.unpack_from(self._buffer)[0]
         if size > MAX_REPLY_BYTES or size < 1:
             raise RenderMemoryLimit(
                 f"render output too large ({size:,} bytes; limit {MAX_REPLY_BYTES:,})", kind="limit"
             )
-        buffer = self._receive(buffer, _HEADER.size + size, deadline)
-        return bytes(buffer[_HEADER.size : _HEADER.size + 1]), bytes(buffer[_HEADER.size + 1 :])
+        end = _HEADER.size + size
+        self._receive(end, deadline)
+        frame = bytes(self._buffer[_HEADER.size : end])
+        del self._buffer[:end]
+        return frame[:1], frame[1:]
+
+    def send(self, request: bytes, deadline: float) -> None:
+        self._send(_HEADER.pack(len(request)) + request, deadline)
 
     def _send(self, data: bytes, deadline: float) -> None:
         view = memoryview(data)
@@ -168,17 +177,17 @@ class _Worker:
             except OSError:
                 raise _WorkerDied from None
 
-    def _receive(self, buffer: bytearray, size: int, deadline: float) -> bytearray:
-        while len(buffer) < size:
+    def _receive(self, size: int, deadline: float) -> None:
+        """Read until the buffer holds at least ``size`` bytes."""
+        while len(self._buffer) < size:
             self._wait(self._readable, deadline)
             try:
-                chunk = os.read(self._in, max(size - len(buffer), 1 << 16))
+                chunk = os.read(self._in, max(size - len(self._buffer), 1 << 16))
             except OSError:
                 raise _WorkerDied from None
             if not chunk:
                 raise _WorkerDied
-            buffer += chunk
-        return buffer
+            self._buffer += chunk
 
     def _wait(self, poller: select.poll, deadline: float) -> None:
         """Block until the pipe is ready or the deadline passes; short steps so a kill is noticed."""
@@ -188,6 +197,18 @@ class _Worker:
                 raise TimeoutError
             if poller.poll(min(left, 0.25) * 1000):
                 return
+
+
+def _call_deadline(time_limit: float, deadline: float) -> float:
+    """When to stop waiting for one call of a batch: its own time limit from now, or the batch's deadline
+    if that comes first, and the grace a worker gets to reply past it."""
+    return min(time.monotonic() + time_limit, deadline) + limits.KILL_GRACE
+
+
+def _out_of_batch_time(time_limit: float) -> RenderTimeout:
+    return RenderTimeout(
+        f"render timed out after {time_limit:g} s (the batch ran out of time)", kind="timeout"
+    )
 
 
 class RenderPool:
@@ -248,17 +269,20 @@ class RenderPool:
         total: float | None = None,
         stop_after_timeouts: int | None = None,
     ) -> list[str | TemplateError]:
-        """Render several contexts of one template in one round trip, each under ``time_limit``.
+        """Render several contexts of one template with one request, each under ``time_limit``.
 
-        A compile failure raises; a render failure is returned in its slot.  When a call kills the worker
-        (a C-level bomb, the memory cap), the batch is redone one call at a time so every other call still
-        gets its own result.  ``max_output`` caps each call's output; ``total`` (seconds, None: no bound but
-        each call's) bounds the whole batch, the one-at-a-time retries included (calls past it get
-        :class:`RenderTimeout`).  ``stop_after_timeouts``: once that many calls have run out of time, the
+        A compile failure raises; a render failure is returned in its slot.  The worker replies to each
+        call as it is done and each is waited for as one render is (its own time limit), so a call that
+        has to be stopped (a C-level bomb) or that kills the worker (the memory cap) costs what it cost
+        alone: it gets that error, and the calls after it are made one at a time, so every other call
+        still gets its own result.  ``max_output`` caps each call's output; ``total`` (seconds, None: no
+        bound but each call's) bounds the whole batch, the one-at-a-time calls included (calls past it
+        get :class:`RenderTimeout`).  ``stop_after_timeouts``: once that many calls have run out of time, the
         rest are not rendered (each gets a :class:`RenderTimeout` saying so), as a caller rendering one at a
         time would stop.
         """
         deadline = time.monotonic() + total if total is not None else math.inf
+        outcomes: list[str | TemplateError] = []
         with self._worker() as worker:
             if source not in worker.known:
                 self._compile_on(worker, source, time_limit)
@@ -271,25 +295,40 @@ class RenderPool:
                 "max_output": max_output,
                 "stop_after_timeouts": stop_after_timeouts,
             }
-            wait = max(min(time_limit * len(contexts), deadline - time.monotonic()), 0.001)  # inf - now
+            body = pickle.dumps(("batch", sid, source, args), protocol=pickle.HIGHEST_PROTOCOL)
             try:
-                status, payload = self._call(worker, ("batch", sid, source, args), wait, wait)
-            except (RenderTimeout, RenderMemoryLimit):
-                status, payload = b"", b""
-        if status != b"B":
-            if status:
-                self._result(worker, status, payload)  # raises the worker's error
-            return until_timeouts(
+                worker.send(body, _call_deadline(time_limit, deadline))
+                for _ in contexts:  # each call waited for as one render: its own time limit
+                    status, payload = worker.reply(_call_deadline(time_limit, deadline))
+                    if status != b"I":
+                        self._result(worker, status, payload)  # raises the worker's error
+                    outcomes.append(self._item(worker, payload))
+            except (TimeoutError, _WorkerDied, RenderMemoryLimit) as exc:
+                failure = self._failure(worker, exc, time_limit)
+                if isinstance(failure, RenderCancelled):
+                    raise failure from None
+                if isinstance(failure, RenderTimeout) and time.monotonic() >= deadline:
+                    failure = _out_of_batch_time(time_limit)
+                outcomes.append(failure)  # the call the worker was on when it was stopped
+        if len(outcomes) < len(contexts):
+            # The rest one at a time, as a caller rendering one at a time would go on after that call.
+            seen = sum(isinstance(o, RenderTimeout) for o in outcomes)
+            stop = None if stop_after_timeouts is None else max(stop_after_timeouts - seen, 0)
+            outcomes += until_timeouts(
                 lambda context: self._one(source, context, time_limit, now, max_output, deadline),
-                contexts,
-                stop_after_timeouts,
+                contexts[len(outcomes) :],
+                stop,
             )
+        return outcomes
+
+    def _item(self, worker: _Worker, payload: bytes) -> str | TemplateError:
+        """One call's outcome in a batch reply."""
         try:
-            items = json.loads(payload)
-        except ValueError:
+            item = json.loads(payload)
+            return str(item["text"]) if "text" in item else from_wire(item["error"])
+        except (ValueError, TypeError, KeyError):
             worker.kill()
             raise TemplateError("the render worker sent a malformed reply", kind="render") from None
-        return [str(item["text"]) if "text" in item else from_wire(item["error"]) for item in items]
 
     def _one(
         self,
@@ -302,9 +341,7 @@ class RenderPool:
     ) -> str | TemplateError:
         left = min(time_limit, deadline - time.monotonic())
         if left <= 0:
-            return RenderTimeout(
-                f"render timed out after {time_limit:g} s (the batch ran out of time)", kind="timeout"
-            )
+            return _out_of_batch_time(time_limit)
         try:
             return self.render(source, context, left, now, max_output)
         except TemplateError as exc:
@@ -353,29 +390,35 @@ class RenderPool:
         deadline = time.monotonic() + wait + limits.KILL_GRACE
         try:
             return worker.exchange(body, deadline)
-        except TimeoutError:
-            worker.kill()
+        except (TimeoutError, _WorkerDied, RenderMemoryLimit) as exc:
+            raise self._failure(worker, exc, time_limit, what) from None
+
+    def _failure(
+        self, worker: _Worker, exc: Exception, time_limit: float, what: str = "render"
+    ) -> TemplateError:
+        """What a worker that had to be stopped (or died) means for the call it was on; the worker is
+        killed (a fresh one serves the next call)."""
+        worker.kill()
+        if isinstance(exc, TimeoutError):
             if what == "compile":
-                raise CompileTimeout(
+                return CompileTimeout(
                     f"template compile timed out after {time_limit:g} s (too large or too complex)",
                     kind="timeout",
-                ) from None
-            raise RenderTimeout(
+                )
+            return RenderTimeout(
                 f"render timed out after {time_limit:g} s (the render worker was stopped)", kind="timeout"
-            ) from None
-        except _WorkerDied:
-            worker.kill()
+            )
+        if isinstance(exc, _WorkerDied):
             if worker.cancelled:
-                raise RenderCancelled("render cancelled", kind="cancelled") from None
+                return RenderCancelled("render cancelled", kind="cancelled")
             code = worker.proc.returncode
-            raise RenderMemoryLimit(
+            return RenderMemoryLimit(
                 f"the render worker died (exit status {code}) during the {what}: the template probably "
                 f"exhausted its memory limit ({self.memory_limit >> 20} MiB)",
                 kind="limit",
-            ) from None
-        except RenderMemoryLimit:
-            worker.kill()
-            raise
+            )
+        assert isinstance(exc, TemplateError)
+        return exc
 
     def _result(self, worker: _Worker, status: bytes, payload: bytes) -> str:
         if status == b"T":

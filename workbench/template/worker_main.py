@@ -7,6 +7,7 @@ has imported torch or runs threads (no fork of a threaded process).
 Protocol (see :mod:`workbench.template.worker`): requests arrive on stdin as 8-byte big-endian length +
 pickle (from the trusted parent); replies leave on the original stdout as 8-byte length + one status byte
 + payload, where the payload is UTF-8 text or JSON (never pickle: this process runs untrusted templates).
+A batch gets one reply per call (status ``I``), each sent as soon as its render is done.
 """
 
 from __future__ import annotations
@@ -77,23 +78,35 @@ def _arm_cpu_watchdog(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def _batch(sandbox: Any, compiled: Any, args: dict[str, Any]) -> bytes:
-    """Render every context of a batch, each under the per-call limit; one JSON list of outcomes."""
+def _batch(sandbox: Any, compiled: Any, args: dict[str, Any], replies: int) -> None:
+    """Render every context of a batch, each under the per-call limit, and send each outcome as soon as it
+    is made (one ``I`` reply each, JSON): the caller then waits for each call as for one render, and knows
+    which call a worker it has to stop was on (a C-level bomb that no in-process check interrupts)."""
     from workbench.template.errors import TemplateError, until_timeouts
+
+    sent = 0
+
+    def send(outcome: str | TemplateError) -> None:
+        nonlocal sent
+        item = {"text": outcome} if isinstance(outcome, str) else {"error": outcome.to_wire()}
+        _reply(replies, b"I", json.dumps(item, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        sent += 1
 
     def one(context: dict[str, Any]) -> str | TemplateError:
         try:
-            return str(
+            outcome: str | TemplateError = str(
                 sandbox.render_in_process(
                     compiled, context, float(args["time_limit"]), args.get("now"), args.get("max_output")
                 )
             )
         except TemplateError as exc:
-            return exc
+            outcome = exc
+        send(outcome)
+        return outcome
 
     outcomes = until_timeouts(one, args["calls"], args.get("stop_after_timeouts"))
-    out = [{"text": o} if isinstance(o, str) else {"error": o.to_wire()} for o in outcomes]
-    return json.dumps(out, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    for skipped in outcomes[sent:]:  # the calls not made once the batch stopped: always the last ones
+        send(skipped)
 
 
 def _serve(requests: int, replies: int) -> None:
@@ -129,7 +142,7 @@ def _serve(requests: int, replies: int) -> None:
                 _reply(replies, b"T", b"")
                 continue
             if op == "batch":
-                _reply(replies, b"B", _batch(sandbox, compiled, args))
+                _batch(sandbox, compiled, args, replies)
                 continue
             left = time_limit - (time.monotonic() - started)
             if left <= 0:
