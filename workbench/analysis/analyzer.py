@@ -79,9 +79,30 @@ def _as_source(source: TemplateSource | str) -> TemplateSource:
     return TemplateSource(text=source, name="<template>", origin="<string>")
 
 
+#: The variants the phases ask for first, in their order: every template of the corpus renders the first
+#: seven, three in four the rest (the reasoning phase's, the tools phase's first calls).  Rendered in one
+#: batch up front (:meth:`ProbeRenderer.prefetch_variants`): a worker round trip costs more than the render
+#: of a variant no phase then asks for.
+ASKED_FIRST = (
+    "prompt_none",
+    "prompt",
+    "content",
+    "call",
+    "content_then_user",
+    "reasoning",
+    "reasoning_chunks",
+    "tools_reasoning",
+    "reasoning_call",
+    "tools_content",
+    "call_two",
+    "call_id_b",
+)
+
+
 def _check_renderable(renderer: ProbeRenderer) -> None:
     """Raise when the template cannot render even a single user message (nothing to analyse)."""
     compile_template(renderer.source.text)
+    renderer.prefetch_variants(ASKED_FIRST)
     first = renderer.get("prompt_none")
     if first is not None:
         return

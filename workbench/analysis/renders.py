@@ -29,6 +29,7 @@ import jinja2.meta
 from workbench.analysis.diff import DiffSplit, diff_split
 from workbench.analysis.probes import ARG_A, ARG_B, TOOLS, VARIANTS, Probe, Variant, stringify_arguments
 from workbench.analysis.workarounds import RENDER_PATCHES
+from workbench.template.errors import SKIPPED_AFTER_TIMEOUTS
 from workbench.template.render import TemplateError, compile_template, render, render_many
 from workbench.template.source import TemplateSource
 
@@ -299,6 +300,59 @@ class ProbeRenderer:
             raise VariantFailed(str(exc)) from None
         self._cache[name] = text
         return text
+
+    def prefetch_variants(self, names: Sequence[str]) -> None:
+        """Render the variants ``names`` (which the phases are about to ask for, in that order) in one
+        worker round trip instead of one each, and cache each exactly as :meth:`render`
+        would have: a render that succeeds as it is (for a call, without printing the arguments' Python
+        repr) is kept; any other failure is left to :meth:`render` and its fallbacks, which render it again.
+
+        A timeout is what one render at a time would have met first: the batch stops at it
+        (``stop_after_timeouts=1``) and it counts against the probes' :data:`_MAX_TIMEOUTS` as it would have,
+        so a template that hangs costs the time limits it cost before, and the variants after it are
+        rendered on demand.  Only the template text already compiled is rendered here (a config's separate
+        ``tool_use`` text is compiled on demand, where a compile that times out is counted).
+        """
+        ladder = self._ladder
+        variants = []
+        for name in dict.fromkeys(names):
+            variant = VARIANTS[name]
+            if name in self._cache or name in self.failures:
+                continue
+            if variant.same_as and not self._reads_any(variant.kwargs):
+                continue  # :meth:`render` reuses another variant's render
+            if variant.tools and ladder.texts[True] != ladder.texts[False]:
+                continue  # another text (a config's ``tool_use`` template), not compiled yet: on demand
+            variants.append(variant)
+        if variants and self._timeouts < _MAX_TIMEOUTS:
+            self._render_variants(ladder.texts[False], variants)
+
+    def _render_variants(self, text: str, variants: list[Variant]) -> None:
+        """The batch of :meth:`prefetch_variants`."""
+        ladder = self._ladder
+        calls = []
+        for variant in variants:
+            tools = list(TOOLS) if variant.tools else ([] if self._empty_tools else None)
+            context = {**self.source.render_kwargs(), **ladder.extra_kwargs, **variant.kwargs}
+            call = {**context, "messages": list(variant.messages), "tools": tools}
+            call["add_generation_prompt"] = variant.add_generation_prompt
+            calls.append(call)
+        try:
+            outcomes = render_many(text, calls, time_limit=self.time_limit, stop_after_timeouts=1)
+        except TemplateError:  # the text does not compile: :meth:`render` reports it per variant
+            return
+        for variant, outcome in zip(variants, outcomes, strict=True):
+            if isinstance(outcome, str):
+                ladder.render_count += 1
+                if not (variant.has_calls and _ARGS_REPR.search(outcome)):
+                    self._cache[variant.name] = outcome
+            elif outcome.detail == SKIPPED_AFTER_TIMEOUTS:
+                continue  # not rendered: :meth:`render` makes it when a phase asks
+            else:
+                ladder.render_count += 1
+                if outcome.kind in ("timeout", "cancelled"):
+                    self.failures[variant.name] = str(outcome)
+                    self._timeouts += 1
 
     def prefetch(self, batches: Sequence[Sequence[tuple[Variant, Mapping[str, Any]]]]) -> None:
         """Render (variant, extra kwargs) pairs with one worker round trip per batch (``render_many``) and
