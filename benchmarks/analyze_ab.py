@@ -24,6 +24,7 @@ sys.path.insert(0, sys.argv[1])
 from workbench.formats import analyze
 from workbench.paths import shared_dir
 from workbench.runtime.parsing import schema_check
+from workbench import selfcheck
 from workbench.selfcheck import check_spec
 from workbench.template import render_cache
 from workbench.template.source import load_template
@@ -36,7 +37,12 @@ for path in sorted(glob.glob(str(shared_dir() / "templates" / "*.jinja"))):
         # what an earlier run checked is not reused (a tree older than the kept verdicts has none)
         getattr(schema_check, "forget_verdicts", lambda: None)()
         with render_cache.cached_renders():
-            analysis = analyze(src)
+            # as `workbench analyze` runs them (a tree older than EarlyRenders: one after the other)
+            early = getattr(selfcheck, "EarlyRenders", None)
+            early = early() if early is not None else None
+            analysis = analyze(src, on_spec=early.start) if early is not None else analyze(src)
+            if early is not None:
+                early.join()
             check_spec(analysis.source, analysis.spec)
 
     run()
@@ -53,7 +59,12 @@ print(json.dumps(out))
 
 def _measure(tree: str, runs: int) -> dict[str, list[float]]:
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, tree, str(runs)], capture_output=True, text=True, check=False
+        # run from the tree: its render worker (``python -m``) must import that tree, not this one
+        [sys.executable, "-c", _CHILD, tree, str(runs)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tree,
     )
     if done.returncode:
         raise SystemExit(f"{tree}: {done.stderr.strip().splitlines()[-1] if done.stderr else 'failed'}")

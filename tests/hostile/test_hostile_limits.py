@@ -146,6 +146,21 @@ def test_the_worker_is_a_fresh_interpreter_not_a_fork() -> None:
     assert str(256 << 20) in line
 
 
+def test_the_worker_runs_this_package_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m`` puts the working directory first on sys.path: a worker started from a folder holding
+    another ``workbench`` (another checkout) ran that one's code, and its protocol."""
+    other = tmp_path / "workbench" / "template"
+    other.mkdir(parents=True)
+    (tmp_path / "workbench" / "__init__.py").write_text("", encoding="utf-8")
+    (other / "__init__.py").write_text("", encoding="utf-8")
+    (other / "worker_main.py").write_text("raise SystemExit(3)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    worker.get_pool().shutdown()
+    assert render("{{ messages[0].content }}", MESSAGES) == "Hi"
+
+
 def test_the_worker_dies_with_its_parent(tmp_path: Path) -> None:
     """A parent killed mid-render leaves no worker behind (idle: closed pipe; busy: CPU limit)."""
     script = textwrap.dedent(

@@ -74,6 +74,9 @@ def _start(command: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
             stderr=subprocess.DEVNULL,
             env=env,
             close_fds=True,
+            # ``-m`` puts the working directory first on sys.path: started from a folder holding another
+            # ``workbench`` (another checkout), the worker would run that one's code and protocol
+            cwd=_PACKAGE_ROOT,
         )
 
     if threading.current_thread() is threading.main_thread():
@@ -364,6 +367,19 @@ class RenderPool:
         for worker in workers:
             worker.cancelled = True
             worker.kill()
+
+    def has_spare(self) -> bool:
+        """Are two workers idle (one for the caller, one for renders made alongside)?  When not, and the
+        pool has room, a worker is started now for next time (not waited for) and the answer is no."""
+        with self._lock:
+            idle = [w for w in self._idle if not w.dead]
+            if len(idle) >= 2:
+                return True
+            if not idle or len(self._idle) + len(self._busy) >= MAX_WORKERS:
+                return False
+            self._idle.insert(0, _Worker(self.memory_limit))  # the caller's own worker stays first in line
+            self.started += 1
+            return False
 
     def startup_seconds(self) -> float:
         """Seconds this thread has waited for workers to start (their imports): not template time."""
