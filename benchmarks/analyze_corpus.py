@@ -1,12 +1,14 @@
 """Analysis time per template over a corpus (default: ../shared/templates, else the project's templates/).
 
 An analysis here is what ``workbench analyze`` does: the analysis *and its self-check* (the round-trip
-validation of the spec it found, :func:`workbench.selfcheck.check_spec`).  Prints, per template, the median
-and p95 of several warm analyses (the Jinja compile is cached by ``render.compile_template`` and renders
-shared between the analysis and its self-check within one run by :mod:`workbench.template.render_cache`,
-as ``workbench analyze`` does; every run renders afresh), the first ("cold") analysis that includes the
-compile, the number of renders, and the corpus totals; then the same-run median with the self-check
-rendering its own cases (no shared renders) and without the self-check, so the figures can be compared.
+validation of the spec it found, :func:`workbench.selfcheck.check_spec`, whose first renders start in a
+second render worker while the analysis learns the turn: :class:`workbench.selfcheck.EarlyRenders`).
+Prints, per template, the median and p95 of several warm analyses (the Jinja compile is cached by
+``render.compile_template`` and renders shared between the analysis and its self-check within one run by
+:mod:`workbench.template.render_cache`, as ``workbench analyze`` does; every run renders afresh), the
+first ("cold") analysis that includes the compile, the number of renders, and the corpus totals; then the
+same-run median with the self-check rendering its own cases (no shared renders) and without the
+self-check, so the figures can be compared.
 Two reference points:
 
 * a baseline measured in the same run: rendering the same number of variants of the template without any
@@ -39,7 +41,7 @@ from workbench.analysis.probes import USER_TEXT  # noqa: E402
 from workbench.formats import analyze  # noqa: E402
 from workbench.paths import shared_dir  # noqa: E402
 from workbench.runtime.parsing import schema_check  # noqa: E402
-from workbench.selfcheck import check_spec  # noqa: E402
+from workbench.selfcheck import EarlyRenders, check_spec  # noqa: E402
 from workbench.template import render as render_module  # noqa: E402
 from workbench.template import render_cache, worker  # noqa: E402
 from workbench.template.render import render, render_many  # noqa: E402
@@ -115,7 +117,9 @@ def _analyze_and_check(src: TemplateSource, *, shared: bool = True) -> Any:
         check_spec(analysis.source, analysis.spec)
         return analysis
     with render_cache.cached_renders():
-        analysis = analyze(src)
+        early = EarlyRenders()
+        analysis = analyze(src, on_spec=early.start)
+        early.join()
         check_spec(analysis.source, analysis.spec)
     return analysis
 

@@ -22,6 +22,8 @@ warn on stderr when the spec they use cannot express a feature its template rend
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -93,6 +95,49 @@ def check_spec(source: TemplateSource, spec: FormatSpec, *, time_limit: float = 
     from workbench.validate import validate
 
     return verdicts_from_report(validate(source, spec, time_limit=time_limit, streamed=False))
+
+
+class EarlyRenders:
+    """The self-check's first renders, made while the analysis is still learning the turn.
+
+    ``workbench analyze`` runs the analysis, then the self-check of the spec it found; the self-check's
+    renders (a dozen generation prompts, a case each) wait on the render worker while this process is idle.
+    Given to the analysis as its ``on_spec`` hook, :meth:`start` has another thread render them
+    (:func:`workbench.validate.run.render_cases_early`), in a render worker of its own, for the spec the
+    probes established, while the analysis learns the call pattern and the turn layout; they land in the
+    command's render cache (:mod:`workbench.template.render_cache`), where the self-check finds them.
+    Nothing else changes: a render is the render of an exact context, so a spec the turn learning then
+    changes only means some renders are made later, by the self-check itself.  Started only when a second
+    worker is idle (:func:`~workbench.template.render.spare_worker_ready`: the first analysis of a process
+    starts one for the next), never when rendering in-process.  Use inside the command's
+    ``cached_renders()`` block, and :meth:`join` before the self-check.
+    """
+
+    def __init__(self, time_limit: float = 2.0) -> None:
+        self.time_limit = time_limit
+        self._thread: threading.Thread | None = None
+
+    def start(self, source: TemplateSource, spec: FormatSpec) -> None:
+        from workbench.template.render import spare_worker_ready
+        from workbench.validate.run import render_cases_early
+
+        if self._thread is not None or not spare_worker_ready():
+            return
+        context = contextvars.copy_context()  # the command's render cache and fixed clock
+        self._thread = threading.Thread(
+            target=context.run,
+            args=(render_cases_early, source, spec),
+            kwargs={"time_limit": self.time_limit},
+            name="self-check renders",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def join(self) -> None:
+        """Wait for the renders started (none: returns at once)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
 
 
 def recorded_verdicts(spec: FormatSpec) -> tuple[Verdict, ...]:

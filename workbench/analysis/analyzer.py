@@ -79,6 +79,12 @@ def _as_source(source: TemplateSource | str) -> TemplateSource:
     return TemplateSource(text=source, name="<template>", origin="<string>")
 
 
+#: Told the spec the probes established (and the source analysed) before the call pattern and the turn
+#: layout are learned, the longest part of an analysis: a caller can start work that needs a spec then
+#: (the self-check's first renders, :class:`workbench.selfcheck.EarlyRenders`).  Must not raise.
+SpecHook = Callable[[TemplateSource, FormatSpec], None]
+
+
 #: The variants the phases ask for first, in their order: every template of the corpus renders the first
 #: seven, three in four the rest (the reasoning phase's, the tools phase's first calls).  Rendered in one
 #: batch up front (:meth:`ProbeRenderer.prefetch_variants`): a worker round trip costs more than the render
@@ -133,19 +139,23 @@ def analyze(
     dedicated: Sequence[Dedicated],
     protocols: Mapping[str, LayoutProtocol] | None = None,
     time_limit: float = DEFAULT_TIME_LIMIT,
+    on_spec: SpecHook | None = None,
 ) -> Analysis:
     """Analyse a chat template by differential rendering and return its spec and the evidence.
 
     ``dedicated`` are the format families' dedicated detectors, tried in order before the generic analysis
     of a call; ``protocols`` their rules (by family name) that a learned turn layout in their own tokens
     cannot see in any render.  :func:`workbench.formats.analyze` passes every registered one: the families
-    sit above this package, so it cannot look them up itself.
+    sit above this package, so it cannot look them up itself.  ``on_spec`` is told the spec the probes
+    established, before the turn is learned (:data:`SpecHook`).
 
     Raises:
         TemplateError: the template does not compile, or cannot render a plain user message.
     """
     with cached_renders():
-        return _analyze(source, dedicated=dedicated, protocols=protocols or {}, time_limit=time_limit)
+        return _analyze(
+            source, dedicated=dedicated, protocols=protocols or {}, time_limit=time_limit, on_spec=on_spec
+        )
 
 
 def _analyze(
@@ -154,6 +164,7 @@ def _analyze(
     dedicated: Sequence[Dedicated],
     protocols: Mapping[str, LayoutProtocol],
     time_limit: float,
+    on_spec: SpecHook | None = None,
 ) -> Analysis:
     started = time.perf_counter()
     src = _as_source(source)
@@ -164,7 +175,7 @@ def _analyze(
         _check_renderable(renderer)
         f = Findings(renderer=renderer, dedicated=tuple(dedicated))
         with marker_evidence(template_evidence(src)):
-            spec = _run_phases(f, src, renderer, protocols)
+            spec = _run_phases(f, src, renderer, protocols, on_spec)
         budget.raise_if_exhausted()  # never a spec read from renders the budget refused
     return Analysis(
         spec=spec,
@@ -193,7 +204,11 @@ def _evidence(texts: frozenset[str], tokens: tuple[str, ...]) -> Evidence:
 
 
 def _run_phases(
-    f: Findings, src: TemplateSource, renderer: ProbeRenderer, protocols: Mapping[str, LayoutProtocol]
+    f: Findings,
+    src: TemplateSource,
+    renderer: ProbeRenderer,
+    protocols: Mapping[str, LayoutProtocol],
+    on_spec: SpecHook | None = None,
 ) -> FormatSpec:
     """The phases, the workarounds and the call pattern, in order; the spec they establish."""
     for name, phase in _PHASES:
@@ -230,6 +245,8 @@ def _run_phases(
             else:
                 f.warn(f"{probe.id}: render failed: {f.probes[probe.id].error}")
     spec = build_spec(f, src)
+    if on_spec is not None and not renderer.timed_out:
+        on_spec(src, spec)  # a template that ran out of time gets nothing made alongside
     render = pattern.memoized(pattern.probe_render(renderer))
     t1 = f.probes.get("T1")
     if t1 is not None and t1.render_b is not None and not (f.claimed is not None and f.claimed.keeps_spec):

@@ -261,6 +261,11 @@ class ProbeRenderer:
         return self._ladder.render_count
 
     @property
+    def timed_out(self) -> bool:
+        """Has any render of this template run out of time (probes or switch values)?"""
+        return bool(self._timeouts or self._switch_timeouts)
+
+    @property
     def args_as_text(self) -> bool:
         """True when tool-call arguments had to be passed as JSON text (the template concatenates them)."""
         return bool(self._string_args)

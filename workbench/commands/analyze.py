@@ -80,7 +80,7 @@ def analyze_command(
 ) -> None:
     """Work out how a template marks reasoning, content and tool calls, by differential rendering."""
     from workbench.formats import analyze
-    from workbench.selfcheck import check_spec, warning_line
+    from workbench.selfcheck import EarlyRenders, check_spec, warning_line
     from workbench.template.render_cache import cached_renders
     from workbench.template.source import load_template
 
@@ -91,15 +91,20 @@ def analyze_command(
         with cached_renders():  # one command: the self-check reuses the analysis's renders
             # the analysis and its self-check, together
             budget = render_budget(time_limit, f"analysing {ref}")
+            early = EarlyRenders(time_limit)  # the self-check's first renders, alongside the analysis
             try:
                 with budget:
-                    analysis = analyze(load_template(ref), time_limit=time_limit)
+                    analysis = analyze(
+                        load_template(ref), time_limit=time_limit, on_spec=early.start if check else None
+                    )
             except INPUT_ERRORS as exc:
+                early.join()
                 if len(refs) == 1:
                     fail(f"{ref}: {exc}")
                 errors.append(f"{ref}: {exc}")
                 results.append({"template": ref, "error": _one_line(str(exc))})
                 continue
+            early.join()
             verdicts: tuple[Verdict, ...] = ()
             if check:
                 try:

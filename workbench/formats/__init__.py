@@ -19,6 +19,7 @@ from typing import Any
 
 from workbench import analysis
 from workbench.analysis import Analysis
+from workbench.analysis.analyzer import SpecHook
 from workbench.analysis.dedicated import Dedicated
 from workbench.analysis.layout import LayoutProtocol
 from workbench.formats import (
@@ -79,15 +80,24 @@ def dedicated_detectors() -> tuple[Dedicated, ...]:
     return tuple(h.dedicated for h in _HOOKS.values() if h.dedicated is not None)
 
 
-def analyze(source: TemplateSource | str, *, time_limit: float = DEFAULT_TIME_LIMIT) -> Analysis:
+def analyze(
+    source: TemplateSource | str,
+    *,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    on_spec: SpecHook | None = None,
+) -> Analysis:
     """:func:`workbench.analysis.analyze` with every registered family's dedicated detector: the analysis the
-    rest of the workbench runs.
+    rest of the workbench runs (``on_spec``: see :data:`workbench.analysis.analyzer.SpecHook`).
 
     Raises:
         TemplateError: the template does not compile, or cannot render a plain user message.
     """
     return analysis.analyze(
-        source, dedicated=dedicated_detectors(), protocols=layout_protocols(), time_limit=time_limit
+        source,
+        dedicated=dedicated_detectors(),
+        protocols=layout_protocols(),
+        time_limit=time_limit,
+        on_spec=on_spec,
     )
 
 

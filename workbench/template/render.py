@@ -168,6 +168,14 @@ def use_worker(enabled: bool) -> bool:
     return previous
 
 
+def spare_worker_ready() -> bool:
+    """Can renders run alongside this thread's now, in a render worker of their own?  True when a second
+    worker is idle (one for this thread, one for the other); otherwise one is started for next time (its
+    interpreter boots meanwhile, on the other core) and the answer is no.  Always no when rendering
+    in-process: two threads of this process would only take turns."""
+    return _use_worker and worker.get_pool().has_spare()
+
+
 def cancel_renders() -> int:
     """Stop every render running in a worker now; their callers get :class:`RenderCancelled`.
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,11 +37,13 @@ _NOT_KEPT = ("timeout", "cancelled", "memory", "limit")
 
 
 class _Store:
-    """One command's renders (least recently used first) and their size."""
+    """One command's renders (least recently used first) and their size; a lock, for the renders a command
+    makes in a second thread (:class:`workbench.selfcheck.EarlyRenders`)."""
 
     def __init__(self) -> None:
         self.kept: OrderedDict[Key, str | TemplateError] = OrderedDict()
         self.size = 0
+        self.lock = threading.Lock()
 
 
 _CURRENT: ContextVar[_Store | None] = ContextVar("cached_renders", default=None)
@@ -121,29 +124,36 @@ def fingerprint(value: Any) -> bytes:
 def get(k: Key) -> str | TemplateError | None:
     """The kept render for ``k`` (None when there is none, or outside a block); marks it recently used."""
     store = _CURRENT.get()
-    found = store.kept.get(k) if store is not None else None
-    if found is not None and store is not None:
-        store.kept.move_to_end(k)
+    if store is None:
+        return None
+    with store.lock:
+        found = store.kept.get(k)
+        if found is not None:
+            store.kept.move_to_end(k)
     return found
 
 
 def put(k: Key, outcome: str | TemplateError) -> None:
     """Keep ``outcome`` under ``k`` (renders that ran out of time, memory or budget are not kept)."""
     store = _CURRENT.get()
-    if store is None or k in store.kept:
+    if store is None:
         return
     if isinstance(outcome, TemplateError) and outcome.kind in _NOT_KEPT:
         return
-    store.kept[k] = outcome
-    store.size += len(outcome) if isinstance(outcome, str) else 64
-    while store.kept and (len(store.kept) > MAX_ENTRIES or store.size > MAX_CHARS):
-        _, old = store.kept.popitem(last=False)
-        store.size -= len(old) if isinstance(old, str) else 64
+    with store.lock:
+        if k in store.kept:
+            return
+        store.kept[k] = outcome
+        store.size += len(outcome) if isinstance(outcome, str) else 64
+        while store.kept and (len(store.kept) > MAX_ENTRIES or store.size > MAX_CHARS):
+            _, old = store.kept.popitem(last=False)
+            store.size -= len(old) if isinstance(old, str) else 64
 
 
 def clear() -> None:
     """Forget every render the current block kept."""
     store = _CURRENT.get()
     if store is not None:
-        store.kept.clear()
-        store.size = 0
+        with store.lock:
+            store.kept.clear()
+            store.size = 0

@@ -178,13 +178,14 @@ CaseRequest = tuple[list[dict[str, Any]], list[dict[str, Any]] | None, bool]
 RequestKey = tuple[bool, bytes, bytes]
 
 
-def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case]) -> None:
+def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case], *, again: bool = True) -> None:
     """Make the renders :func:`render_case` will ask for, in a few worker round trips instead of one per
     render: the generation prompts and bare histories, then each case's conversation (and its twin,
     :func:`_renders_like_its_twin`) in the first way the template takes it (:func:`message_variants`: one
     round per way, for the cases the previous way failed), then the second renders of the stability check.
     Nothing is decided here: :func:`render_case` makes its own choices and finds these renders in the
-    cache (a template that needs a fallback gets the rest rendered then)."""
+    cache (a template that needs a fallback gets the rest rendered then).  ``again=False``: not the second
+    renders (kept by this renderer only, not by the render cache)."""
     offered = [case.tools.to_openai() if case.calls else None for case in cases]
     prompts = [([USER_TURN], tools, generation) for tools in offered for generation in (True, False)]
     outcomes = _render_unique(renderer, prompts)
@@ -219,9 +220,9 @@ def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case]) -> None:
                     chosen[i] = request
                     continue
             todo.append(i)  # failed, or printed a Python repr: the next way is tried too
-    if renderer.may_render_differently(*(o for o in outcomes.values() if isinstance(o, str))):
-        again = [([USER_TURN], offered[i], True) for i in chosen] + list(chosen.values())
-        renderer.render_again_ahead(_unique(renderer, again))
+    if again and renderer.may_render_differently(*(o for o in outcomes.values() if isinstance(o, str))):
+        seconds = [([USER_TURN], offered[i], True) for i in chosen] + list(chosen.values())
+        renderer.render_again_ahead(_unique(renderer, seconds))
 
 
 def _unique(renderer: CaseRenderer, requests: Sequence[CaseRequest]) -> list[CaseRequest]:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from workbench.runtime.spec import FormatSpec
-from workbench.template.budget import budget_for
+from workbench.template.budget import RenderBudget, budget_for
 from workbench.template.render import TemplateError, fixed_clock
 from workbench.template.render_cache import cached_renders
 from workbench.template.source import TemplateSource
@@ -69,17 +69,10 @@ def _validate(
         spec = analyze(source, time_limit=time_limit).spec
     results: list[CaseResult] = []
     notes: list[str] = []
-    # The cases carry reasoning: rendered with thinking on, by enable_thinking and by the template's own
-    # thinking switch when it has one (``thinking=True`` where the template's default is off).
-    from workbench.analysis.switches import with_thinking_switch
-
-    template_kwargs = with_thinking_switch(spec, True, template_kwargs) or None
-    renderer = CaseRenderer(source, time_limit, template_kwargs)
-    if template_kwargs:
-        said = ", ".join(f"{k}={v!r}" for k, v in template_kwargs.items())
+    renderer, turn_end, cases = _cases_for(source, spec, time_limit, template_kwargs)
+    if renderer.template_kwargs:
+        said = ", ".join(f"{k}={v!r}" for k, v in renderer.template_kwargs.items())
         notes.append(f"rendered with the template switches {said}")
-    turn_end = find_turn_end(renderer, spec)
-    cases = build_cases(spec, turn_end)
     render_cases_ahead(renderer, cases)
     if turn_end:
         notes.append(
@@ -134,6 +127,35 @@ def _validate(
         untested=untested,
         unstable=unstable,
     )
+
+
+def _cases_for(
+    source: TemplateSource, spec: FormatSpec, time_limit: float, template_kwargs: dict[str, Any] | None
+) -> tuple[CaseRenderer, str, tuple[Case, ...]]:
+    """The renderer, the end-of-turn text and the cases :func:`validate` renders for ``spec``."""
+    # The cases carry reasoning: rendered with thinking on, by enable_thinking and by the template's own
+    # thinking switch when it has one (``thinking=True`` where the template's default is off).
+    from workbench.analysis.switches import with_thinking_switch
+
+    kwargs = with_thinking_switch(spec, True, template_kwargs) or None
+    renderer = CaseRenderer(source, time_limit, kwargs)
+    turn_end = find_turn_end(renderer, spec)
+    return renderer, turn_end, build_cases(spec, turn_end)
+
+
+def render_cases_early(source: TemplateSource, spec: FormatSpec, *, time_limit: float = 2.0) -> None:
+    """Make the renders a self-check of ``spec`` will ask for first (the generation prompts, each case's
+    first way), keeping nothing but the render cache's entries: called while the analysis is still
+    learning the turn, in another thread and render worker, so that the self-check finds its renders made
+    (:func:`workbench.selfcheck.analyze_and_check`).  A spec the analysis then changes asks for some other
+    renders, made then; what was made is the render of an exact context, right for whoever asks for it.
+    Never raises."""
+    try:
+        with fixed_clock(), RenderBudget(time_limit, what="the self-check's early renders"):
+            renderer, _turn_end, cases = _cases_for(source, spec, time_limit, None)
+            render_cases_ahead(renderer, cases, again=False)
+    except Exception:  # only an earlier start of renders the self-check makes anyway
+        return
 
 
 def _renders_calls_without_tools(renderer: CaseRenderer, cases: tuple[Case, ...]) -> bool:

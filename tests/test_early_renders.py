@@ -1,0 +1,109 @@
+"""The self-check's first renders, made in a second render worker while the analysis learns the turn
+(``workbench.selfcheck.EarlyRenders``).
+
+What ``workbench analyze`` prints must not depend on it: the same analysis and the same verdicts with and
+without.  What it buys is that the self-check finds its renders made: fewer of them reach a worker once the
+analysis is done.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.formats import analyze
+from workbench.selfcheck import EarlyRenders, check_spec
+from workbench.template import render as render_module
+from workbench.template import render_cache, worker
+from workbench.template.render import spare_worker_ready
+from workbench.template.source import TemplateSource, load_template
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_TEMPLATES = REPO.parent / "shared" / "templates"
+
+
+def _sources() -> list[TemplateSource]:
+    project = sorted((REPO / "templates").rglob("*.jinja"))[:6]
+    shared = [SHARED_TEMPLATES / f"{n}.jinja" for n in ("Qwen-Qwen3-0.6B", "openai-gpt-oss-120b")]
+    return [load_template(p) for p in project + [p for p in shared if p.is_file()]]
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in value.items() if k not in ("seconds", "render_count")}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
+
+
+def _analyze_and_check(source: TemplateSource, *, early: bool) -> tuple[Any, Any, int]:
+    """The analysis, its verdicts, and the renders the self-check sent to a worker."""
+    sent = 0
+    batch = worker.RenderPool.render_batch
+
+    def counting(self: worker.RenderPool, source: str, contexts: list[Any], *a: Any, **k: Any) -> Any:
+        nonlocal sent
+        sent += len(contexts)
+        return batch(self, source, contexts, *a, **k)
+
+    with render_cache.cached_renders():
+        ahead = EarlyRenders()
+        analysis = analyze(source, on_spec=ahead.start if early else None)
+        ahead.join()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(worker.RenderPool, "render_batch", counting)
+            verdicts = check_spec(analysis.source, analysis.spec)
+    return _comparable(analysis.to_dict()), [v.to_dict() for v in verdicts], sent
+
+
+@pytest.fixture
+def spare_worker() -> None:
+    """A second render worker, booted (the first analysis of a process starts one for the next)."""
+    render_module.render("{{ 1 }}", [{"role": "user", "content": "x"}])
+    spare_worker_ready()
+    pool = worker.get_pool()
+    for w in list(pool._idle):  # wait for every idle worker's interpreter
+        w.wait_ready()
+    assert spare_worker_ready()
+
+
+@pytest.mark.parametrize("source", _sources(), ids=lambda s: s.name)
+def test_the_early_renders_change_nothing_analyze_prints(source: TemplateSource, spare_worker: None) -> None:
+    early_analysis, early_verdicts, _ = _analyze_and_check(source, early=True)
+    analysis, verdicts, _ = _analyze_and_check(source, early=False)
+    assert early_analysis == analysis
+    assert early_verdicts == verdicts
+
+
+def test_the_self_check_finds_its_first_renders_made(spare_worker: None) -> None:
+    source = load_template(sorted((REPO / "templates").rglob("*.jinja"))[0])
+    _, _, alone = _analyze_and_check(source, early=False)
+    _, _, after_early = _analyze_and_check(source, early=True)
+    assert alone >= 10
+    assert after_early <= alone // 3, (after_early, alone)
+
+
+def test_nothing_is_made_alongside_when_rendering_in_process() -> None:
+    previous = render_module.use_worker(False)
+    try:
+        assert not spare_worker_ready()
+        ahead = EarlyRenders()
+        ahead.start(_sources()[0], analyze(_sources()[0]).spec)
+        assert ahead._thread is None
+    finally:
+        render_module.use_worker(previous)
+
+
+def test_a_template_that_ran_out_of_time_gets_nothing_made_alongside(spare_worker: None) -> None:
+    hangs = (
+        "{% for m in messages %}{% if m.role == 'assistant' and m.tool_calls %}"
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% endif %}"
+        "<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    told: list[Any] = []
+    source = TemplateSource(text=hangs, name="hangs", origin="hangs")
+    analyze(source, time_limit=0.5, on_spec=lambda src, spec: told.append(spec))
+    assert told == []
