@@ -122,6 +122,29 @@ def test_a_stream_cut_inside_reasoning_keeps_the_reasoning() -> None:
     assert (text + more, rest) == ("still thinking about", "")
 
 
+def test_an_undecided_stream_decides_where_the_end_marker_completes() -> None:
+    """Without a prompt to say where the output starts, the reasoning stage holds the text until the end
+    marker arrives; fed a character at a time, the marker comes in pieces, and the stage decides at the
+    character that completes it, however long the reasoning was, looking for it in no more than a
+    marker's length of earlier text."""
+    spec, _cases = validated("chatml-think-tools")
+    runtime = Runtime(spec)
+    end = spec.reasoning.end.strip()
+    longest = max(len(end), len(spec.tools.trigger.strip()))  # the markers the stage looks for
+    thought = "step " * 2000
+    split = ReasoningSplit(runtime, opened=None)
+    released = ""
+    for i, char in enumerate(thought + end + "The answer."):
+        text, _rest = split.feed(char)
+        released += text
+        if i < len(thought) + len(end) - 1:
+            assert released == "" and split.parser is None, i
+            assert len(split._tail) < longest
+        else:
+            assert split.parser is not None, i  # decided
+    assert split.ended and released.strip() == thought.strip()
+
+
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_an_output_cut_anywhere_never_gives_a_call_with_broken_arguments(
     name: str, caplog: pytest.LogCaptureFixture

@@ -183,6 +183,7 @@ class ReasoningSplit:
     parser: StreamParser | None = field(init=False, default=None)
     ended: bool = False
     _fed: list[str] = field(default_factory=list)
+    _tail: str = ""  # while undecided: the last characters fed, where a marker may have begun
     _owned: int = 0
     _saw_start: bool = False
     _closing: bool = False  # the end marker was seen: only separating whitespace is still owned
@@ -208,12 +209,17 @@ class ReasoningSplit:
         held = "".join(self._fed)
         return self.parser.feed(held) if held else []
 
-    def _decided(self, final: bool) -> bool | None:
-        """For ``opened=None``: the decision the text so far allows (None: not yet)."""
-        text = "".join(self._fed)
-        if self._end in text or final:
-            return self.runtime.opened_by_output(text)
-        if self._trigger and self._trigger in text:
+    def _decided(self, final: bool, new: str = "") -> bool | None:
+        """For ``opened=None``: the decision the text so far allows (None: not yet), ``new`` being the text
+        just fed.  The markers are looked for in ``new`` and the few characters before it (a marker split
+        across two feeds), never in the whole text again: an undecided stream is fed a token at a time,
+        and rescanning all of it each time made a long reasoning quadratic."""
+        window = self._tail + new
+        keep = max(len(self._end), len(self._trigger)) - 1
+        self._tail = window[-keep:] if keep > 0 else ""
+        if self._end in window or final:
+            return self.runtime.opened_by_output("".join(self._fed))
+        if self._trigger and self._trigger in window:
             return False
         return None
 
@@ -222,7 +228,7 @@ class ReasoningSplit:
             return "", text
         self._fed.append(text)
         if self.parser is None:
-            decision = self._decided(final=False)
+            decision = self._decided(final=False, new=text)
             return self._take(self._start_parser(decision)) if decision is not None else ("", None)
         return self._take(self.parser.feed(text))
 
