@@ -117,12 +117,21 @@ def continuation_results(
 ) -> tuple[CaseResult, ...]:
     """Render, cut and parse back every continuation case (see the module doc); ``streamed=False`` parses
     one-shot only."""
+    tools, base, header = render_continuations_ahead(renderer)
+    return tuple(_run(renderer, spec, case, tools, base, header, turn_end, streamed) for case in CASES)
+
+
+def render_continuations_ahead(
+    renderer: CaseRenderer,
+) -> tuple[list[dict[str, Any]] | None, str, str]:
+    """Make the renders the continuation cases ask for, in one batch (:meth:`CaseRenderer.
+    render_continued_ahead`); returns :func:`_conversation_so_far`."""
     tools, base, header = _conversation_so_far(renderer)
     renderer.render_continued_ahead(
         [([USER_TURN, case.message(partial=False)], tools) for case in CASES],
         [([USER_TURN, case.message(partial=True)], tools, case.field) for case in CASES],
     )
-    return tuple(_run(renderer, spec, case, tools, base, header, turn_end, streamed) for case in CASES)
+    return tools, base, header
 
 
 def _conversation_so_far(renderer: CaseRenderer) -> tuple[list[dict[str, Any]] | None, str, str]:

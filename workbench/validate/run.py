@@ -13,7 +13,7 @@ from workbench.template.render_cache import cached_renders
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import USER_TURN, Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output, streamed_from_prompt
-from workbench.validate.continuation import continuation_results, recheck
+from workbench.validate.continuation import continuation_results, recheck, render_continuations_ahead
 from workbench.validate.render import (
     AFTER_TURN_END,
     CaseRenderer,
@@ -145,15 +145,16 @@ def _cases_for(
 
 def render_cases_early(source: TemplateSource, spec: FormatSpec, *, time_limit: float = 2.0) -> None:
     """Make the renders a self-check of ``spec`` will ask for first (the generation prompts, each case's
-    first way), keeping nothing but the render cache's entries: called while the analysis is still
-    learning the turn, in another thread and render worker, so that the self-check finds its renders made
-    (:func:`workbench.selfcheck.analyze_and_check`).  A spec the analysis then changes asks for some other
-    renders, made then; what was made is the render of an exact context, right for whoever asks for it.
-    Never raises."""
+    first way, the continuation cases), keeping nothing but the render cache's entries: called while the
+    analysis is still learning the turn, in another thread and render worker, so that the self-check finds
+    its renders made (:class:`workbench.selfcheck.EarlyRenders`).  A spec the analysis then changes asks
+    for some other renders, made then; what was made is the render of an exact context, right for whoever
+    asks for it.  Never raises."""
     try:
         with fixed_clock(), RenderBudget(time_limit, what="the self-check's early renders"):
             renderer, _turn_end, cases = _cases_for(source, spec, time_limit, None)
             render_cases_ahead(renderer, cases, again=False)
+            render_continuations_ahead(renderer)
     except Exception:  # only an earlier start of renders the self-check makes anyway
         return
 
