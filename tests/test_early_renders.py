@@ -8,6 +8,8 @@ analysis is done.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +109,29 @@ def test_a_template_that_ran_out_of_time_gets_nothing_made_alongside(spare_worke
     source = TemplateSource(text=hangs, name="hangs", origin="hangs")
     analyze(source, time_limit=0.5, on_spec=lambda src, spec: told.append(spec))
     assert told == []
+
+
+def test_a_one_off_analysis_starts_no_second_worker() -> None:
+    """A process's first analysis starts no spare worker (a one-off ``workbench analyze`` would pay its boot
+    and never use it); the second starts one, and the third renders alongside in it."""
+    code = f"""
+from workbench.formats import analyze
+from workbench.selfcheck import EarlyRenders
+from workbench.template import render_cache, worker
+from workbench.template.source import load_template
+source = load_template({str(sorted((REPO / "templates").rglob("*.jinja"))[0])!r})
+started = []
+for _ in range(3):
+    with render_cache.cached_renders():
+        early = EarlyRenders()
+        analyze(source, on_spec=early.start)
+        started.append((worker.get_pool().started, early._thread is not None))
+        early.join()
+    for w in list(worker.get_pool()._idle):
+        w.wait_ready()
+print(started)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[(1, False), (2, False), (2, True)]", out.stdout + out.stderr[-2000:]

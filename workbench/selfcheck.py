@@ -97,6 +97,10 @@ def check_spec(source: TemplateSource, spec: FormatSpec, *, time_limit: float = 
     return verdicts_from_report(validate(source, spec, time_limit=time_limit, streamed=False))
 
 
+#: How many analyses of this process have offered to start early renders (:meth:`EarlyRenders.start`).
+_STARTS = 0
+
+
 class EarlyRenders:
     """The self-check's first renders, made while the analysis is still learning the turn.
 
@@ -108,9 +112,9 @@ class EarlyRenders:
     command's render cache (:mod:`workbench.template.render_cache`), where the self-check finds them.
     Nothing else changes: a render is the render of an exact context, so a spec the turn learning then
     changes only means some renders are made later, by the self-check itself.  Started only when a second
-    worker is idle (:func:`~workbench.template.render.spare_worker_ready`: the first analysis of a process
-    starts one for the next), never when rendering in-process.  Use inside the command's
-    ``cached_renders()`` block, and :meth:`join` before the self-check.
+    worker is idle (:func:`~workbench.template.render.spare_worker_ready`: the second analysis of a process
+    starts one for the next; a one-off command starts none), never when rendering in-process.  Use inside
+    the command's ``cached_renders()`` block, and :meth:`join` before the self-check.
     """
 
     def __init__(self, time_limit: float = 2.0) -> None:
@@ -121,7 +125,11 @@ class EarlyRenders:
         from workbench.template.render import spare_worker_ready
         from workbench.validate.run import render_cases_early
 
-        if self._thread is not None or not spare_worker_ready():
+        global _STARTS
+        _STARTS += 1
+        # a process's first analysis starts no second worker: a one-off command would pay its boot
+        # (~0.15 s of CPU beside its own) and never use it
+        if self._thread is not None or not spare_worker_ready(start=_STARTS > 1):
             return
         context = contextvars.copy_context()  # the command's render cache and fixed clock
         self._thread = threading.Thread(

@@ -168,12 +168,12 @@ def use_worker(enabled: bool) -> bool:
     return previous
 
 
-def spare_worker_ready() -> bool:
+def spare_worker_ready(*, start: bool = True) -> bool:
     """Can renders run alongside this thread's now, in a render worker of their own?  True when a second
-    worker is idle (one for this thread, one for the other); otherwise one is started for next time (its
-    interpreter boots meanwhile, on the other core) and the answer is no.  Always no when rendering
-    in-process: two threads of this process would only take turns."""
-    return _use_worker and worker.get_pool().has_spare()
+    worker is idle (one for this thread, one for the other); otherwise, with ``start``, one is started for
+    next time (its interpreter boots meanwhile, on the other core) and the answer is no.  Always no when
+    rendering in-process: two threads of this process would only take turns."""
+    return _use_worker and worker.get_pool().has_spare(start=start)
 
 
 def cancel_renders() -> int:

@@ -368,14 +368,14 @@ class RenderPool:
             worker.cancelled = True
             worker.kill()
 
-    def has_spare(self) -> bool:
-        """Are two workers idle (one for the caller, one for renders made alongside)?  When not, and the
-        pool has room, a worker is started now for next time (not waited for) and the answer is no."""
+    def has_spare(self, *, start: bool = True) -> bool:
+        """Are two workers idle (one for the caller, one for renders made alongside)?  When not, ``start``,
+        and the pool has room, a worker is started now for next time (not waited for); the answer is no."""
         with self._lock:
             idle = [w for w in self._idle if not w.dead]
             if len(idle) >= 2:
                 return True
-            if not idle or len(self._idle) + len(self._busy) >= MAX_WORKERS:
+            if not start or not idle or len(self._idle) + len(self._busy) >= MAX_WORKERS:
                 return False
             self._idle.insert(0, _Worker(self.memory_limit))  # the caller's own worker stays first in line
             self.started += 1
