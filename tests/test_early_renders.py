@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.test_probe_prefetch import comparable
 from workbench.formats import analyze
 from workbench.selfcheck import EarlyRenders, check_spec
 from workbench.template import render as render_module
@@ -30,14 +31,6 @@ def _sources() -> list[TemplateSource]:
     project = sorted((REPO / "templates").rglob("*.jinja"))[:6]
     shared = [SHARED_TEMPLATES / f"{n}.jinja" for n in ("Qwen-Qwen3-0.6B", "openai-gpt-oss-120b")]
     return [load_template(p) for p in project + [p for p in shared if p.is_file()]]
-
-
-def _comparable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _comparable(v) for k, v in value.items() if k not in ("seconds", "render_count")}
-    if isinstance(value, list):
-        return [_comparable(v) for v in value]
-    return value
 
 
 def _analyze_and_check(source: TemplateSource, *, early: bool) -> tuple[Any, Any, int]:
@@ -57,7 +50,7 @@ def _analyze_and_check(source: TemplateSource, *, early: bool) -> tuple[Any, Any
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(worker.RenderPool, "render_batch", counting)
             verdicts = check_spec(analysis.source, analysis.spec)
-    return _comparable(analysis.to_dict()), [v.to_dict() for v in verdicts], sent
+    return comparable(analysis.to_dict()), [v.to_dict() for v in verdicts], sent
 
 
 @pytest.fixture

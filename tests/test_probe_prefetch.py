@@ -48,12 +48,12 @@ HANGS_ON_ANSWERS = (
 )
 
 
-def _comparable(value: Any) -> Any:
+def comparable(value: Any) -> Any:
     """An analysis's dict without what measures the run (time, render count)."""
     if isinstance(value, dict):
-        return {k: _comparable(v) for k, v in value.items() if k not in ("seconds", "render_count")}
+        return {k: comparable(v) for k, v in value.items() if k not in ("seconds", "render_count")}
     if isinstance(value, list):
-        return [_comparable(v) for v in value]
+        return [comparable(v) for v in value]
     return value
 
 
@@ -77,7 +77,7 @@ def test_the_prefetch_changes_nothing_the_analysis_finds(
     with_prefetch = analyze(source)
     monkeypatch.setattr(analyzer, "ASKED_FIRST", ())
     without = analyze(source)
-    assert _comparable(with_prefetch.to_dict()) == _comparable(without.to_dict())
+    assert comparable(with_prefetch.to_dict()) == comparable(without.to_dict())
 
 
 def test_the_fallbacks_still_happen_where_the_prefetch_left_a_variant() -> None:

@@ -335,13 +335,7 @@ class ProbeRenderer:
     def _render_variants(self, text: str, variants: list[Variant]) -> None:
         """The batch of :meth:`prefetch_variants`."""
         ladder = self._ladder
-        calls = []
-        for variant in variants:
-            tools = list(TOOLS) if variant.tools else ([] if self._empty_tools else None)
-            context = {**self.source.render_kwargs(), **ladder.extra_kwargs, **variant.kwargs}
-            call = {**context, "messages": list(variant.messages), "tools": tools}
-            call["add_generation_prompt"] = variant.add_generation_prompt
-            calls.append(call)
+        calls = [self._call_of(variant) for variant in variants]
         try:
             outcomes = render_many(text, calls, time_limit=self.time_limit, stop_after_timeouts=1)
         except TemplateError:  # the text does not compile: :meth:`render` reports it per variant
@@ -386,18 +380,7 @@ class ProbeRenderer:
 
     def _render_batch(self, batch: list[tuple[str, Variant, dict[str, Any]]], with_tools: bool) -> None:
         ladder = self._ladder
-        calls = []
-        for _, variant, kwargs in batch:
-            tools = list(TOOLS) if variant.tools else ([] if self._empty_tools else None)
-            context = {**self.source.render_kwargs(), **ladder.extra_kwargs, **variant.kwargs, **kwargs}
-            calls.append(
-                {
-                    **context,
-                    "messages": list(variant.messages),
-                    "tools": tools,
-                    "add_generation_prompt": variant.add_generation_prompt,
-                }
-            )
+        calls = [self._call_of(variant, kwargs) for _, variant, kwargs in batch]
         try:
             outcomes = render_many(ladder.texts[with_tools], calls, time_limit=self.time_limit)
         except TemplateError:
@@ -409,6 +392,23 @@ class ProbeRenderer:
             elif outcome.kind in ("timeout", "cancelled"):
                 self.failures[key] = str(outcome)
                 self._switch_timeouts += 1
+
+    def _call_of(self, variant: Variant, kwargs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The ``render_many`` call that renders ``variant`` (with extra ``kwargs``) as :meth:`_render_once`
+        does without fallbacks: the same context, so the same render-cache entry."""
+        tools = list(TOOLS) if variant.tools else ([] if self._empty_tools else None)
+        context = {
+            **self.source.render_kwargs(),
+            **self._ladder.extra_kwargs,
+            **variant.kwargs,
+            **(kwargs or {}),
+        }
+        return {
+            **context,
+            "messages": list(variant.messages),
+            "tools": tools,
+            "add_generation_prompt": variant.add_generation_prompt,
+        }
 
     def render_with(self, name: str, kwargs: Mapping[str, Any], variant: Variant | None = None) -> str | None:
         """The render of variant ``name`` (or of ``variant``, an ad-hoc one) with extra template ``kwargs``
