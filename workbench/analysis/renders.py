@@ -329,15 +329,13 @@ class ProbeRenderer:
             if variant.tools and ladder.texts[True] != ladder.texts[False]:
                 continue  # another text (a config's ``tool_use`` template), not compiled yet: on demand
             variants.append(variant)
-        if variants and self._timeouts < _MAX_TIMEOUTS:
-            self._render_variants(ladder.texts[False], variants)
-
-    def _render_variants(self, text: str, variants: list[Variant]) -> None:
-        """The batch of :meth:`prefetch_variants`."""
-        ladder = self._ladder
+        if not variants or self._timeouts >= _MAX_TIMEOUTS:
+            return
         calls = [self._call_of(variant) for variant in variants]
         try:
-            outcomes = render_many(text, calls, time_limit=self.time_limit, stop_after_timeouts=1)
+            outcomes = render_many(
+                ladder.texts[False], calls, time_limit=self.time_limit, stop_after_timeouts=1
+            )
         except TemplateError:  # the text does not compile: :meth:`render` reports it per variant
             return
         for variant, outcome in zip(variants, outcomes, strict=True):
