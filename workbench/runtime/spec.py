@@ -490,12 +490,17 @@ class FormatSpec:
         """(dotted path, value, description) for every marker field, empty ones included, in field order.
 
         ``end_markers`` is a list of markers, not one field, and is not included (see :meth:`all_markers`).
+        Made once per spec (the parts it reads are frozen): a validation asks for them at every case.
         """
-        out = []
-        for path, f in _marker_field_defs():
-            part, name = path.split(".")
-            out.append(MarkerField(path, getattr(getattr(self, part), name), f.metadata["description"]))
-        return tuple(out)
+        kept: tuple[MarkerField, ...] | None = self.__dict__.get("_marker_fields")
+        if kept is None:
+            out = []
+            for path, f in _marker_field_defs():
+                part, name = path.split(".")
+                out.append(MarkerField(path, getattr(getattr(self, part), name), f.metadata["description"]))
+            kept = tuple(out)
+            object.__setattr__(self, "_marker_fields", kept)  # not a field: eq, repr, replace ignore it
+        return kept
 
     def iter_markers(self) -> Iterator[str]:
         """Every non-empty marker value (marker fields, then marker lists such as ``end_markers``),
@@ -511,8 +516,13 @@ class FormatSpec:
         yield from (m for m in texts if m.strip())
 
     def all_markers(self) -> tuple[str, ...]:
-        """Every non-empty marker string the spec names, longest first (used to hold back partial text)."""
-        return tuple(sorted(set(self.iter_markers()), key=lambda s: (-len(s), s)))
+        """Every non-empty marker string the spec names, longest first (used to hold back partial text).
+        Made once per spec, as :meth:`marker_fields`."""
+        kept: tuple[str, ...] | None = self.__dict__.get("_all_markers")
+        if kept is None:
+            kept = tuple(sorted(set(self.iter_markers()), key=lambda s: (-len(s), s)))
+            object.__setattr__(self, "_all_markers", kept)
+        return kept
 
     def may_reason(self, *, enable_thinking: bool = True) -> bool:
         """Whether the model may write reasoning at all on a request with this thinking setting: the format

@@ -225,7 +225,7 @@ def raw_value_ambiguity(spec: FormatSpec, case: Case, output: str) -> str:
     appears verbatim but not as a JSON string (quoted), and contains a marker of the spec.  So is a value
     holding the very quote the template writes raw around it (``body="He said "hi""``): no reader can tell
     the value's quote from its end."""
-    framing = {m.strip() for m in spec.all_markers() if len(m.strip()) >= 2}
+    framing = {m.strip() for m in spec.all_markers() if len(m.strip()) >= 2} if case.calls else set()
     for call in case.calls:
         for value in call.arguments.values():
             if not isinstance(value, str) or value not in output:
