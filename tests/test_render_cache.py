@@ -7,6 +7,7 @@ the same unstable verdict for a template that renders differently each time.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from tests.conftest import shared_templates
 from workbench.formats import analyze
 from workbench.runtime.spec import FormatSpec
+from workbench.template import render as render_module
 from workbench.template import render_cache, worker
 from workbench.template.render import fixed_clock, render, render_many
 from workbench.template.source import TemplateSource, load_template
@@ -76,6 +78,54 @@ def test_the_cache_tells_apart_values_that_print_apart_but_have_one_json() -> No
         batch = render_many(text, calls)
         single = [render(text, c["messages"]) for c in calls]
     assert batch == single == ["(1, 2);", "[1, 2];", "{'k': 1};", "{'k': True};", "{'k': 1.0};"]
+
+
+def test_a_request_asked_again_is_answered_without_copying_its_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The self-check asks for the renders the analysis (or the early-render thread) made: a request of plain
+    data seen before is found by its own print, before its context is copied (the copy cost more than the
+    lookup), by ``render`` and ``render_many`` alike."""
+    prepared = [0]
+    original = render_module._prepare
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        prepared[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(render_module, "_prepare", counted)
+    msgs = [{"role": "user", "args": {"a": 1}}]
+    other = [{"role": "user", "args": {"a": 2}}]
+    with fixed_clock(), render_cache.cached_renders():
+        first = render(PRINTS_ARGS, msgs)
+        assert prepared[0] == 1
+        assert render(PRINTS_ARGS, msgs) == first
+        batch = render_many(PRINTS_ARGS, [{"messages": msgs}, {"messages": other}])
+        assert prepared[0] == 2  # only the new request was copied
+        assert render(PRINTS_ARGS, other) == batch[1]
+        assert prepared[0] == 2
+    assert batch == [first, 'user:{"a": 2}|a,']
+
+
+@dataclasses.dataclass
+class _Reduced:
+    """Pickles as one object whatever its value (its own ``__reduce__``); its plain copy is its fields."""
+
+    v: int
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Reduced, (0,))
+
+
+def test_a_request_holding_an_object_is_told_apart_by_its_plain_copy() -> None:
+    """Only plain data is keyed as it was passed: an object may pickle the same for two values its plain copy
+    tells apart (here through its own ``__reduce__``), and must not be served the other's render."""
+    text = "{{ messages[0].content.v }}"
+    with fixed_clock(), render_cache.cached_renders():
+        one = render(text, [{"role": "user", "content": _Reduced(1)}])
+        two = render(text, [{"role": "user", "content": _Reduced(2)}])
+        batch = render_many(text, [{"messages": [{"role": "user", "content": _Reduced(v)}]} for v in (3, 1)])
+    assert (one, two, batch) == ("1", "2", ["3", "1"])
 
 
 def _report_without_prefetch(

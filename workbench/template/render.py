@@ -362,6 +362,19 @@ def render(
     """
     limit = check_time_limit(time_limit)
     check_source_size(source)
+    now = _frozen_now()
+    # Renders are kept only at a fixed instant (the analysis and validation): a render that reads the real
+    # clock is never served from the cache.
+    caching = render_cache.enabled() and now is not None
+    request_key = None
+    if caching:
+        request = (messages, tools, documents, add_generation_prompt, continue_final_message, kwargs)
+        request_key = render_cache.request_key(render_cache.source_key(source), request, limit, now)
+        kept = render_cache.get(request_key) if request_key is not None else None
+        if isinstance(kept, TemplateError):
+            raise kept
+        if kept is not None:
+            return kept
     try:
         context, continued = _prepare(
             messages, source, tools, documents, add_generation_prompt, continue_final_message, kwargs
@@ -369,10 +382,6 @@ def render(
     except TemplateError:
         compile_template(source, time_limit=limit)  # a syntax error is reported before a usage error
         raise
-    now = _frozen_now()
-    # Renders are kept only at a fixed instant (the analysis and validation): a render that reads the real
-    # clock is never served from the cache.
-    caching = render_cache.enabled() and now is not None
     cache_key = (
         render_cache.key(render_cache.source_key(source), context, limit, now, continued) if caching else None
     )
@@ -381,6 +390,8 @@ def render(
         if isinstance(kept, TemplateError):
             raise kept
         if kept is not None:
+            if request_key is not None:
+                render_cache.put(request_key, kept)
             return kept
     try:
         with _Accounted(limit) as run:
@@ -393,11 +404,13 @@ def render(
         if continued is not None:
             text = _cut_at_tag(text, continued)
     except TemplateError as exc:
-        if cache_key is not None:
-            render_cache.put(cache_key, exc)
+        for k in (cache_key, request_key):
+            if k is not None:
+                render_cache.put(k, exc)
         raise
-    if cache_key is not None:
-        render_cache.put(cache_key, text)
+    for k in (cache_key, request_key):
+        if k is not None:
+            render_cache.put(k, text)
     return text
 
 
@@ -423,31 +436,43 @@ def render_many(
     results: list[str | TemplateError | None] = [None] * len(calls)
     contexts: list[dict[str, Any]] = []
     slots: list[tuple[int, str | None]] = []
+    request_keys: list[render_cache.RequestKey | None] = []
     tool_copies = _ToolCopies()
+    now = _frozen_now()
+    caching = render_cache.enabled() and now is not None
+    source_hash = render_cache.source_key(source) if caching else ""
+    answered = 0
     for index, call in enumerate(calls):
         kw = dict(call)
+        request = (
+            kw.pop("messages", ()),
+            kw.pop("tools", None),
+            kw.pop("documents", None),
+            bool(kw.pop("add_generation_prompt", False)),
+            kw.pop("continue_final_message", False),
+            kw,
+        )
+        request_key = render_cache.request_key(source_hash, request, limit, now) if caching else None
+        kept = render_cache.get(request_key) if request_key is not None else None
+        if kept is not None:  # asked for before: no copy of its context is made
+            results[index] = kept
+            answered += 1
+            continue
+        messages, tools, documents, generation, continued_field, kw = request
         try:
             context, continued = _prepare(
-                kw.pop("messages", ()),
-                source,
-                kw.pop("tools", None),
-                kw.pop("documents", None),
-                bool(kw.pop("add_generation_prompt", False)),
-                kw.pop("continue_final_message", False),
-                kw,
-                tool_copies,
+                messages, source, tools, documents, generation, continued_field, kw, tool_copies
             )
         except TemplateError as exc:
             results[index] = exc
             continue
         contexts.append(context)
         slots.append((index, continued))
+        request_keys.append(request_key)
     if not contexts:
-        compile_template(source, time_limit=limit)
+        if not answered:  # every call failed: a syntax error is reported before a usage error
+            compile_template(source, time_limit=limit)
         return [r for r in results if r is not None]
-    now = _frozen_now()
-    caching = render_cache.enabled() and now is not None
-    source_hash = render_cache.source_key(source) if caching else ""
     keys = (
         [
             render_cache.key(source_hash, c, limit, now, s[1], tool_copies.print_of(c["tools"]))
@@ -462,6 +487,9 @@ def render_many(
             kept = render_cache.get(k)
             if kept is not None:
                 outcomes_by[i] = kept
+                request_key = request_keys[i]
+                if request_key is not None:
+                    render_cache.put(request_key, kept)
     todo = [i for i in range(len(contexts)) if i not in outcomes_by]
     if todo:
         batch = [contexts[i] for i in todo]
@@ -491,6 +519,9 @@ def render_many(
             outcomes_by[i] = outcome
             if caching:
                 render_cache.put(keys[i], outcome)
+                request_key = request_keys[i]
+                if request_key is not None:
+                    render_cache.put(request_key, outcome)
     for i, (index, _) in enumerate(slots):
         results[index] = outcomes_by[i]
     return [r for r in results if r is not None]

@@ -3,7 +3,8 @@
 The analysis renders ~30 conversations, the turn learner and the call pattern learner a few dozen more,
 and the self-check (validation) renders its round-trip cases; many are the same conversation asked for
 by different stages.  Within :func:`cached_renders`, :func:`render` and :func:`render_many` look a render up
-by the template's hash, the full render context and the clock it sees, and keep what they rendered (texts,
+by the template's hash, the full render context and the clock it sees (a request of plain data first by
+itself, before its context is copied: :func:`request_key`), and keep what they rendered (texts,
 and errors other than running out of time, memory or the command's render budget: those depend on the
 machine's load and on what ran before, not on the template).  Bounded: least recently used entries go first.
 
@@ -16,6 +17,7 @@ are never kept (the render functions cache only at a fixed instant).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import pickle
 import threading
@@ -41,7 +43,7 @@ class _Store:
     makes in a second thread (:class:`workbench.selfcheck.EarlyRenders`)."""
 
     def __init__(self) -> None:
-        self.kept: OrderedDict[Key, str | TemplateError] = OrderedDict()
+        self.kept: OrderedDict[Key | RequestKey, str | TemplateError] = OrderedDict()
         self.size = 0
         self.lock = threading.Lock()
 
@@ -121,7 +123,44 @@ def fingerprint(value: Any) -> bytes:
         return b"j" + json.dumps(value, default=repr, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
-def get(k: Key) -> str | TemplateError | None:
+class _NotPlain(Exception):
+    """Raised by :class:`_PlainPickler` at the first object that is not an exact plain type."""
+
+
+class _PlainPickler(pickle.Pickler):
+    """Pickles exact ``dict``, ``list``, ``tuple``, ``str``, ``int``, ``float``, ``bool`` and ``None`` only.
+
+    The C pickler asks :meth:`reducer_override` about every object except exact instances of the built-in
+    types, so plain data pickles at C speed and anything else (a subclass, a dataclass, an object with its
+    own ``__reduce__``) stops the print: such a value's print need not tell apart what its plain copy would.
+    """
+
+    def reducer_override(self, obj: Any) -> Any:
+        raise _NotPlain
+
+
+def request_key(source_hash: str, request: Any, limit: float, now: datetime | None) -> RequestKey | None:
+    """The cache key of a render *request* as the caller passed it, before the plain copy of its context
+    is made (pure); None when the request holds anything but plain types.
+
+    A request of plain data determines the context the render is made from (the copy and its aliases are a
+    function of it), so a request seen before is answered without copying its context again: the
+    self-check asks for the renders the analysis (or another thread) made, and copying a context costs more
+    than looking it up.  Keys of this kind never equal a :data:`Key` (their first item is ``"request"``).
+    """
+    out = io.BytesIO()
+    try:
+        _PlainPickler(out, protocol=5).dump(request)
+    except (_NotPlain, pickle.PicklingError, RecursionError, TypeError, ValueError):
+        return None
+    return ("request", source_hash, limit, now, out.getvalue())
+
+
+#: A request's key: ``"request"``, template hash, time limit, clock, print of the request.
+RequestKey = tuple[str, str, float, "datetime | None", bytes]
+
+
+def get(k: Key | RequestKey) -> str | TemplateError | None:
     """The kept render for ``k`` (None when there is none, or outside a block); marks it recently used."""
     store = _CURRENT.get()
     if store is None:
@@ -133,7 +172,7 @@ def get(k: Key) -> str | TemplateError | None:
     return found
 
 
-def put(k: Key, outcome: str | TemplateError) -> None:
+def put(k: Key | RequestKey, outcome: str | TemplateError) -> None:
     """Keep ``outcome`` under ``k`` (renders that ran out of time, memory or budget are not kept)."""
     store = _CURRENT.get()
     if store is None:
