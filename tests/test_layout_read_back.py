@@ -1,0 +1,62 @@
+"""The layout read-back drops a candidate as soon as it cannot read back more turns than the best so far.
+
+``adopt_layout`` keeps the probes' spec unless a candidate layout reads back strictly more of the learner's
+turns; most candidates tie with it.  ``_read_back_above`` reads the turns the best misses first and stops
+when the candidate cannot win: these tests hold it to the full count (a candidate is kept exactly when its
+score is higher, with every turn's result) and to the parses it saves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workbench.analysis import layout
+
+
+def _readers(
+    monkeypatch: pytest.MonkeyPatch, turns: int, passes: dict[str, set[int]]
+) -> list[tuple[str, int]]:
+    """Turns 0..turns-1, read back by each named spec where ``passes`` says; the reads made are recorded."""
+    reads: list[tuple[str, int]] = []
+    monkeypatch.setattr(layout, "_read_back_turns", lambda tr: list(range(turns)))
+
+    def reads_back(spec: Any, tr: Any, turn: Any) -> bool:
+        reads.append((spec, turn))
+        return turn in passes[spec]
+
+    monkeypatch.setattr(layout, "_reads_back", reads_back)
+    return reads
+
+
+def test_a_candidate_missing_what_the_best_misses_costs_those_turns_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads = _readers(monkeypatch, 12, {"tie": set(range(2, 12)), "better": set(range(1, 12))})
+    best = [i >= 2 for i in range(12)]  # the probes' spec misses turns 0 and 1
+    assert layout._read_back_above("tie", None, best) is None
+    assert reads == [("tie", 0), ("tie", 1)]
+    reads.clear()
+    assert layout._read_back_above("better", None, best) == [i >= 1 for i in range(12)]
+    assert len(reads) == 12
+
+
+@given(
+    st.integers(0, 10).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.booleans(), min_size=n, max_size=n), st.lists(st.booleans(), min_size=n, max_size=n)
+        )
+    )
+)
+def test_a_candidate_is_kept_exactly_when_it_reads_back_more(vectors: tuple[list[bool], list[bool]]) -> None:
+    best, candidate = vectors
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _readers(monkeypatch, len(best), {"c": {i for i, ok in enumerate(candidate) if ok}})
+        got = layout._read_back_above("c", None, best)
+    if sum(candidate) > sum(best):
+        assert got == candidate
+    else:
+        assert got is None
