@@ -186,7 +186,13 @@ def render_cases_ahead(renderer: CaseRenderer, cases: Sequence[Case], *, again: 
     Nothing is decided here: :func:`render_case` makes its own choices and finds these renders in the
     cache (a template that needs a fallback gets the rest rendered then).  ``again=False``: not the second
     renders (kept by this renderer only, not by the render cache)."""
-    offered = [case.tools.to_openai() if case.calls else None for case in cases]
+    # one list per tool set, shared by its cases: a batch copies each list it is given once (by identity),
+    # and a tool set's schemas are most of what a render's context copy costs
+    lists: dict[str, list[dict[str, Any]]] = {}
+    for case in cases:
+        if case.calls and case.tool_set not in lists:
+            lists[case.tool_set] = case.tools.to_openai()
+    offered = [lists[case.tool_set] if case.calls else None for case in cases]
     prompts = [([USER_TURN], tools, generation) for tools in offered for generation in (True, False)]
     outcomes = _render_unique(renderer, prompts)
     chosen: dict[int, CaseRequest] = {}
