@@ -390,8 +390,7 @@ def render(
         if isinstance(kept, TemplateError):
             raise kept
         if kept is not None:
-            if request_key is not None:
-                render_cache.put(request_key, kept)
+            render_cache.put(request_key, kept)
             return kept
     try:
         with _Accounted(limit) as run:
@@ -404,13 +403,11 @@ def render(
         if continued is not None:
             text = _cut_at_tag(text, continued)
     except TemplateError as exc:
-        for k in (cache_key, request_key):
-            if k is not None:
-                render_cache.put(k, exc)
+        render_cache.put(cache_key, exc)
+        render_cache.put(request_key, exc)
         raise
-    for k in (cache_key, request_key):
-        if k is not None:
-            render_cache.put(k, text)
+    render_cache.put(cache_key, text)
+    render_cache.put(request_key, text)
     return text
 
 
@@ -487,9 +484,7 @@ def render_many(
             kept = render_cache.get(k)
             if kept is not None:
                 outcomes_by[i] = kept
-                request_key = request_keys[i]
-                if request_key is not None:
-                    render_cache.put(request_key, kept)
+                render_cache.put(request_keys[i], kept)
     todo = [i for i in range(len(contexts)) if i not in outcomes_by]
     if todo:
         batch = [contexts[i] for i in todo]
@@ -519,9 +514,7 @@ def render_many(
             outcomes_by[i] = outcome
             if caching:
                 render_cache.put(keys[i], outcome)
-                request_key = request_keys[i]
-                if request_key is not None:
-                    render_cache.put(request_key, outcome)
+                render_cache.put(request_keys[i], outcome)
     for i, (index, _) in enumerate(slots):
         results[index] = outcomes_by[i]
     return [r for r in results if r is not None]

@@ -172,10 +172,11 @@ def get(k: Key | RequestKey) -> str | TemplateError | None:
     return found
 
 
-def put(k: Key | RequestKey, outcome: str | TemplateError) -> None:
-    """Keep ``outcome`` under ``k`` (renders that ran out of time, memory or budget are not kept)."""
+def put(k: Key | RequestKey | None, outcome: str | TemplateError) -> None:
+    """Keep ``outcome`` under ``k`` (renders that ran out of time, memory or budget are not kept; no key:
+    nothing, as for a request that has no :func:`request_key`)."""
     store = _CURRENT.get()
-    if store is None:
+    if store is None or k is None:
         return
     if isinstance(outcome, TemplateError) and outcome.kind in _NOT_KEPT:
         return
