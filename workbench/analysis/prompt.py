@@ -250,12 +250,7 @@ def opened_block_closer(f: Findings) -> tuple[str, str] | None:
         size = _FIRST_CLOSER_BATCH if at == 0 else _CLOSER_BATCH
         batch = tried[at : at + size]
         at += size
-        requests: list[tuple[list[dict[str, Any]], list[Any], bool]] = []
-        for literal in batch:
-            message = {"role": "assistant", "content": f"{REASONING_TEXT}{literal}{CONTENT_TEXT}"}
-            # An earlier turn, which history renders are the ones to strip reasoning from.
-            later = {"role": "user", "content": USER_TEXT_2}
-            requests.append(([dict(USER), message, later], [], False))
+        requests = [_earlier_answer(f"{REASONING_TEXT}{literal}{CONTENT_TEXT}") for literal in batch]
         for literal, text in zip(batch, f.renderer.render_conversations(requests), strict=True):
             if text is not None and CONTENT_TEXT in text and REASONING_TEXT not in text:
                 return opener, literal
@@ -271,10 +266,16 @@ def _prints_every_candidate(f: Findings, tried: list[str]) -> bool:
     on ../shared, a third of the analysis' renders, for the 3 in 35 that have one).  Anything else (a
     cut, an error, a trimmed or escaped answer) leaves the decision to the one-by-one search."""
     content = REASONING_TEXT + "".join(tried) + CONTENT_TEXT
+    (text,) = f.renderer.render_conversations([_earlier_answer(content)])
+    return text is not None and content in text
+
+
+def _earlier_answer(content: str) -> tuple[list[dict[str, Any]], list[Any], bool]:
+    """A conversation where ``content`` answers an earlier turn: history renders are the ones that strip
+    reasoning."""
     message = {"role": "assistant", "content": content}
     later = {"role": "user", "content": USER_TEXT_2}
-    (text,) = f.renderer.render_conversations([([dict(USER), message, later], [], False)])
-    return text is not None and content in text
+    return ([dict(USER), message, later], [], False)
 
 
 #: How many closer candidates :func:`opened_block_closer` renders in its first batch, and in each after it.
