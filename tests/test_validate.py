@@ -136,6 +136,16 @@ def test_the_next_turn_header_ends_a_message_that_has_no_end_marker() -> None:
     assert cut_at_turn_end(same, [], frozenset(), turn) == same
 
 
+def test_a_turn_header_is_not_found_inside_markers_of_the_same_characters() -> None:
+    """Turns begin ``### User:``; the answer's markers are ``##x##``, and two of them glued together
+    (``##/final####actions##``) hold ``###``: the header's own blank tells them apart (fuzz seed 750440)."""
+    spec = FormatSpec(layout=TurnLayout(roles="### "))
+    turn = next_turn_marker("### Assistant:\n", spec)
+    assert turn == ("### ", "### Assistant:")
+    whole = "##final##\n\nok\n\n##/final####actions## [f(a=1)] ##/actions##\n### User:\nhi"
+    assert cut_at_turn_end(whole, [], frozenset(), turn) == whole[: whole.index("### User:")]
+
+
 def test_a_role_switch_inside_a_call_marker_does_not_end_the_output() -> None:
     # role-switch.jinja: calls are turns of their own ("<|im_start|>tool_call"), opened by a call marker
     # that begins with the end of the assistant's turn.

@@ -537,9 +537,12 @@ def next_turn_marker(generation_prefix: str, spec: FormatSpec | None = None) -> 
     ``<|START_OF_TURN_TOKEN|>`` of ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``), with the assistant header.
     A template that writes no end-of-turn marker after a message (Command R+ after tool calls) still starts
     the next turn with it; a model never writes another role's header, so the output ends there.
+    The blanks the roles text ends with are kept: they are part of every header (``### `` of ``### User:``),
+    and without them the text would also be found inside markers made of the same characters
+    (``##/final####actions##`` holds ``###``).
     """
     header = generation_prefix.strip()
-    roles = spec.layout.roles.strip() if spec is not None else ""
+    roles = spec.layout.roles.lstrip() if spec is not None else ""
     if not roles or not header.startswith(roles):
         return "", ""
     return roles, header
