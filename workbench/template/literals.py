@@ -95,17 +95,33 @@ def _units(text: str) -> list[str]:
 
 def _remainders(units: set[str]) -> set[str]:
     """The pieces of a unit on either side of another unit it holds (``<|END_RESPONSE|>`` of
-    ``<|END_RESPONSE|><|END_OF_TURN_TOKEN|>``, which also holds the unit ``<|END_OF_TURN_TOKEN|>``)."""
+    ``<|END_RESPONSE|><|END_OF_TURN_TOKEN|>``, which also holds the unit ``<|END_OF_TURN_TOKEN|>``).
+
+    An inner unit found across the edge of another unit the outer one holds is a coincidence of characters,
+    not a unit written there: ``##think####/think##`` holds ``##think##`` then ``##/think##``, and the
+    ``###`` of a markdown heading found where they meet would make ``##think`` and ``#/think##`` units."""
     out: set[str] = set()
     for outer in units:
+        held = [(at, at + len(u)) for u in units if u != outer and u in outer for at in _finds(outer, u)]
         for inner in units:
             if inner == outer or len(inner) < MIN_LITERAL or inner not in outer:
                 continue
             at = outer.find(inner)
-            for piece in (outer[:at], outer[at + len(inner) :]):
+            end = at + len(inner)
+            if any(s < at < e < end or at < s < end < e for s, e in held):
+                continue
+            for piece in (outer[:at], outer[end:]):
                 if len(piece.strip()) >= MIN_LITERAL:
                     out.add(piece.strip())
     return out
+
+
+def _finds(text: str, unit: str) -> Iterator[int]:
+    """Every place ``unit`` starts in ``text``."""
+    at = text.find(unit)
+    while at >= 0:
+        yield at
+        at = text.find(unit, at + 1)
 
 
 def _overlaps(units: set[str]) -> set[str]:
