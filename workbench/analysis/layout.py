@@ -588,11 +588,6 @@ def _read_back_turns(tr: TurnRenderer) -> list[_ReadBackTurn]:
     return tr.read_back_turns
 
 
-def available_turns(tr: TurnRenderer) -> int:
-    """How many of the read-back's turns the template renders after its prompt."""
-    return len(_read_back_turns(tr))
-
-
 def read_back(spec: FormatSpec, tr: TurnRenderer) -> int:
     """How many of the learner's turns ``spec`` parses back to the parts rendered (pure)."""
     return sum(_reads_back(spec, tr, turn) for turn in _read_back_turns(tr))
