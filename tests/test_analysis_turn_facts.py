@@ -17,6 +17,7 @@ from workbench.analysis.state import Findings
 from workbench.formats import analyze
 from workbench.template.render import render
 from workbench.template.source import TemplateSource
+from workbench.validate import validate
 
 # Every message is addressed: ">>>all\n" + text for the user, ">>>NAME\n" + JSON for a call; the
 # generation prompt ends with ">>>", so the model starts with the recipient (functionary v3.2's scheme).
@@ -134,6 +135,43 @@ def test_a_terminator_that_is_not_bracket_shaped_is_an_end_marker() -> None:
 def test_turns_separated_by_blank_lines_have_no_end_marker() -> None:
     spec = _analyze_text(BLANK_LINE_TEMPLATE).spec
     assert spec.end_markers == ()
+
+
+# Bare-word blocks that all close with the same word: "FINAL:\n" ... "\nEND" around an answer, and
+# "CALL:\n" ... "\nEND" around each call, before the turn's own "</s>"; user turns have no end of their
+# own, so the end of a turn cannot be told from what closes user turns.
+SHARED_CLOSER_TEMPLATE = (
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'user' -%}<|User|>{{ m.content }}"
+    "{%- elif m.role == 'assistant' -%}<|Assistant|>"
+    "{%- if m.content -%}FINAL:\n{{ m.content }}\nEND{%- if m.tool_calls -%}\n{%- endif -%}{%- endif -%}"
+    "{%- for c in m.tool_calls or [] -%}{%- if not loop.first -%}\n{%- endif -%}"
+    "CALL:\n{{ c.function.name }} {{ c.function.arguments | tojson }}\nEND{%- endfor -%}</s>"
+    "{%- elif m.role == 'tool' -%}<|Tool|>{{ m.content }}</s>"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|Assistant|>{%- endif -%}"
+)
+
+
+def test_a_word_that_also_closes_each_call_is_not_the_end_of_the_turn() -> None:
+    # "END" follows the answer in every render, but it is also written between two calls of one turn:
+    # the turn ends with what follows it (fuzzed seeds 760001 and 770059 failed on this).
+    spec = _analyze_text(SHARED_CLOSER_TEMPLATE).spec
+    assert spec.end_markers == ("</s>",)
+    assert (spec.content.start, spec.content.end) == ("FINAL:\n", "END")
+
+
+def test_the_shared_closer_format_round_trips() -> None:
+    source = TemplateSource(text=SHARED_CLOSER_TEMPLATE, name="shared-closer", origin="<test>")
+    report = validate(source, analyze(source).spec)
+    assert report.validated, report.verdict
+    assert {c.id for c in report.applicable} >= {
+        "content_only",
+        "one_call",
+        "content_and_call",
+        "parallel_calls",
+    }
 
 
 def test_minimax_m2_turns_end_with_its_tilde_token() -> None:

@@ -133,6 +133,16 @@ def test_fuzzed_format_round_trips(seed: int) -> None:
     _check(seed)
 
 
+#: Fresh seeds (``scripts/fuzz_formats.py``) that once failed, each a class of format fixed since: bare-word
+#: blocks that all close with the same word, the turn's own end after it (``prompt._up_to_turn_end``).
+FOUND_SEEDS = (760001, 770059)
+
+
+@pytest.mark.parametrize("seed", FOUND_SEEDS)
+def test_formats_fresh_seeds_found_round_trip(seed: int) -> None:
+    _check(seed)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", _seed_params(SLOW_SEEDS))
 def test_fuzzed_format_round_trips_more_seeds(seed: int) -> None:

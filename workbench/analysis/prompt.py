@@ -21,7 +21,7 @@ from typing import Any
 
 from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, current_evidence, diff_split
 from workbench.analysis.markers import common_prefix, markers_in
-from workbench.analysis.probes import CONTENT_TEXT, REASONING_TEXT, USER, USER_TEXT, USER_TEXT_2
+from workbench.analysis.probes import CONTENT_TEXT, FUNC_B, REASONING_TEXT, USER, USER_TEXT, USER_TEXT_2
 from workbench.analysis.state import Findings
 from workbench.template.literals import template_strings
 
@@ -104,7 +104,9 @@ def _analyze_turn_end(f: Findings) -> None:
     if after_last and between:
         common = common_prefix_aligned(after_last, between)
         if markers_in(common):
-            found = _up_to_turn_end(markers_in(common), _user_end_marker(f))
+            found = _up_to_turn_end(
+                markers_in(common), _user_end_marker(f), tail_after_user(r.get("call_two"))
+            )
         else:  # e.g. gpt-oss: the last turn ends in <|return|>, earlier ones in <|end|>
             found = markers_in(after_last)[:1] + _first_non_header_marker(between, two)
     elif between:
@@ -129,13 +131,22 @@ def _user_end_marker(f: Findings) -> str:
     return found[0] if found and tail is not None and tail.strip().startswith(found[0]) else ""
 
 
-def _up_to_turn_end(found: list[str], user_end: str) -> list[str]:
-    """Markers that close the assistant turn: up to the one that also closes user turns, else the first.
+def _up_to_turn_end(found: list[str], user_end: str, two_calls: str | None = None) -> list[str]:
+    """Markers that close the assistant turn: up to the one that also closes user turns, else the first
+    that does not close a block inside the turn.
 
-    What follows belongs to the next turn (Command-R's ``<|START_OF_TURN_TOKEN|>``).
+    What follows belongs to the next turn (Command-R's ``<|START_OF_TURN_TOKEN|>``).  ``two_calls`` is an
+    assistant turn of two calls (what follows the user's text): a marker written between them, before the
+    second call's name, closes each call, not the turn (``FINAL:`` ... ``END`` and ``FUNCTION:`` ... ``END``
+    before the turn's own ``</s>``), unless every marker found is.
     """
     if user_end in found:
         return found[: len(found) - found[::-1].index(user_end)]
+    if two_calls and len(found) > 1:
+        second = two_calls.rfind(FUNC_B)
+        for marker in found:
+            if not 0 <= two_calls.find(marker) < second:
+                return [marker]
     return found[:1]
 
 
