@@ -231,6 +231,26 @@ def test_pythonic_calls_use_python_literals() -> None:
     assert not accepts(plan.text, "[f(ok=true)]")
 
 
+def test_pythonic_calls_of_a_template_writing_json_literals_use_json() -> None:
+    # Llama 4's shape: every keyword value written with tojson (``ok=true``, ``x=null``); a grammar forcing
+    # ``True`` masked the very text the template writes.
+    spec = FormatSpec(tools=ToolsSpec(format="pythonic", parallel=True, json_literals=True))
+    tool = Tool(
+        "f",
+        "",
+        {
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}, "x": {"type": "null"}},
+            "required": ["ok"],
+        },
+    )
+    plan = build_grammar(spec, [tool], tool_choice="required", reasoning=False)
+    assert accepts(plan.text, "[f(ok=true, n=3)]")
+    assert accepts(plan.text, "[f(ok=false, x=null), f(ok=true)]")
+    assert not accepts(plan.text, "[f(ok=True)]")
+    assert not accepts(plan.text, "[f(ok=false, x=None)]")
+
+
 def test_plan_text_is_a_structural_tag_and_its_ebnf_is_inspectable() -> None:
     plan = build_grammar(QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=False)
     doc = json.loads(plan.text)

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import PROJECT_TEMPLATES
 from workbench.formats import analyze
 from workbench.runtime.chat import Tool
 from workbench.runtime.parsing import StreamParser, parse
@@ -28,7 +29,7 @@ from workbench.runtime.values import (
     python_literal,
 )
 from workbench.template.render import render
-from workbench.template.source import TemplateSource
+from workbench.template.source import TemplateSource, load_template
 from workbench.validate import validate
 
 
@@ -240,3 +241,29 @@ def test_a_pythonic_list_with_json_values_is_read_as_calls() -> None:
     for ch in text:
         parser.feed(ch)
     assert [c.arguments_value() for c in parser.finish().message.tool_calls] == [want]
+
+
+# ------------------------------------------------------------------------- which literals a template writes
+def test_the_analysis_reads_which_literals_a_pythonic_template_writes() -> None:
+    # llama4-like writes each value with tojson (``enabled=true``); pythonic-calls writes Python (``True``).
+    # The spec says which, so that the grammar and the samples write what the template writes.
+    shapes = PROJECT_TEMPLATES / "recent-shapes" / "llama4-like.jinja"
+    json_spec = analyze(load_template(shapes)).spec
+    python_spec = analyze(load_template(PROJECT_TEMPLATES / "pythonic-calls.jinja")).spec
+    assert (json_spec.tools.format, json_spec.tools.json_literals) == ("pythonic", True)
+    assert (python_spec.tools.format, python_spec.tools.json_literals) == ("pythonic", False)
+
+
+def test_samples_of_a_json_literal_spec_spell_json_and_parse_back() -> None:
+    from workbench.runtime.formats.base import SampleCall
+    from workbench.runtime.formats.pythonic.samples import write_calls
+
+    spec = FormatSpec.from_dict({"tools": {"format": "pythonic", "json_literals": True, "parallel": True}})
+    args = {"on": True, "nothing": None, "n": 2, "s": "x"}
+    text = write_calls(spec, [SampleCall("configure", args)])
+    assert text == '[configure(on=true, nothing=null, n=2, s="x")]'
+    python = write_calls(
+        FormatSpec.from_dict({"tools": {"format": "pythonic"}}), [SampleCall("configure", args)]
+    )
+    assert python == '[configure(on=True, nothing=None, n=2, s="x")]'
+    assert [c.arguments_value() for c in parse(spec, text, [TOOL]).message.tool_calls] == [args]

@@ -578,6 +578,12 @@ def _reads_quick_case(spec: FormatSpec, render: Render, end_markers: Sequence[st
     return False
 
 
+def typed_value_request(value: Any) -> Request:
+    """The render :func:`read_back_score` makes for its case of one call whose only argument is ``value``:
+    a detector that reads how the template spells a value asks for the same render (made once)."""
+    return _turn_request((_call(FUNC_A, {ARG_A: value}, READ_ID_A),))
+
+
 def _turn_request(calls: tuple[dict[str, Any], ...]) -> Request:
     """The render :func:`_turn_output` reads: the conversation answered with ``calls``."""
     return (_conversation(*calls), typed_tools(calls), False)

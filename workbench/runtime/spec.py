@@ -22,9 +22,10 @@ from workbench.runtime.formats import builtin_names
 from workbench.runtime.formats import names as format_names
 
 #: Version 2 added ``tools.pattern`` (calls as literal text and typed slots, format ``call_pattern``);
-#: version 3 added ``layout`` (the assistant turn as headed messages, a lead the model writes itself).
-#: Version 1 and 2 files load unchanged (they have no pattern, no layout).
-SPEC_VERSION = 3
+#: version 3 added ``layout`` (the assistant turn as headed messages, a lead the model writes itself);
+#: version 4 added ``tools.json_literals`` (pythonic values that spell ``true``/``false``/``null`` as JSON).
+#: Older files load unchanged (they have no pattern, no layout, and Python literals).
+SPEC_VERSION = 4
 
 ReasoningMode = Literal["none", "tag_based", "delimiter", "forced_open", "forced_closed", "tools_only"]
 ContentMode = Literal["plain", "always_wrapped", "wrapped_with_reasoning"]
@@ -288,6 +289,9 @@ class ToolsSpec:
     code_block_language: str = _described("", "the code block's language tag")
     function_namespace: str = _described("", "prefix of call ids (Kimi-K2's functions.)")
     args_python_dict: bool = _described(False, "arguments are a Python dict literal")
+    json_literals: bool = _described(
+        False, "pythonic keyword values spell true, false and null as JSON does, not True, False, None (v4)"
+    )
     # Capabilities.
     parallel: bool = _described(False, "several calls per turn")
     # Format ``call_pattern``: the call as literal text and typed slots (spec version 2).

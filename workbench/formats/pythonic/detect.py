@@ -1,8 +1,10 @@
 """Dedicated detector: pythonic calls, ``[name(arg="value"), other()]`` (Llama 3.2 / LFM2 style).
 
-The calls are Python call expressions, usually in a list; the argument values are Python literals.  The
-diffs find the list like any other section, so this detector only has to recognise the call syntax and read
-the text around the list.
+The calls are Python call expressions, usually in a list; the argument values are Python literals, or JSON
+where the template writes each value with ``tojson`` (``enabled=true``): the spec says which
+(``tools.json_literals``), so that the grammar and the samples write what the template writes.  The diffs
+find the list like any other section, so this detector only has to recognise the call syntax, read the text
+around the list and how a boolean is spelled.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from workbench.analysis.markers import strip_leading_ws
+from workbench.analysis.pattern import typed_value_request
 from workbench.analysis.probes import ARG_A, FUNC_A, FUNC_B
 from workbench.analysis.state import Findings
 
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
     from workbench.analysis.tools import CallRegion
 
 _CALL = re.compile(re.escape(FUNC_A) + r"\(\s*" + re.escape(ARG_A) + r"\s*=")
+_BOOLEAN = re.compile(re.escape(FUNC_A) + r"\(\s*" + re.escape(ARG_A) + r"\s*=\s*(true|True)\b")
 
 
 def detect(f: Findings, region: CallRegion, t1: ProbeResult) -> bool:
@@ -49,4 +53,17 @@ def detect(f: Findings, region: CallRegion, t1: ProbeResult) -> bool:
         t.update(parallel=True, call_separator=right[: right.find(FUNC_B)])
         f.note("T2", f"a second call joins the same list after {t['call_separator']!r}")
     f.note("T1", "pythonic call syntax name(arg=value)" + (" in a list" if wrapped else ""))
+    if _spells_json_literals(f):
+        t["json_literals"] = True
+        f.note("T1", "keyword values are written as JSON: true, false, null (not True, False, None)")
     return True
+
+
+def _spells_json_literals(f: Findings) -> bool:
+    """Does the template write a boolean keyword value as JSON (``first=true``) rather than as Python
+    (``first=True``)?  Read off the render the call-pattern read-back makes of a call whose argument is
+    ``True`` (JSON or Python: the one kind of literal the analysis recognises by its spelling)."""
+    messages, tools, prompt = typed_value_request(True)
+    text = f.renderer.render_conversation(messages, tools, add_generation_prompt=prompt)
+    found = _BOOLEAN.search(text) if text is not None else None
+    return found is not None and found.group(1) == "true"

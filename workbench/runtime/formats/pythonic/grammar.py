@@ -3,7 +3,8 @@
 Keyword values are Python literals, written by the one value encoding
 (:func:`workbench.runtime.values.write_python`): strings and numbers as JSON writes them (valid Python),
 booleans as ``True``/``False`` and null as ``None``; nested objects and arrays keep JSON syntax, which the
-pythonic parsers accept.
+pythonic parsers accept.  A spec whose template writes every value with ``tojson``
+(``tools.json_literals``) gets JSON values, ``true``/``false``/``null`` included.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ class PythonicGrammar(ToolGrammar):
         return one_of(self.canonical_value(tool_name, key, schema), *self.value_alternatives(schema))
 
     def canonical_value(self, tool_name: str, key: str, schema: Any) -> Element:
-        """The value as :func:`~workbench.runtime.values.write_python` writes it, held to the schema."""
+        """The value as :func:`~workbench.runtime.values.write_python` writes it, held to the schema; JSON
+        where the template writes JSON literals (``tools.json_literals``: ``enabled=true``)."""
+        if self.t.json_literals:
+            return self.json_value(schema, f"tool {tool_name!r} parameter {key!r}")
         return self.python_canonical(tool_name, key, schema)
 
     def section(self, tools: Sequence[Tool], *, parallel: bool) -> Element:
