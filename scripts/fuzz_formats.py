@@ -2,12 +2,15 @@
 
     python scripts/fuzz_formats.py --seeds 500 [--start 1000] [--jobs 2] [--json]
     python scripts/fuzz_formats.py --seed 1234 [--template-out fmt.jinja]   # one format, in detail
+    python scripts/fuzz_formats.py --seeds 500 --grammar [--jobs 2]   # the structural tags instead
 
 Each seed draws one format (``workbench.testing.format_fuzz``), writes it as a Jinja chat template,
 analyses it, validates it and round-trips the standard messages one-shot and streamed
 (``workbench.testing.fuzz_run``).  The summary lists, per axis value, cases passed / run and formats fully
 passed / run, with the first failing seeds and a one-line reason; rerun one with ``--seed``.
 Fresh seeds: pick a ``--start`` no test uses (the tests use seeds below 100000).
+``--grammar`` measures the spec's other reader instead: the structural tag built from it must accept every
+round-trip output validation passed (``workbench.testing.fuzz_grammar``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.testing.format_fuzz import draw_format, write_template
+from workbench.testing.fuzz_grammar import grammar_outcomes, grammar_summary
 from workbench.testing.fuzz_run import (
     format_summary,
     run_format,
@@ -45,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument(
+        "--grammar", action="store_true", help="measure the structural tags on the round-trip outputs instead"
+    )
+    parser.add_argument(
         "--xfail",
         action="store_true",
         help="print the failing seeds as lines of tests/test_format_fuzz.py's XFAIL",
@@ -55,6 +62,12 @@ def main(argv: list[str] | None = None) -> int:
         return _one(args)
     seeds = list(range(args.start, args.start + args.seeds))
     started = time.perf_counter()
+    if args.grammar:
+        found = grammar_outcomes(seeds, jobs=args.jobs, time_limit=args.time_limit)
+        elapsed = time.perf_counter() - started
+        print(f"seeds {args.start}..{args.start + args.seeds - 1} ({args.seeds} formats, {elapsed:.0f} s)")
+        print(grammar_summary(found, keep=args.keep))
+        return 0
     outcomes = run_seeds(seeds, jobs=args.jobs, time_limit=args.time_limit)
     elapsed = time.perf_counter() - started
     summary = summarize(outcomes, keep=args.keep)

@@ -251,6 +251,31 @@ def test_pythonic_calls_of_a_template_writing_json_literals_use_json() -> None:
     assert not accepts(plan.text, "[f(ok=false, x=None)]")
 
 
+def test_tagged_calls_carry_the_id_where_the_spec_writes_it() -> None:
+    # ``[[invoke=NAME]]\n[[call_id]]ID[[/call_id]][[argument=KEY]]\nVALUE\n[[/argument]]\n[[/invoke]]``: the
+    # parser reads the id and the arguments' opener; the grammar had neither, so it refused every call.
+    spec = FormatSpec(
+        tools=ToolsSpec(
+            format="tag_with_tagged",
+            call_start="[[invoke=",
+            call_end="[[/invoke]]",
+            name_suffix="]]\n",
+            id_position="between_func_and_args",
+            id_prefix="[[call_id]]",
+            args_start="[[/call_id]]",
+            arg_name_prefix="[[argument=",
+            arg_name_suffix="]]\n",
+            arg_value_suffix="\n[[/argument]]\n",
+        )
+    )
+    plan = build_grammar(spec, [SEARCH], tool_choice="required", reasoning=False)
+    call = (
+        "[[invoke=search]]\n[[call_id]]Ab3dE5gH7[[/call_id]][[argument=q]]\nParis\n[[/argument]]\n[[/invoke]]"
+    )
+    assert accepts(plan.text, call)
+    assert not accepts(plan.text, call.replace("[[call_id]]Ab3dE5gH7[[/call_id]]", ""))
+
+
 def test_plan_text_is_a_structural_tag_and_its_ebnf_is_inspectable() -> None:
     plan = build_grammar(QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=False)
     doc = json.loads(plan.text)

@@ -368,3 +368,8 @@ string ::= "\"" ([^"\\\n] | "\\" [^\n])* "\"" | "'" ([^'\\\n] | "\\" [^\n])* "'"
 number ::= "-"? [0-9]+ ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
 ws ::= [ \t\n]*
 """
+#: A Python string literal in single quotes (``'Paris'``, ``'it\\'s'``), as templates that print values
+#: the way Python's ``repr`` does write a string argument; pythonic grammars in reading mode allow it
+#: where the schema allows a string (:func:`python_literal` reads it).
+PYTHON_STRING_EBNF = r"""root ::= "'" ([^'\\\n] | "\\" [^\n])* "'"
+"""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from workbench.analysis.markers import strip_leading_ws
 from workbench.analysis.pattern import typed_value_request
-from workbench.analysis.probes import ARG_A, FUNC_A, FUNC_B
+from workbench.analysis.probes import ARG_A, ARG_B, FUNC_A, FUNC_B, VALUE_A
 from workbench.analysis.state import Findings
 
 if TYPE_CHECKING:
@@ -22,6 +22,16 @@ if TYPE_CHECKING:
     from workbench.analysis.tools import CallRegion
 
 _CALL = re.compile(re.escape(FUNC_A) + r"\(\s*" + re.escape(ARG_A) + r"\s*=")
+_TWO_ARGS = re.compile(
+    re.escape(FUNC_A)
+    + r"\(\s*"
+    + re.escape(ARG_A)
+    + r"\s*=\s*(['\"]?)"
+    + re.escape(VALUE_A)
+    + r"\1(\s*,\s*)"
+    + re.escape(ARG_B)
+    + r"\s*="
+)
 _BOOLEAN = re.compile(re.escape(FUNC_A) + r"\(\s*" + re.escape(ARG_A) + r"\s*=\s*(true|True)\b")
 
 
@@ -53,6 +63,12 @@ def detect(f: Findings, region: CallRegion, t1: ProbeResult) -> bool:
         t.update(parallel=True, call_separator=right[: right.find(FUNC_B)])
         f.note("T2", f"a second call joins the same list after {t['call_separator']!r}")
     f.note("T1", "pythonic call syntax name(arg=value)" + (" in a list" if wrapped else ""))
+    two = f.renderer.get("call_two_args")
+    found = _TWO_ARGS.search(two) if two is not None else None
+    if found is not None and found.group(2) != ", ":
+        # the grammar and the samples join arguments with ", " unless the template writes otherwise
+        t["arg_separator"] = found.group(2)
+        f.note("T5", f"arguments separated by {found.group(2)!r}")
     if _spells_json_literals(f):
         t["json_literals"] = True
         f.note("T1", "keyword values are written as JSON: true, false, null (not True, False, None)")

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from workbench.runtime.chat import Tool
 from workbench.runtime.grammar.elements import (
+    BOUNDED_WHITESPACE,
     WHITESPACE,
     Element,
     GrammarError,
@@ -31,6 +32,8 @@ from workbench.runtime.spec import ToolsSpec
 
 # A random or confused model can keep adding calls forever; real turns rarely hold more than a handful.
 MAX_PARALLEL_CALLS = 8
+# Ids written by the model (Mistral's [CALL_ID] takes nine alphanumerics; any template accepts those).
+CALL_ID_PATTERN = "[A-Za-z0-9]{9}"
 
 
 class ToolGrammar:
@@ -92,14 +95,24 @@ class ToolGrammar:
         """
         return None
 
+    def call_id(self) -> Element:
+        """A call id the model writes itself, between the spec's id markers."""
+        return seq(const(self.t.id_prefix), regex(CALL_ID_PATTERN), const(self.t.id_suffix))
+
+    def call_id_at(self, position: str) -> Element:
+        """The call id where the spec writes it (``id_position``), else nothing: every format whose name
+        sits outside the arguments places the id the same ways, and its parser reads it there."""
+        return self.call_id() if self.t.id_position == position and self.t.id_prefix else const("")
+
     def gap_before(self, marker: str) -> Element:
         """An optional newline between a JSON body and the ``marker`` that closes it.
 
         Templates write ``{json}\n</tool_call>``, but an analysed spec may keep that newline on neither side
-        (the diff cannot tell whose it is); the parsers skip whitespace there, so the grammar allows it.
+        (the diff cannot tell whose it is); the parsers skip whitespace there, so the grammar allows it.  In
+        reading mode any few blanks (``{json} <</functions>>``): the parsers skip them all.
         """
         if marker and not marker[:1].isspace():
-            return optional(const("\n"))
+            return BOUNDED_WHITESPACE if self.lenient else optional(const("\n"))
         return const("")
 
     def function_name(self, tool: Tool) -> Element:
@@ -184,16 +197,22 @@ class ToolGrammar:
             calls = seq(any_call, more) if parallel else any_call
             if self.lenient:  # templates indent the array (Command R: ``[\n    {...}\n]``)
                 calls = seq(WHITESPACE, calls, WHITESPACE)
-            return seq(const(t.section_start), const("["), calls, const("]"), const(t.section_end))
+            return seq(
+                const(t.section_start), const("["), calls, const("]"), self._gap_at_end(), const(t.section_end)
+            )
         repeats_section = not (t.call_start or t.call_end) and bool(t.section_start or t.section_end)
         if parallel and repeats_section:
             # Qwen-style: each call sits in its own <tool_call>...</tool_call>, so the section repeats.
             # Reading mode also takes several calls in one section (MiniMax-M2 writes them so).
             inside = seq(any_call, more) if self.lenient else any_call
-            one = seq(const(t.section_start), inside, const(t.section_end))
+            one = seq(const(t.section_start), inside, self._gap_at_end(), const(t.section_end))
             return seq(one, repeat(seq(self.separator(), one), 0, MAX_PARALLEL_CALLS - 1))
         calls = seq(any_call, more) if parallel else any_call
-        return seq(const(t.section_start), calls, const(t.section_end))
+        return seq(const(t.section_start), calls, self._gap_at_end(), const(t.section_end))
+
+    def _gap_at_end(self) -> Element:
+        """Reading mode: the few blanks templates put before the section's end (``</invoke> <|end|>``)."""
+        return self.gap_before(self.t.section_end) if self.lenient else const("")
 
     def markers(self) -> tuple[str, ...]:
         """Literal markers this format writes (the generator keeps their tokens out of the stop set)."""

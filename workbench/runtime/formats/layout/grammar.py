@@ -17,7 +17,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench.runtime.chat import Tool
-from workbench.runtime.grammar.elements import Element, any_text, const, one_of, optional, repeat, seq, tag
+from workbench.runtime.grammar.elements import (
+    BOUNDED_WHITESPACE,
+    Element,
+    any_text,
+    const,
+    one_of,
+    optional,
+    repeat,
+    seq,
+    tag,
+)
 from workbench.runtime.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar
 from workbench.runtime.spec import ToolsSpec, TurnLayout
 
@@ -117,14 +127,19 @@ class LayoutGrammar(ToolGrammar):
         writes; every message but the last runs to one of its kind's ends, the last may run to the end of
         the output (the turn's end is cut off by the stop token)."""
         lay = self.layout
-        opener = optional(const(lay.opener))
+        # blanks between messages (``<call>\n<start>assistant``) are skipped by the parser
+        opener = seq(BOUNDED_WHITESPACE, optional(const(lay.opener)))
         closed: list[Element] = []
         last: list[Element] = []
         for m in lay.messages:
             for end in dict.fromkeys(e for e in m.ends if e.strip()):
                 closed.append(seq(opener, tag(m.header, any_text(), end)))
             last.append(seq(opener, const(m.header), any_text()))
-        calls = [seq(opener, self.call_body(t)) for t in tools]
+        # a call message ends with the calls' separator when another message follows (role switches:
+        # ``...}<end_turn><turn>action...``); after the last one it is the turn's end, which may be cut off
+        core = self.t.call_separator.strip()
+        after = optional(seq(BOUNDED_WHITESPACE, const(core))) if core else const("")
+        calls = [seq(opener, self.call_body(t), after) for t in tools]
         answer = seq(repeat(one_of(*closed, *calls), 0, 2 * MAX_PARALLEL_CALLS), optional(one_of(*last)))
         return seq(optional(const(lay.lead)), answer) if lay.lead else answer
 

@@ -17,6 +17,7 @@ from workbench.runtime.grammar.elements import (
     Element,
     GrammarError,
     const,
+    ebnf,
     one_of,
     repeat,
     seq,
@@ -27,6 +28,7 @@ from workbench.runtime.grammar.tool_grammar import (
     ordered_parameters,
     tool_properties,
 )
+from workbench.runtime.values import PYTHON_STRING_EBNF, schema_types
 
 
 class PythonicGrammar(ToolGrammar):
@@ -38,10 +40,16 @@ class PythonicGrammar(ToolGrammar):
             (seq(const(key + "="), self.value(tool.name, key, sub)), key in required) for key, sub in props
         ]
         namespace = self.t.function_namespace
-        return seq(const(namespace + tool.name + "("), ordered_parameters(items, ", "), const(")"))
+        separator = self.t.arg_separator or ", "
+        return seq(const(namespace + tool.name + "("), ordered_parameters(items, separator), const(")"))
 
     def value(self, tool_name: str, key: str, schema: Any) -> Element:
-        return one_of(self.canonical_value(tool_name, key, schema), *self.value_alternatives(schema))
+        alternatives = self.value_alternatives(schema)
+        types = schema_types(schema)
+        if self.lenient and (not types or "string" in types):
+            # reading mode: a string as Python's repr writes it (``city='Paris'``), which the parser reads
+            alternatives.append(ebnf(PYTHON_STRING_EBNF))
+        return one_of(self.canonical_value(tool_name, key, schema), *alternatives)
 
     def canonical_value(self, tool_name: str, key: str, schema: Any) -> Element:
         """The value as :func:`~workbench.runtime.values.write_python` writes it, held to the schema; JSON
@@ -59,7 +67,8 @@ class PythonicGrammar(ToolGrammar):
             if parallel
             else any_call
         )
-        return seq(const(self.t.section_start + "["), calls, const("]" + self.t.section_end))
+        end = self.t.section_end
+        return seq(const(self.t.section_start + "["), calls, const("]"), self.gap_before(end), const(end))
 
     @property
     def trigger(self) -> str:

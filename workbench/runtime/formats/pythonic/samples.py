@@ -18,8 +18,9 @@ def write_calls(spec: FormatSpec, calls: Sequence[SampleCall], *, tools: Sequenc
     """The calls as one Python list between the spec's markers (literals need no schema)."""
     t = spec.tools
     write = dumps if t.json_literals else write_python
+    separator = t.arg_separator or ", "
     inner = ", ".join(
-        f"{c.name}(" + ", ".join(f"{k}={write(v)}" for k, v in c.arguments.items()) + ")" for c in calls
+        f"{c.name}(" + separator.join(f"{k}={write(v)}" for k, v in c.arguments.items()) + ")" for c in calls
     )
     start, end = t.section_start or t.call_start, t.section_end or t.call_end
     return f"{start}[{inner}]{end}"

@@ -7,11 +7,8 @@ Examples: DeepSeek V3.1 ``<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json
 from __future__ import annotations
 
 from workbench.runtime.chat import Tool
-from workbench.runtime.grammar.elements import Element, const, regex, seq
+from workbench.runtime.grammar.elements import Element, const, seq
 from workbench.runtime.grammar.tool_grammar import ToolGrammar
-
-# Ids written by the model (Mistral's [CALL_ID] takes nine alphanumerics; any template accepts those).
-CALL_ID_PATTERN = "[A-Za-z0-9]{9}"
 
 
 class TagWithJsonGrammar(ToolGrammar):
@@ -19,10 +16,6 @@ class TagWithJsonGrammar(ToolGrammar):
 
     def arguments(self, tool: Tool) -> Element:
         return self.json_value(tool.parameters, f"tool {tool.name!r}")
-
-    def call_id(self) -> Element:
-        """A call id the model writes itself, between the spec's id markers."""
-        return seq(const(self.t.id_prefix), regex(CALL_ID_PATTERN), const(self.t.id_suffix))
 
     def call_body(self, tool: Tool) -> Element:
         t = self.t

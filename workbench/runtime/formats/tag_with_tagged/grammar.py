@@ -36,13 +36,22 @@ class TagWithTaggedGrammar(ToolGrammar):
     name = "tag_with_tagged"
 
     def call_body(self, tool: Tool) -> Element:
+        # The id and the arguments' own markers where the spec has them, as the parser reads them
+        # (``tool_tag.open_body``): ``[[invoke=NAME]]\n[[call_id]]ID[[/call_id]][[argument=...``.
         t = self.t
+        opener = t.args_start if t.args_start != t.name_suffix else ""
+        closing = t.args_end + t.func_close
         return seq(
+            self.call_id_at("pre_func_name"),
             const(t.name_prefix),
             self.function_name(tool),
             const(t.name_suffix),
+            self.call_id_at("between_func_and_args"),
+            const(opener),
             self.arguments(tool),
-            const(t.func_close),
+            self.gap_before(closing or t.call_end or t.section_end) if self.lenient else const(""),
+            const(closing),
+            self.call_id_at("post_args"),
         )
 
     # ----------------------------------------------------------------------------- arguments
