@@ -152,10 +152,7 @@ def test_fuzzed_format_round_trips_more_seeds(seed: int) -> None:
 
 # ------------------------------------------------------------------------------------------- the grammars
 #: Seeds whose structural tag still refuses a round-trip output, and why.  Strict, as XFAIL above.
-GRAMMAR_XFAIL: dict[int, str] = {
-    21: "a bare '[' opens pythonic calls, and the answer's own wrapper '[ANSWER]' starts with it: the tag "
-    "takes the answer for a call",
-}
+GRAMMAR_XFAIL: dict[int, str] = {}
 
 
 @pytest.mark.parametrize(

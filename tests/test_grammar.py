@@ -276,6 +276,22 @@ def test_tagged_calls_carry_the_id_where_the_spec_writes_it() -> None:
     assert not accepts(plan.text, call.replace("[[call_id]]Ab3dE5gH7[[/call_id]]", ""))
 
 
+def test_a_bare_pythonic_list_leaves_other_brackets_to_the_answer() -> None:
+    # ``[get_weather(city="Paris")]`` with no section marker: only ``[`` and a tool's name announce a call,
+    # so an answer may cite ``[1]`` or open with its own ``[ANSWER]`` (the tag refused both).
+    from workbench.runtime.grammar.assembler import assemble
+    from workbench.testing.fuzz_grammar import compile_tag, rejection
+
+    spec = FormatSpec(tools=ToolsSpec(format="pythonic", parallel=True, array_wrapped=True))
+    none = build_grammar(spec, [SEARCH], tool_choice="none", reasoning=False)
+    assert accepts(none.text, "[ANSWER] see [1].")
+    assert not accepts(none.text, '[search(q="x")]')
+    tag = compile_tag(assemble(spec, [SEARCH], "auto"))
+    assert rejection(tag, "[ANSWER] see [1].", []) == ""
+    assert rejection(tag, 'Looking it up. [search(q="x")]', []) == ""
+    assert rejection(tag, "[search(q=1)]", []) != ""  # a call is still held to its schema
+
+
 def test_plan_text_is_a_structural_tag_and_its_ebnf_is_inspectable() -> None:
     plan = build_grammar(QWEN3_LIKE, [WEATHER], tool_choice="required", reasoning=False)
     doc = json.loads(plan.text)

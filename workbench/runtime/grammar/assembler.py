@@ -170,7 +170,7 @@ def assemble(
     if choice == "auto":
         answer = _auto_answer(fmt, selected, multi)
     elif choice == "none":
-        answer = fmt.plain_answer()
+        answer = fmt.plain_answer(selected)
     else:
         section = fmt.section(selected, parallel=multi)
         lead = _forced_lead(fmt, gate is not None, spec.content.start, spec.content.end)
@@ -201,7 +201,7 @@ def _auto_answer(fmt: ToolGrammar, tools: Sequence[Tool], parallel: bool) -> Ele
     answer = fmt.free_answer(tools, parallel=parallel)
     if answer is not None:
         return answer
-    section, free = fmt.section(tools, parallel=parallel), fmt.plain_answer()
+    section, free = fmt.section(tools, parallel=parallel), fmt.plain_answer(tools)
     if parallel:
         return seq(repeat(seq(free, section), 0, MAX_PARALLEL_CALLS), free)
     return seq(free, optional(seq(section, WHITESPACE)))

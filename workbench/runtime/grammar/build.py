@@ -113,7 +113,7 @@ def build_grammar(
                     at_start = seq(fmt.answer_lead(after_reasoning=False), whole)
                     lead = structural_tag(one_of(const(gate.start), at_start))
     elif choice == "none" and trigger:
-        answer = structural_tag(fmt.plain_answer())
+        answer = structural_tag(fmt.plain_answer(selected))
         if gate and not gate.starts_inside:
             lead = answer
     notes.extend(fmt.notes)

@@ -83,8 +83,9 @@ class ToolGrammar:
         """What may come before a forced tool section (e.g. the blank line after ``</think>``)."""
         return optional(one_of(const("\n"), const("\n\n")))
 
-    def plain_answer(self) -> Element:
-        """The answer under ``tool_choice=none``: text that never announces a call."""
+    def plain_answer(self, tools: Sequence[Tool] = ()) -> Element:
+        """The answer under ``tool_choice=none``, and the free text before a call under ``auto``: text that
+        never announces a call (``tools``: the request's, for a format whose announcement names one)."""
         return any_text(excludes=(self.trigger,)) if self.trigger else any_text()
 
     def free_answer(self, tools: Sequence[Tool], *, parallel: bool) -> Element | None:
@@ -198,7 +199,12 @@ class ToolGrammar:
             if self.lenient:  # templates indent the array (Command R: ``[\n    {...}\n]``)
                 calls = seq(WHITESPACE, calls, WHITESPACE)
             return seq(
-                const(t.section_start), const("["), calls, const("]"), self._gap_at_end(), const(t.section_end)
+                const(t.section_start),
+                const("["),
+                calls,
+                const("]"),
+                self._gap_at_end(),
+                const(t.section_end),
             )
         repeats_section = not (t.call_start or t.call_end) and bool(t.section_start or t.section_end)
         if parallel and repeats_section:

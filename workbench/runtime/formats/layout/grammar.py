@@ -163,9 +163,9 @@ class LayoutGrammar(ToolGrammar):
             )
         return seq(optional(const(lead)), base) if lead and not after_reasoning else base
 
-    def plain_answer(self) -> Element:
+    def plain_answer(self, tools: Sequence[Tool] = ()) -> Element:
         if not self.headed:
-            text = self._need_inner().plain_answer() if self.inner is not None else any_text()
+            text = self._need_inner().plain_answer(tools) if self.inner is not None else any_text()
             return seq(optional(const(self.layout.lead)), text) if self.layout.lead else text
         header, _, _ = self._content()
         stops = tuple(x for x in (self.opener.strip(),) if x)
@@ -182,11 +182,11 @@ class LayoutGrammar(ToolGrammar):
         after_text = self.calls(tools, parallel=parallel, first_opener=self.opener)
         with_calls = seq(const(self.first_opener + header), any_text(excludes=(between or self.opener,)))
         text_then_calls = seq(with_calls, const(between), after_text) if between else None
-        ways = [self.plain_answer(), self.section(tools, parallel=parallel)]
+        ways = [self.plain_answer(tools), self.section(tools, parallel=parallel)]
         if text_then_calls is not None:
             ways.insert(1, text_then_calls)
         else:
-            ways[0] = seq(self.plain_answer(), optional(after_text))
+            ways[0] = seq(self.plain_answer(tools), optional(after_text))
         return one_of(*ways)
 
     def markers(self) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from workbench.runtime.chat import Tool
 from workbench.runtime.grammar.elements import (
     Element,
     GrammarError,
+    any_text,
     const,
     ebnf,
     one_of,
@@ -69,6 +70,14 @@ class PythonicGrammar(ToolGrammar):
         )
         end = self.t.section_end
         return seq(const(self.t.section_start + "["), calls, const("]"), self.gap_before(end), const(end))
+
+    def plain_answer(self, tools: Sequence[Tool] = ()) -> Element:
+        """A bare list (no section marker) is announced by ``[`` and a tool's name: free text may hold any
+        other bracket (an answer wrapper ``[ANSWER]``, a citation ``[1]``)."""
+        if self.t.section_start.strip() or not tools:
+            return super().plain_answer(tools)
+        ns = self.t.function_namespace
+        return any_text(excludes=tuple(f"[{ns}{tool.name}(" for tool in tools))
 
     @property
     def trigger(self) -> str:

@@ -95,14 +95,17 @@ class RecipientGrammar(ToolGrammar):
         # opener lies behind, so the next message must be opened again.
         return const(self.opener) if after_reasoning and self.opened else const("")
 
-    def plain_answer(self) -> Element:
+    def plain_answer(self, tools: Sequence[Tool] = ()) -> Element:
         """``all\\n`` and text that never opens another message."""
-        return seq(const(self.first_opener + CONTENT_RECIPIENT + self.header_end), super().plain_answer())
+        head = const(self.first_opener + CONTENT_RECIPIENT + self.header_end)
+        return seq(head, super().plain_answer(tools))
 
     def free_answer(self, tools: Sequence[Tool], *, parallel: bool) -> Element | None:
         """Text for the user, optionally followed by calls, or calls straight away."""
         after_text = self.calls(tools, parallel=parallel, first_opener=self.opener)
-        return one_of(seq(self.plain_answer(), optional(after_text)), self.section(tools, parallel=parallel))
+        return one_of(
+            seq(self.plain_answer(tools), optional(after_text)), self.section(tools, parallel=parallel)
+        )
 
     def markers(self) -> tuple[str, ...]:
         return (self.opener.strip(),) if self.opener.strip() else ()
