@@ -17,6 +17,7 @@ right after the user text and so includes the user turn's closing token.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, current_evidence, diff_split
@@ -105,7 +106,7 @@ def _analyze_turn_end(f: Findings) -> None:
         common = common_prefix_aligned(after_last, between)
         if markers_in(common):
             found = _up_to_turn_end(
-                markers_in(common), _user_end_marker(f), tail_after_user(r.get("call_two"))
+                markers_in(common), _user_end_marker(f), lambda: tail_after_user(r.get("call_two"))
             )
         else:  # e.g. gpt-oss: the last turn ends in <|return|>, earlier ones in <|end|>
             found = markers_in(after_last)[:1] + _first_non_header_marker(between, two)
@@ -131,21 +132,25 @@ def _user_end_marker(f: Findings) -> str:
     return found[0] if found and tail is not None and tail.strip().startswith(found[0]) else ""
 
 
-def _up_to_turn_end(found: list[str], user_end: str, two_calls: str | None = None) -> list[str]:
+def _up_to_turn_end(
+    found: list[str], user_end: str, two_calls: Callable[[], str | None] | None = None
+) -> list[str]:
     """Markers that close the assistant turn: up to the one that also closes user turns, else the first
     that does not close a block inside the turn.
 
-    What follows belongs to the next turn (Command-R's ``<|START_OF_TURN_TOKEN|>``).  ``two_calls`` is an
-    assistant turn of two calls (what follows the user's text): a marker written between them, before the
-    second call's name, closes each call, not the turn (``FINAL:`` ... ``END`` and ``FUNCTION:`` ... ``END``
-    before the turn's own ``</s>``), unless every marker found is.
+    What follows belongs to the next turn (Command-R's ``<|START_OF_TURN_TOKEN|>``).  ``two_calls`` gives
+    an assistant turn of two calls (what follows the user's text), asked for only when several markers are
+    left to choose from (a template that hangs on calls must not spend a time limit here): a marker written
+    between the calls, before the second call's name, closes each call, not the turn (``FINAL:`` ... ``END``
+    and ``FUNCTION:`` ... ``END`` before the turn's own ``</s>``), unless every marker found is.
     """
     if user_end in found:
         return found[: len(found) - found[::-1].index(user_end)]
-    if two_calls and len(found) > 1:
-        second = two_calls.rfind(FUNC_B)
+    text = two_calls() if two_calls is not None and len(found) > 1 else None
+    if text:
+        second = text.rfind(FUNC_B)
         for marker in found:
-            if not 0 <= two_calls.find(marker) < second:
+            if not 0 <= text.find(marker) < second:
                 return [marker]
     return found[:1]
 
