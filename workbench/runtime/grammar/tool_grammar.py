@@ -102,7 +102,8 @@ class ToolGrammar:
 
     def call_id_at(self, position: str) -> Element:
         """The call id where the spec writes it (``id_position``), else nothing: every format whose name
-        sits outside the arguments places the id the same ways, and its parser reads it there."""
+        sits outside the arguments places the id the same ways, and its parser reads it there (after its
+        prefix: without one, the parsers read no id, so none is written)."""
         return self.call_id() if self.t.id_position == position and self.t.id_prefix else const("")
 
     def gap_before(self, marker: str) -> Element:

@@ -19,17 +19,16 @@ class TagWithJsonGrammar(ToolGrammar):
 
     def call_body(self, tool: Tool) -> Element:
         t = self.t
-        at = t.id_position
         closing = t.args_end + t.func_close
         return seq(
-            self.call_id() if at == "pre_func_name" else const(""),
+            self.call_id_at("pre_func_name"),
             const(t.name_prefix),
             self.function_name(tool),
             const(t.name_suffix),
-            self.call_id() if at == "between_func_and_args" else const(""),
+            self.call_id_at("between_func_and_args"),
             const(t.args_start),
             self.arguments(tool),
             self.gap_before(closing or t.call_end or t.section_end),
             const(closing),
-            self.call_id() if at == "post_args" else const(""),
+            self.call_id_at("post_args"),
         )
