@@ -214,27 +214,23 @@ def test_tagged_arguments_with_a_separator_put_it_only_between_present_parameter
     assert not accepts(plan.text, "<call><name>f</name><a>1</v></call>")
 
 
-def test_pythonic_calls_use_python_literals() -> None:
-    spec = FormatSpec(tools=ToolsSpec(format="pythonic", parallel=True))
-    tool = Tool(
-        "f",
-        "",
-        {
-            "type": "object",
-            "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}},
-            "required": ["ok"],
-        },
-    )
-    plan = build_grammar(spec, [tool], tool_choice="required", reasoning=False)
-    assert accepts(plan.text, "[f(ok=True, n=3)]")
-    assert accepts(plan.text, "[f(ok=False), f(ok=True)]")
-    assert not accepts(plan.text, "[f(ok=true)]")
-
-
-def test_pythonic_calls_of_a_template_writing_json_literals_use_json() -> None:
-    # Llama 4's shape: every keyword value written with tojson (``ok=true``, ``x=null``); a grammar forcing
-    # ``True`` masked the very text the template writes.
-    spec = FormatSpec(tools=ToolsSpec(format="pythonic", parallel=True, json_literals=True))
+@pytest.mark.parametrize(
+    ("json_literals", "good", "bad"),
+    [
+        (False, ["[f(ok=True, n=3)]", "[f(ok=False), f(ok=True)]"], ["[f(ok=true)]"]),
+        # Llama 4's shape: every keyword value written with tojson (``ok=true``, ``x=null``); a grammar
+        # forcing ``True`` masked the very text the template writes.
+        (
+            True,
+            ["[f(ok=true, n=3)]", "[f(ok=false, x=null), f(ok=true)]"],
+            ["[f(ok=True)]", "[f(ok=false, x=None)]"],
+        ),
+    ],
+)
+def test_pythonic_calls_use_the_templates_literals(
+    json_literals: bool, good: list[str], bad: list[str]
+) -> None:
+    spec = FormatSpec(tools=ToolsSpec(format="pythonic", parallel=True, json_literals=json_literals))
     tool = Tool(
         "f",
         "",
@@ -245,10 +241,8 @@ def test_pythonic_calls_of_a_template_writing_json_literals_use_json() -> None:
         },
     )
     plan = build_grammar(spec, [tool], tool_choice="required", reasoning=False)
-    assert accepts(plan.text, "[f(ok=true, n=3)]")
-    assert accepts(plan.text, "[f(ok=false, x=null), f(ok=true)]")
-    assert not accepts(plan.text, "[f(ok=True)]")
-    assert not accepts(plan.text, "[f(ok=false, x=None)]")
+    assert all(accepts(plan.text, text) for text in good)
+    assert not any(accepts(plan.text, text) for text in bad)
 
 
 def test_tagged_calls_carry_the_id_where_the_spec_writes_it() -> None:
