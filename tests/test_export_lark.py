@@ -43,6 +43,9 @@ PROJECT = [
     "new-formats/numbered-calls",
     "new-formats/opened-answer",
     "new-formats/typed-attr-args",
+    # a bare pythonic list with JSON literals: free text waits for "[" before any tool's call
+    "recent-shapes/llama4-like",
+    "recent-shapes/gemma3tc-like",
 ]
 # The model's own tokenizer where ../shared has it (markers that are special tokens there are tokens in the
 # grammar); qwen3 for the rest.

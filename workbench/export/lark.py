@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.analysis.markers import common_prefix
 from workbench.export.grammar_proof import Feed, cached_tokenizer, check_tokens, prove_cases
 from workbench.export.lark_ast import (
     EPS,
@@ -159,7 +160,12 @@ class LarkWriter:
     def text_then(self, follow: Node, excludes: Sequence[str] = ()) -> Node:
         """Free text, then ``follow``: a lazy lexeme up to the trigger, the marker the free text excludes
         when ``follow`` starts with its text, else the literal text ``follow`` starts with.  Free text may
-        hold special tokens (Harmony's ``<|channel|>final``): text between them never holds the trigger."""
+        hold special tokens (Harmony's ``<|channel|>final``): text between them never holds the trigger.
+        Several excluded markers (a bare pythonic list: ``[get_weather(``, ``[get_time(``) wait for the text
+        they all start with (``[``): one lazy lexeme cannot wait for any of several."""
+        if len(excludes) > 1:
+            shared = common_prefix([text_prefix(split_specials(m, self.specials)) for m in excludes])
+            excludes = (shared,) if shared else excludes
         for marker in excludes:
             trigger = text_prefix(split_specials(marker, self.specials))
             if trigger:
