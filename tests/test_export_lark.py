@@ -167,3 +167,62 @@ def test_the_cli_writes_the_grammar_with_provenance(tmp_path: Path) -> None:
     assert text.startswith("// llguidance Lark grammar")
     assert "sha256 " + load_template("chatml-think-tools").sha256 in text
     assert "llguidance 1." in text
+
+
+# Fuzzed formats whose round-trip outputs the Lark grammar refused (issue 18's fresh-seed spot checks), by
+# class: a bare pythonic list ("[" + a tool's name) beside a reasoning closer that starts with "["
+# ("[[/nelaru]]") or an answer marker ("[ANSWER]"); a separator or closer that starts with the blanks a
+# lenient gap takes ("\n\n<</invoke>>\n<<invoke>>" beside a gap then "<</invoke>><</subo>>", " ##/action##").
+LARK_FOUND_SEEDS = [850000, 850002, 850022, 850024, 850043, 860041, 860051, 860107, 860143, 860149, 860198]
+# The outputs of these go on after "<|im_end|>", the end of sequence of the tokenizer the proof uses: a model
+# with that tokenizer stops there, and the proof says so (not a fault of the grammar).
+EOS_MID_TURN = "this tokenizer's end of sequence"
+
+
+def _fuzzed_proof(seed: int):
+    from workbench.template.source import TemplateSource
+    from workbench.testing.format_fuzz import draw_format, write_template
+
+    draw = draw_format(seed)
+    source = TemplateSource(text=write_template(draw), name=f"fuzz-{seed}", origin="<format fuzz>")
+    spec = analyze(source).spec
+    report = validate(source, spec, continuation=False)
+    assert report.validated, report.summary()
+    return prove_lark(spec, report, load_lark_tokenizer(shared_path("tokenizers", "qwen3")))
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("seed", [*LARK_FOUND_SEEDS, *range(40)])
+def test_fuzzed_formats_round_trip_outputs_are_accepted(seed: int) -> None:
+    proof = _fuzzed_proof(seed)
+    failed = [f"{c.id}: {c.detail}" for c in proof.cases if c.status == "fail"]
+    assert all(EOS_MID_TURN in f for f in failed), failed
+
+
+@pytest.mark.shared
+def test_an_output_that_goes_on_after_the_end_of_sequence_is_named() -> None:
+    """Seed 16 ends its headed messages with "<|im_end|>" and writes the next one after it."""
+    proof = _fuzzed_proof(16)
+    failed = [c.detail for c in proof.cases if c.status == "fail"]
+    assert failed and all(EOS_MID_TURN in f and "'<|im_end|>'" in f for f in failed)
+
+
+def test_a_literal_after_a_gap_has_its_blanks_apart() -> None:
+    from workbench.export.lark import blanks_after_gaps
+    from workbench.export.lark_ast import Alt, Regex, Rep, Seq, Text
+
+    gap = Regex("[ \\t\\n]{0,4}")
+    separator, end = Text("\n\n<</invoke>>\n<<invoke>>"), Text("<</invoke>><</subo>>")
+    call = Seq((Text("{"), gap))
+    tree = Seq((call, Rep(Seq((separator, call)), 0, 7), gap, end))
+    fixed, ends_with_gap = blanks_after_gaps(tree)
+    assert not ends_with_gap
+    repeated = fixed.items[2].item.items  # the call's "{" and gap are flattened into the sequence
+    assert repeated[:2] == (Text("\n\n"), Text("<</invoke>>\n<<invoke>>"))
+    # not after a special token or other text: free text beside the literal must not run past a lone blank
+    after_token = Seq((Text("<tool_call>"), Text("\n<function=")))
+    assert blanks_after_gaps(after_token)[0] == after_token
+    # after an optional gap, or a choice one of whose branches ends with one
+    assert blanks_after_gaps(Seq((Alt((Text("a"), gap)), Text(" b"))))[0] == Seq(
+        (Alt((Text("a"), gap)), Text(" "), Text("b"))
+    )

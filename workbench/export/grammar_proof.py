@@ -9,7 +9,7 @@ the model writes as its stop token).  Only the matcher differs, so it comes in a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,14 +31,28 @@ class Feed:
 
 
 def check_tokens(
-    feed: Feed, ids: Sequence[int], decode: Callable[[list[int]], str], end_markers: Sequence[str]
+    feed: Feed,
+    ids: Sequence[int],
+    decode: Callable[[list[int]], str],
+    end_markers: Sequence[str],
+    stops: Collection[int] = (),
 ) -> str:
     """Feed ``ids``; "" when every token is accepted and the grammar can end there (or after one of
-    ``end_markers``), else why not, naming the rejected token and what came before it."""
+    ``end_markers``), else why not, naming the rejected token and what came before it.  ``stops``: the
+    tokenizer's end-of-sequence tokens; a token rejected right after one is text the output goes on with
+    after the model would have stopped (a format that ends its messages with this tokenizer's end of
+    sequence), and the reason says so."""
     for i, token in enumerate(ids):
         if not feed.accept(token):
             before = decode(list(ids[:i]))
-            return f"token {i} {decode([token])!r} rejected after {before[-60:]!r}"
+            why = f"token {i} {decode([token])!r} rejected after {before[-60:]!r}"
+            if i and ids[i - 1] in stops:
+                stop = decode([ids[i - 1]])
+                why += (
+                    f" (the output goes on after {stop!r}, this tokenizer's end of sequence: a model with"
+                    " this tokenizer stops there; prove with the model's own tokenizer, --tokenizer)"
+                )
+            return why
     if feed.complete():
         return ""
     if any(marker and feed.ends_with(marker) for marker in end_markers):

@@ -164,6 +164,9 @@ class LarkWriter:
         Several excluded markers (a bare pythonic list: ``[get_weather(``, ``[get_time(``) wait for the text
         they all start with (``[``): one lazy lexeme cannot wait for any of several."""
         if len(excludes) > 1:
+            each = self._text_then_each(follow, excludes)
+            if each is not None:
+                return each
             shared = common_prefix([text_prefix(split_specials(m, self.specials)) for m in excludes])
             excludes = (shared,) if shared else excludes
         for marker in excludes:
@@ -181,6 +184,23 @@ class LarkWriter:
         first = _first_token(follow)
         free = self._free_text(first, _tail_after(follow, first))
         return seq(free, follow)  # ``follow`` starts with a special token: free text cannot run past it
+
+    def _text_then_each(self, follow: Node, excludes: Sequence[str]) -> Node | None:
+        """Free text up to any of several triggers, then what follows that trigger: one lazy lexeme per
+        trigger, each followed by ``follow`` with that trigger taken off (the alternatives it starts).
+        None when a trigger is not literal text, or ``follow`` cannot start with it."""
+        triggers = [text_prefix(split_specials(m, self.specials)) for m in excludes]
+        if not all(triggers):
+            return None
+        between = self._tokens_between(self.final_text(tuple(excludes)))
+        options: list[Node] = []
+        for trigger in dict.fromkeys(triggers):
+            try:
+                rest = strip_prefix(follow, trigger, self.rules)
+            except Unsupported:
+                return None
+            options.append(seq(self._lazy(trigger), rest))
+        return seq(between, alt(*options))
 
     def text_until(self, end: Node) -> Node:
         """Free text up to and including ``end`` (a tag's end marker; the text holds no special token)."""
@@ -435,8 +455,44 @@ def build_lark(
     writer = LarkWriter(
         specials=dict(specials or {}), text_tokens=tuple(text_tokens), free_tokens=tuple(free_tokens)
     )
-    start = writer.node(doc["format"])
+    start, _ = blanks_after_gaps(writer.node(doc["format"]))
     return writer.write(start, header)
+
+
+_BLANKS = " \t\n"
+
+
+def blanks_after_gaps(node: Node, after_gap: bool = False) -> tuple[Node, bool]:
+    """``node`` with the leading blanks of every literal that may follow a run of blanks (a closer's lenient
+    gap, ``/[ \t\n]{0,4}/``) made a literal of their own; and whether ``node`` may end with such a run.
+
+    llguidance lexes greedily and never gives bytes back: after a call, a separator
+    ``"\n\n<</invoke>>\n<<invoke>>"`` that took ``\n\n<</invoke>>`` leaves the section's end (a gap, then
+    ``<</invoke>><</subo>>``) nothing to match.  With the blanks apart, both readings end a lexeme after the
+    blanks and the marker is lexed afresh.  Only after a gap: elsewhere a free-text lexeme beside the
+    literal (text after ``<tool_call>`` that is not a call) would run on past a lone blank."""
+    if isinstance(node, Text):
+        body = node.value.lstrip(_BLANKS)
+        if after_gap and body and body != node.value:
+            return Seq((Text(node.value[: len(node.value) - len(body)]), Text(body))), False
+        return node, after_gap and not node.value
+    if isinstance(node, Regex):
+        gap = any(re.fullmatch(node.pattern, ch) for ch in _BLANKS)
+        return node, gap or (after_gap and re.fullmatch(node.pattern, "") is not None)
+    if isinstance(node, Seq):
+        items = []
+        for item in node.items:
+            fixed, after_gap = blanks_after_gaps(item, after_gap)
+            items.append(fixed)
+        return seq(*items), after_gap
+    if isinstance(node, Alt):
+        results = [blanks_after_gaps(i, after_gap) for i in node.items]
+        return alt(*(r[0] for r in results)), any(r[1] for r in results)
+    if isinstance(node, Rep):
+        _, ends = blanks_after_gaps(node.item, after_gap)
+        item, ends = blanks_after_gaps(node.item, after_gap or (ends and node.hi != 1))
+        return Rep(item, node.lo, node.hi), ends or (node.lo == 0 and after_gap)
+    return node, False
 
 
 @dataclass
@@ -509,7 +565,8 @@ def check_lark_accepted(grammar: Any, tok: LarkTokenizer, text: str, end_markers
         return bool(fed and (trial.is_accepting() or trial.is_stopped()))
 
     feed = Feed(matcher.consume_token, matcher.is_accepting, ends_with)
-    return check_tokens(feed, tok.encode(text), tok.tokenizer.decode, end_markers)
+    stops = set(getattr(tok.ll, "eos_tokens", None) or [tok.ll.eos_token])
+    return check_tokens(feed, tok.encode(text), tok.tokenizer.decode, end_markers, stops)
 
 
 def prove_lark(

@@ -101,7 +101,8 @@ def check_accepted(compiled: Any, tok: GrammarTokenizer, text: str, end_markers:
         return bool(trial.accept_string(marker) and trial.is_completed())
 
     feed = Feed(matcher.accept_token, matcher.is_completed, ends_with)
-    return check_tokens(feed, tok.encode(text), tok.tokenizer.decode, end_markers)
+    stops = set(tok.info.stop_token_ids)
+    return check_tokens(feed, tok.encode(text), tok.tokenizer.decode, end_markers, stops)
 
 
 def prove_structural_tag(
