@@ -170,6 +170,16 @@ def test_template_that_is_not_text(tmp_path: Path, messages_file: Path) -> None:
     assert_one_line_error(run_cli("render", str(binary), "-m", str(messages_file)), "not UTF-8")
 
 
+def test_analyze_names_the_template_once(tmp_path: Path) -> None:
+    """A source error already starts with the file it is about; analyze does not name it twice."""
+    empty = _template(tmp_path, "", "empty.jinja")
+    line = assert_one_line_error(run_cli("analyze", str(empty)), "the chat template is empty")
+    assert line.count("empty.jinja") == 1, line
+    broken = _template(tmp_path, "{% if %}", "broken.jinja")
+    line = assert_one_line_error(run_cli("analyze", str(broken)), "syntax error")
+    assert line.count("broken.jinja") == 1, line
+
+
 # --- the render time limit, in-process (a hang here would be a bug: each case runs in a watched thread) ----
 
 _NEST5 = "{% for c in xs %}{% for d in xs %}{% for e in xs %}{% endfor %}{% endfor %}{% endfor %}"

@@ -100,8 +100,8 @@ def analyze_command(
             except INPUT_ERRORS as exc:
                 early.join()
                 if len(refs) == 1:
-                    fail(f"{ref}: {exc}")
-                errors.append(f"{ref}: {exc}")
+                    fail(_named(ref, exc))
+                errors.append(_named(ref, exc))
                 results.append({"template": ref, "error": _one_line(str(exc))})
                 continue
             early.join()
@@ -124,6 +124,12 @@ def analyze_command(
         print(f"error: {_one_line(err)}", file=sys.stderr)
     if errors:
         raise typer.Exit(code=1)
+
+
+def _named(ref: str, exc: Exception) -> str:
+    """The error, after the template it is about unless it already starts with that (a source error does)."""
+    text = str(exc)
+    return text if text.startswith(ref) else f"{ref}: {text}"
 
 
 def _one_line(text: str) -> str:
