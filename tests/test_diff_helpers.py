@@ -153,6 +153,19 @@ def test_a_tag_written_whole_is_never_cut() -> None:
     )
 
 
+def test_differing_units_that_end_alike_are_not_cut() -> None:
+    """A prompt that ends with '</think>' when thinking is off and '<think>' when on (DeepSeek V3.2): the
+    middles are each a whole unit, and share 'think>' at their end; the suffix must not take it."""
+    with marker_evidence(Evidence.of(["<｜Assistant｜>", "<think>", "</think>"])):
+        split = diff_split("<｜Assistant｜></think>", "<｜Assistant｜><think>")
+    assert (split.prefix, split.suffix) == ("<｜Assistant｜>", "")
+    assert (split.left, split.right) == ("</think>", "<think>")
+    # Phi-4-mini: a history ends with '<|endoftext|>', a prompt with '<|assistant|>' (both end in '|>')
+    with marker_evidence(Evidence.of(["<|assistant|>", "<|end|>", "<|endoftext|>"])):
+        split = diff_split("<|user|>hi<|end|><|endoftext|>", "<|user|>hi<|end|><|assistant|>")
+    assert (split.left, split.right, split.suffix) == ("<|endoftext|>", "<|assistant|>", "")
+
+
 def test_a_stray_less_than_on_another_line_does_not_move_the_prefix() -> None:
     a = "if a < b\nthen X"
     b = "if a < b\nthen Y"

@@ -242,7 +242,9 @@ def diff_split(a: str, b: str) -> DiffSplit:
     rest_a, rest_b = a[p:], b[p:]
     s = common_suffix_len(rest_a, rest_b)
     if ev and s:
-        s = ev.cut_forward_from_end(s, rest_a, rest_b)
+        # read in the whole texts (a cut counts from their ends alike): a differing middle that is one unit
+        # whole on each side ('</think>' against '<think>') is still a unit the cut must not fall inside
+        s = ev.cut_forward_from_end(s, a, b)
     return DiffSplit(
         prefix=a[:p],
         left=rest_a[: len(rest_a) - s],

@@ -128,8 +128,10 @@ def analyze_reasoning(f: Findings) -> None:
         toggle = read_toggle(off, on)
         if toggle is not None:
             f.note("R2", f"thinking switch: start {toggle.start!r}, end {toggle.end!r}")
-        else:
+        elif off == on:
             f.note("R2", "enable_thinking does not change the generation prompt")
+        else:
+            f.note("R2", f"enable_thinking changes the generation prompt ({off!r} -> {on!r}), not by markers")
     elif r2.error:
         f.note("R2", "not rendered")
     if found is None and toggle is not None:
