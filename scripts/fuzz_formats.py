@@ -3,6 +3,7 @@
     python scripts/fuzz_formats.py --seeds 500 [--start 1000] [--jobs 2] [--json]
     python scripts/fuzz_formats.py --seed 1234 [--template-out fmt.jinja]   # one format, in detail
     python scripts/fuzz_formats.py --seeds 500 --grammar [--jobs 2]   # the structural tags instead
+    python scripts/fuzz_formats.py --seeds 200 --grammar lark [--jobs 2]   # the Lark export (llguidance)
 
 Each seed draws one format (``workbench.testing.format_fuzz``), writes it as a Jinja chat template,
 analyses it, validates it and round-trips the standard messages one-shot and streamed
@@ -10,7 +11,9 @@ analyses it, validates it and round-trips the standard messages one-shot and str
 passed / run, with the first failing seeds and a one-line reason; rerun one with ``--seed``.
 Fresh seeds: pick a ``--start`` no test uses (the tests use seeds below 100000).
 ``--grammar`` measures the spec's other reader instead: the structural tag built from it must accept every
-round-trip output validation passed (``workbench.testing.fuzz_grammar``).
+round-trip output validation passed (``workbench.testing.fuzz_grammar``); ``--grammar lark`` holds the Lark
+export to the same outputs through its own proof (llguidance, token by token with the tokenizer the export
+proves with: Qwen3's from ../shared, else the project's BPE).
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.testing.format_fuzz import draw_format, write_template
-from workbench.testing.fuzz_grammar import grammar_outcomes, grammar_summary
+from workbench.testing.fuzz_grammar import (
+    FAIL,
+    PASS,
+    STOPS,
+    GrammarOutcome,
+    grammar_outcome,
+    grammar_outcomes,
+    grammar_summary,
+    validated_format,
+)
 from workbench.testing.fuzz_run import (
     format_summary,
     run_format,
@@ -49,7 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument(
-        "--grammar", action="store_true", help="measure the structural tags on the round-trip outputs instead"
+        "--grammar",
+        nargs="?",
+        const="tag",
+        choices=("tag", "lark"),
+        help="measure a grammar on the round-trip outputs instead: the structural tag (byte by byte, the"
+        " default) or the Lark export (llguidance, token by token with the proof's tokenizer)",
     )
     parser.add_argument(
         "--xfail",
@@ -63,10 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     seeds = list(range(args.start, args.start + args.seeds))
     started = time.perf_counter()
     if args.grammar:
-        found = grammar_outcomes(seeds, jobs=args.jobs, time_limit=args.time_limit)
+        lark = args.grammar == "lark"
+        outcome = lark_outcome if lark else grammar_outcome
+        found = grammar_outcomes(seeds, jobs=args.jobs, time_limit=args.time_limit, outcome=outcome)
         elapsed = time.perf_counter() - started
         print(f"seeds {args.start}..{args.start + args.seeds - 1} ({args.seeds} formats, {elapsed:.0f} s)")
-        print(grammar_summary(found, keep=args.keep))
+        print(grammar_summary(found, keep=args.keep, what="Lark grammars" if lark else "structural tags"))
         return 0
     outcomes = run_seeds(seeds, jobs=args.jobs, time_limit=args.time_limit)
     elapsed = time.perf_counter() - started
@@ -85,6 +104,31 @@ def main(argv: list[str] | None = None) -> int:
         title = f"seeds {args.start}..{args.start + args.seeds - 1} ({args.seeds} formats, {elapsed:.0f} s)"
         print(format_summary(summary, title=title))
     return 0
+
+
+def lark_outcome(seed: int, *, time_limit: float = 10.0) -> GrammarOutcome:
+    """The Lark export's proof on the round-trip outputs of the format of ``seed`` (the grammar for the
+    round-trip tools, fed token by token to llguidance).  A format whose only refusals are outputs that go
+    on after the tokenizer's end of sequence is :data:`STOPS`, not a failure of the grammar."""
+    from workbench.export.grammar_proof import AFTER_END_OF_SEQUENCE
+    from workbench.export.lark import load_lark_tokenizer, prove_lark
+    from workbench.proofs import ExportError
+
+    got = validated_format(seed, time_limit=time_limit)
+    if isinstance(got, GrammarOutcome):
+        return got
+    try:
+        proof = prove_lark(got.spec, got.report, load_lark_tokenizer())
+    except ExportError as exc:  # Unsupported included: the writer cannot express the spec
+        return GrammarOutcome(seed, got.axes, FAIL, f"no Lark grammar: {' '.join(str(exc).split())[:200]}")
+    failed = [c for c in proof.cases if c.status == "fail"]
+    cases = len(proof.cases)
+    if not failed:
+        return GrammarOutcome(seed, got.axes, PASS, "", cases)
+    first = f"{failed[0].id}: {failed[0].detail}"
+    if all(AFTER_END_OF_SEQUENCE in c.detail for c in failed):
+        return GrammarOutcome(seed, got.axes, STOPS, first, cases)
+    return GrammarOutcome(seed, got.axes, FAIL, first, cases)
 
 
 def _one(args: argparse.Namespace) -> int:

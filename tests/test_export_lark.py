@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import SHARED, shared_path, shared_templates
 from workbench.export import Unsupported
+from workbench.export.grammar_proof import AFTER_END_OF_SEQUENCE
 from workbench.export.lark import (
     build_lark,
     check_lark_accepted,
@@ -176,7 +177,7 @@ def test_the_cli_writes_the_grammar_with_provenance(tmp_path: Path) -> None:
 LARK_FOUND_SEEDS = [850000, 850002, 850022, 850024, 850043, 860041, 860051, 860107, 860143, 860149, 860198]
 # The outputs of these go on after "<|im_end|>", the end of sequence of the tokenizer the proof uses: a model
 # with that tokenizer stops there, and the proof says so (not a fault of the grammar).
-EOS_MID_TURN = "this tokenizer's end of sequence"
+EOS_MID_TURN = AFTER_END_OF_SEQUENCE
 
 
 def _fuzzed_proof(seed: int):

@@ -30,6 +30,10 @@ class Feed:
     ends_with: Callable[[str], bool]
 
 
+#: What a proof's reason says when the output goes on after the tokenizer's end of sequence.
+AFTER_END_OF_SEQUENCE = "this tokenizer's end of sequence"
+
+
 def check_tokens(
     feed: Feed,
     ids: Sequence[int],
@@ -49,7 +53,7 @@ def check_tokens(
             if i and ids[i - 1] in stops:
                 stop = decode([ids[i - 1]])
                 why += (
-                    f" (the output goes on after {stop!r}, this tokenizer's end of sequence: a model with"
+                    f" (the output goes on after {stop!r}, {AFTER_END_OF_SEQUENCE}: a model with"
                     " this tokenizer stops there; prove with the model's own tokenizer, --tokenizer)"
                 )
             return why

@@ -557,7 +557,7 @@ def check_lark_accepted(grammar: Any, tok: LarkTokenizer, text: str, end_markers
     grammar can end there (or after one of ``end_markers``, which the model emits to stop), else why not."""
     import llguidance
 
-    matcher = llguidance.LLMatcher(tok.ll, grammar)
+    matcher = llguidance.LLMatcher(tok.ll, grammar, log_level=0)  # the proof names the refusal itself
 
     def ends_with(marker: str) -> bool:
         trial = matcher.deep_copy()

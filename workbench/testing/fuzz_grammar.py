@@ -15,13 +15,20 @@ the grammar able to end there or after one of the spec's end markers.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.testing.format_fuzz import draw_format, write_template
 
+if TYPE_CHECKING:
+    from workbench.runtime.spec import FormatSpec
+    from workbench.validate import ValidationReport
+
 PASS, FAIL, SKIP = "pass", "fail", "skip"
+#: A format whose round-trip outputs the grammar accepts up to the proof tokenizer's end of sequence, and
+#: which goes on after it (a headed message ended by ``<|im_end|>``, Qwen3's end of sequence).
+STOPS = "stops"
 
 
 @dataclass(frozen=True)
@@ -36,13 +43,13 @@ class GrammarOutcome:
     cases: int = 0
 
 
-def grammar_outcome(seed: int, *, time_limit: float = 10.0) -> GrammarOutcome:
-    """Draw, analyse and validate the format of ``seed``, then feed its round-trip outputs to its tag."""
+def validated_format(seed: int, *, time_limit: float = 10.0) -> Validated | GrammarOutcome:
+    """Draw, analyse and validate the format of ``seed``: its axes, spec and report, or the skip outcome
+    (the analysis failed, no tool calls, not validated: nothing a grammar must accept)."""
     from workbench.formats import analyze
-    from workbench.runtime.grammar.elements import GrammarError
     from workbench.template.render import TemplateError
     from workbench.template.source import TemplateSource
-    from workbench.validate import ROUND_TRIP_TOOLS, validate
+    from workbench.validate import validate
 
     draw = draw_format(seed)
     axes = dict(draw.axes)
@@ -56,6 +63,28 @@ def grammar_outcome(seed: int, *, time_limit: float = 10.0) -> GrammarOutcome:
     report = validate(source, spec, time_limit=time_limit, continuation=False)
     if not report.validated:
         return GrammarOutcome(seed, axes, SKIP, "not validated")
+    return Validated(seed, axes, spec, report)
+
+
+@dataclass(frozen=True)
+class Validated:
+    """A drawn format the analysis read and validation passed."""
+
+    seed: int
+    axes: dict[str, str]
+    spec: FormatSpec
+    report: ValidationReport
+
+
+def grammar_outcome(seed: int, *, time_limit: float = 10.0) -> GrammarOutcome:
+    """Draw, analyse and validate the format of ``seed``, then feed its round-trip outputs to its tag."""
+    from workbench.runtime.grammar.elements import GrammarError
+    from workbench.validate import ROUND_TRIP_TOOLS
+
+    got = validated_format(seed, time_limit=time_limit)
+    if isinstance(got, GrammarOutcome):
+        return got
+    axes, spec, report = got.axes, got.spec, got.report
     try:
         from workbench.runtime.grammar.assembler import assemble
 
@@ -97,32 +126,45 @@ def rejection(compiled: Any, text: str, end_markers: Sequence[str]) -> str:
     return "the whole output is accepted, but the grammar cannot end there"
 
 
+OutcomeFn = Callable[..., GrammarOutcome]
+
+
 def grammar_outcomes(
-    seeds: Sequence[int], *, jobs: int = 1, time_limit: float = 10.0
+    seeds: Sequence[int], *, jobs: int = 1, time_limit: float = 10.0, outcome: OutcomeFn = grammar_outcome
 ) -> list[GrammarOutcome]:
-    """:func:`grammar_outcome` of each seed, in ``jobs`` processes."""
+    """``outcome`` (:func:`grammar_outcome`, or another target's: a module-level function taking the seed
+    and ``time_limit``) of each seed, in ``jobs`` processes."""
     if jobs <= 1:
-        return [grammar_outcome(s, time_limit=time_limit) for s in seeds]
+        return [outcome(s, time_limit=time_limit) for s in seeds]
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_one, [(s, time_limit) for s in seeds]))
+        return list(pool.map(_one, [(outcome, s, time_limit) for s in seeds]))
 
 
-def _one(args: tuple[int, float]) -> GrammarOutcome:
-    return grammar_outcome(args[0], time_limit=args[1])
+def _one(args: tuple[OutcomeFn, int, float]) -> GrammarOutcome:
+    return args[0](args[1], time_limit=args[2])
 
 
-def grammar_summary(outcomes: Sequence[GrammarOutcome], *, keep: int = 10) -> str:
+def grammar_summary(
+    outcomes: Sequence[GrammarOutcome], *, keep: int = 10, what: str = "structural tags"
+) -> str:
     """The pass rate over the formats with something to accept, the first failing seeds (why, and their
-    layout and spelling), and the pass rate of each axis value that has a failing format."""
-    run = [o for o in outcomes if o.status != SKIP]
+    layout and spelling), and the pass rate of each axis value that has a failing format.  Formats whose
+    outputs go on after the proof tokenizer's end of sequence (:data:`STOPS`) are counted apart."""
+    run = [o for o in outcomes if o.status not in (SKIP, STOPS)]
     passed = sum(o.status == PASS for o in run)
     lines = [
-        f"structural tags accepting every round-trip output: {passed}/{len(run)} formats"
+        f"{what} accepting every round-trip output: {passed}/{len(run)} formats"
         + (f" ({100 * passed / len(run):.1f}%)" if run else "")
-        + f"; {len(outcomes) - len(run)} skipped (no tool calls, or not validated)"
+        + f"; {sum(o.status == SKIP for o in outcomes)} skipped (no tool calls, or not validated)"
     ]
+    stops = [o for o in outcomes if o.status == STOPS]
+    if stops:
+        lines.append(
+            f"{len(stops)} more go on after the proof tokenizer's end of sequence (a model with that"
+            f" tokenizer stops there; not a grammar fault): {', '.join(str(o.seed) for o in stops[:keep])}"
+        )
     bad = [o for o in run if o.status == FAIL]
     if bad:
         lines.append("failing seeds:")
