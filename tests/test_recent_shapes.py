@@ -30,6 +30,9 @@ SHAPES = PROJECT_TEMPLATES / "recent-shapes"
 #: templates' headers.
 WITH_REASONING = {
     "commanda-like",
+    "glm41vthinking-like",
+    "minicpm3-like",
+    "rekaflash3-like",
     "deepseekv32-like",
     "kimik2thinking-like",
     "magistral-like",
@@ -42,7 +45,16 @@ WITH_REASONING = {
     "smollm3-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
-CALLS_WITHOUT_TEXT = {"commanda-like", "xlam2-like"}
+CALLS_WITHOUT_TEXT = {"commanda-like", "toolace-like", "xlam2-like"}
+#: The templates that render no tool calls at all.
+NO_TOOLS = {"glm41vthinking-like", "rekaflash3-like"}
+#: Shapes the analysis cannot read yet, with why (strict: one that starts to validate must leave the list).
+NOT_YET = {
+    "nemotronsuper-like": "reasoning only when the system text says 'detailed thinking on': a switch written "
+    "in the conversation, which no probe sets",
+    "nexusraven-like": "reasoning after the calls ('Call: f(a=1)' then 'Thought: ...'): the spec has no "
+    "reasoning behind the calls",
+}
 
 
 def _paths() -> list[Path]:
@@ -50,19 +62,28 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 19
-    assert {p.stem for p in _paths()} >= WITH_REASONING | CALLS_WITHOUT_TEXT
+    assert len(_paths()) == 27
+    assert {p.stem for p in _paths()} >= WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | set(NOT_YET)
 
 
-@pytest.mark.parametrize("path", _paths(), ids=lambda p: p.stem)
+def _marked(path: Path) -> object:
+    reason = NOT_YET.get(path.stem)
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(path, id=path.stem, marks=marks)
+
+
+@pytest.mark.parametrize("path", [_marked(p) for p in _paths()])
 def test_recent_shape_validates(path: Path) -> None:
     source = load_template(path)
     report = validate(source, analyze(source).spec)
     assert report.validated, (path.stem, report.verdict)
     features = report.features()
-    for feature in ("content", "tool_call", "parallel_calls", "nested", "continuation"):
+    for feature in ("content", "continuation"):
         assert features[feature]["status"] == "pass", (path.stem, feature, features[feature])
-    want = "unsupported" if path.stem in CALLS_WITHOUT_TEXT else "pass"
+    tools = "unsupported" if path.stem in NO_TOOLS else "pass"
+    for feature in ("tool_call", "parallel_calls", "nested"):
+        assert features[feature]["status"] == tools, (path.stem, feature, features[feature])
+    want = "unsupported" if path.stem in CALLS_WITHOUT_TEXT | NO_TOOLS else "pass"
     assert features["content_with_call"]["status"] == want, (path.stem, features["content_with_call"])
     want = "pass" if path.stem in WITH_REASONING else "unsupported"
     assert features["reasoning"]["status"] == want, (path.stem, features["reasoning"])

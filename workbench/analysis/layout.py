@@ -425,7 +425,8 @@ def headed_layout(facts: TurnFacts, tools: Any, ev: Pieces) -> TurnLayout | None
     headers: dict[str, str] = {}
     if facts.reasoning is not None:
         headers["reasoning"] = s + facts.reasoning[0]
-    if facts.content is not None and facts.content[0].strip(_WS):
+    if facts.content is not None and (facts.content[0].strip(_WS) or (s.strip(_WS) and facts.content[0])):
+        # (a blank header behind the prompt's opener is a header too: GLM-4's '<|assistant|>' + '\n')
         headers["content"] = s + facts.content[0]
     call_head = _header_to_args(tools) if tools is not None and tools.pattern.defined else ""
     texts = [*headers.values(), *([call_head] if call_head else [])]
