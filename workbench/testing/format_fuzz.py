@@ -210,6 +210,9 @@ class FormatDraw:
     id_region: Region | None
     details: dict[str, Any] = field(default_factory=dict)
     headed: Headed | None = None
+    #: DeepSeek-V3.2's switch: reasoning (and the prompt's opened block) only when ``enable_thinking`` is
+    #: true, thinking off by default; off, the prompt and every answer write the block's closer alone.
+    switched: bool = False
 
     @property
     def renders(self) -> frozenset[str]:
@@ -436,6 +439,10 @@ class _Drawer:
                 id_region = Region(spell_open(inner, word), spell_close(inner, word))
         else:
             self.axes["ids"] = "none"
+        # Drawn from a stream of its own, so that adding it left every seed's other axes as they were.
+        switched = forced_open and random.Random(f"{self.seed}/thinking_switch").random() < 0.3
+        if forced_open:
+            self.axes["thinking_switch"] = "default_off" if switched else "none"
         return FormatDraw(
             seed=self.seed,
             axes=dict(self.axes),
@@ -443,6 +450,7 @@ class _Drawer:
             layout=layout,
             reasoning=reasoning,
             forced_open=forced_open,
+            switched=switched,
             reasoning_after=reasoning_after,
             answer=answer,
             answer_after=answer_after,
@@ -855,7 +863,11 @@ def _frame(draw: FormatDraw) -> list[str]:
     else:
         out.append("    " + emit(lit(role["assistant"])))
         if draw.forced_open and draw.reasoning is not None:
-            out.append("    " + emit(lit(draw.reasoning.open + draw.reasoning.lead)))
+            opened = emit(lit(draw.reasoning.open + draw.reasoning.lead))
+            if draw.switched:
+                closed = emit(lit(draw.reasoning.close + draw.reasoning_after))
+                opened = f"{{%- if {_THINKING} -%}}{opened}{{%- else -%}}{closed}{{%- endif -%}}"
+            out.append("    " + opened)
     out.append("{%- endif -%}")
     return out
 
@@ -886,6 +898,10 @@ def _tool_declaration(draw: FormatDraw) -> list[str]:
     return out
 
 
+#: The thinking switch's test (``switched`` formats): on only when the caller passes it true.
+_THINKING = "enable_thinking is defined and enable_thinking"
+
+
 def _assistant(draw: FormatDraw) -> list[str]:
     """The assistant message: reasoning, answer, calls, then the end of the turn."""
     h = draw.headed
@@ -913,7 +929,11 @@ def _assistant(draw: FormatDraw) -> list[str]:
         )
         if draw.forced_open:
             line += "{%- else -%}" + emit(lit(r.open + r.lead + r.close + draw.reasoning_after))
-        out.append(line + "{%- endif -%}")
+        line += "{%- endif -%}"
+        if draw.switched:
+            line = f"{{%- if {_THINKING} -%}}{line}{{%- else -%}}" + emit(lit(r.close + draw.reasoning_after))
+            line += "{%- endif -%}"
+        out.append(line)
     a = draw.answer
     content = "message.content"
     if a is not None:
