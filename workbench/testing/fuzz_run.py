@@ -143,7 +143,7 @@ def render_output(draw: FormatDraw, template: str, case: Any) -> tuple[str, str]
     tools = case.tools.to_openai()  # the tool definitions validation renders the case with
     # A format whose reasoning needs the thinking switch on is rendered with it on, as a caller asking
     # for reasoning does (the others do not read it).
-    switch = {"enable_thinking": True} if draw.switched else {}
+    switch: dict[str, Any] = {"enable_thinking": True} if draw.switched else {}
     with fixed_clock():  # both renders at one instant: a template may print the time
         prompt = render(template, [USER_TURN], tools=tools, add_generation_prompt=True, **switch)
         full = render(template, [USER_TURN, case.message(string_arguments=False)], tools=tools, **switch)
