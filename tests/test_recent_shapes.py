@@ -59,10 +59,10 @@ NOT_YET = {
     "in the conversation, which no probe sets",
     "nexusraven-like": "reasoning after the calls ('Call: f(a=1)' then 'Thought: ...'): the spec has no "
     "reasoning behind the calls",
-    "xlam1-like": "the answer is a JSON string inside the turn's JSON object ('{\"thought\": \"...\", "
-    "\"tool_calls\": []}'): content with JSON escapes, and an empty call list behind it",
-    "functionary2-like": "the prompt stops at the recipient slot: 'all' routes the answer, any other word opens "
-    "a call to that function; the spec reads the answer's route but no call",
+    "xlam1-like": 'the answer is a JSON string inside the turn\'s JSON object (\'{"thought": "...", '
+    '"tool_calls": []}\'): content with JSON escapes, and an empty call list behind it',
+    "functionary2-like": "the prompt stops at the recipient slot: 'all' routes the answer, any other word "
+    "opens a call to that function; the spec reads the answer's route but no call",
 }
 
 
