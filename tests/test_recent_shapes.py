@@ -6,7 +6,7 @@ the calls inside it, calls behind a plugin header, python calls in a code fence;
 markup with typed parameters, steptml, a bare JSON array, ``[CALL_ID]``, Command A's action list, Kimi's
 numbered ids, OLMo's pythonic lines, Jamba's ``<tool_calls>``.  They were written as unseen material
 (issue 18: the analysis must read formats it was never told about).  Session 12 wrote 24 of them in three
-batches; 16 passed when first run.  Fixed since: deepseekv32-like (its prompt's ``</think>`` against
+batches; 17 passed when first run.  Fixed since: deepseekv32-like (its prompt's ``</think>`` against
 ``<think>`` was cut inside the marker, so the thinking switch read as no change), glm4chat-like (an
 answer's blank header behind the prompt's opener), react-like (an answer header that runs to the turn's
 end, ``Final Answer: ...``).  :data:`NOT_YET` names the four left, with why.  Kept here so that a change to
