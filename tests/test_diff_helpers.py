@@ -166,6 +166,16 @@ def test_differing_units_that_end_alike_are_not_cut() -> None:
     assert (split.left, split.right, split.suffix) == ("<|endoftext|>", "<|assistant|>", "")
 
 
+def test_a_short_unit_across_two_written_ones_is_no_boundary() -> None:
+    """Hash-spelled tags back to back: the markdown '###' the tool list writes is seen across '##/id##' and
+    '##param##'; it must not let the cut fall two characters into '##param##'."""
+    units = ["##/id##", "##param##", "##/param##", "##/function##", "###"]
+    with marker_evidence(Evidence.of(units)):
+        split = diff_split("##/id####/function##", "##/id####param##a##/param####/function##")
+    assert split.prefix == "##/id##"
+    assert split.right == "##param##a##/param##"
+
+
 def test_a_stray_less_than_on_another_line_does_not_move_the_prefix() -> None:
     a = "if a < b\nthen X"
     b = "if a < b\nthen Y"

@@ -114,6 +114,20 @@ def common_suffix_len(a: str, b: str) -> int:
 
 
 # ----------------------------------------------------------------------------------------- evidence
+def _not_crossing(occurrences: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The occurrences that do not cross a longer one (overlap it without lying inside it).  A short unit
+    seen across two written ones is no evidence of a boundary: in ``##/id####param##`` a markdown
+    ``###`` ends two characters into ``##param##``, and would let a cut fall there."""
+    kept = []
+    for s, e in occurrences:
+        crosses = any(
+            e2 - s2 > e - s and s < e2 and s2 < e and not (s2 <= s and e <= e2) for s2, e2 in occurrences
+        )
+        if not crosses:
+            kept.append((s, e))
+    return kept
+
+
 @dataclass
 class Evidence:
     """Units of literal text a template writes whole (its author's literals, its tokenizer's tokens).
@@ -154,7 +168,7 @@ class Evidence:
             while at >= 0:
                 out.append((lo + at, lo + at + len(unit)))
                 at = window.find(unit, at + 1)
-        return out
+        return _not_crossing(out)
 
     def _cut_ok(self, pos: int, occurrences: list[tuple[int, int]]) -> bool:
         """True when no unit straddles ``pos``, or one unit's edge is there (one literal may hold another)."""
