@@ -166,3 +166,17 @@ def test_usage_errors_exit_with_code_2(tmp_path: Path) -> None:
     msgs = _json(tmp_path / "m.json", [{"role": "user", "content": "Hi"}])
     assert _invoke("chatml-think-tools", "-m", msgs, "--kw", "oops").exit_code == 2
     assert _invoke("chatml-think-tools", "-m", msgs, "--time-limit", "0").exit_code == 2
+
+
+@pytest.mark.parametrize("given", ["reasoning_content", "thinking", "reasoning"])
+def test_reasoning_reaches_the_template_under_each_name_it_reads(given: str) -> None:
+    """Templates read reasoning as ``reasoning_content`` (Qwen, DeepSeek), ``thinking`` (gpt-oss) or
+    ``reasoning`` (vLLM's responses, Nemotron 3): whichever field a message carries, each name holds it."""
+    from workbench.template.render import render
+
+    template = (
+        "{% for m in messages %}{{ m.reasoning_content }}|{{ m.thinking }}|{{ m.reasoning }}|"
+        "{{ m.content }}{% endfor %}"
+    )
+    text = render(template, [{"role": "assistant", "content": "C", given: "R"}])
+    assert text == "R|R|R|C"

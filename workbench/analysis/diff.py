@@ -170,6 +170,10 @@ class Evidence:
                 at = window.find(unit, at + 1)
         return _not_crossing(out)
 
+    def occurrences(self, text: str, pos: int) -> list[tuple[int, int]]:
+        """The unit occurrences in ``text`` near ``pos`` (start, end), as the cuts read them."""
+        return self._occurrences(text, pos)
+
     def _cut_ok(self, pos: int, occurrences: list[tuple[int, int]]) -> bool:
         """True when no unit straddles ``pos``, or one unit's edge is there (one literal may hold another)."""
         edges = {e for occ in occurrences for e in occ}

@@ -221,8 +221,11 @@ def normalize_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[
 
     Three steps, in transformers' order: keys whose value is ``None`` are dropped (so a tool-call message
     without text has no ``content`` key at all, and templates test ``is defined``); everything is rebuilt
-    from plain JSON types; reasoning is aliased.  Key order matters (templates ``tojson`` whole messages):
-    ``thinking`` goes first unless present, ``reasoning_content`` last unless present.
+    from plain JSON types; reasoning is aliased under each name templates read it by
+    (:data:`REASONING_FIELDS`: ``reasoning_content``, gpt-oss's ``thinking``, and ``reasoning``, the name
+    vLLM's responses carry and Nemotron 3's template reads).  Key order matters (templates ``tojson`` whole
+    messages): ``thinking`` goes first unless present, ``reasoning_content`` then ``reasoning`` last unless
+    present.
     """
     out: list[dict[str, Any]] = []
     for m in messages:
@@ -233,6 +236,7 @@ def normalize_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[
         reasoning = next((d[k] for k in REASONING_FIELDS if d.get(k) is not None), None)
         if reasoning is not None:
             d = {"thinking": reasoning, **d, "reasoning_content": reasoning}
+            d.setdefault("reasoning", reasoning)
         out.append(d)
     return out
 

@@ -415,6 +415,21 @@ def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") 
     evidence = current_evidence() or template_evidence(src)
     if evidence and 0 < cut < len(full):
         cut = evidence.cut_back(cut, full)
+        # Not inside a literal of the history that runs past where the prompt parts from it, unless a literal
+        # inside it ends at the cut (the prompt's side: 'model' of '<|turn|>model channel:reply<|text|>')
+        # or the rest of it is one: a role word 'tool' that starts inside '<tool_call>' allows the cut
+        # above, but against the prompt's '<think>' the output would start at 'tool_call>'.
+        spans = evidence.occurrences(full, cut)
+        inside = [
+            s
+            for s, e in spans
+            if s < cut < e
+            and e > common
+            and (cut, e) not in spans
+            and not any(e2 == cut and s2 >= s for s2, e2 in spans)
+        ]
+        if inside:
+            cut = min(inside)
     if roles and cut < common and full.startswith(roles, cut) and cut + len(roles) <= common:
         cut += len(roles)
     return cut
@@ -600,7 +615,9 @@ def _inner_spans(whole: str, inner: set[str] | frozenset[str]) -> list[tuple[int
 def _opened_by_output(spec: FormatSpec, output: str) -> bool:
     """When the prompt is not a prefix of the history render, the output starts at the common prefix; it is
     inside reasoning only if it closes a block it never opened (``reasoning</think>answer``)."""
-    start, end = spec.reasoning.start, spec.reasoning.end
+    # the markers' cores: an empty block the history writes as '<think></think>' closes with '</think>' where
+    # the reasoning's own end is '</think>\n' (Nemotron 3)
+    start, end = spec.reasoning.start.strip(), spec.reasoning.end.strip()
     if not end or end not in output:
         return False
     head = output[: output.find(end)]
