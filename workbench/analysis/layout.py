@@ -503,7 +503,8 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
     if h_c.strip(_WS) and t_c.strip(_WS):
         content = ContentSpec(mode="always_wrapped", start=h_c, end=t_c)
     elif h_c.strip(_WS) and not (facts.reasoning and facts.reasoning[1].strip(_WS)):
-        # an answer opened by a header of its own that runs to the turn's end ('Final Answer: ...')
+        # an answer opened by a header of its own that runs to the turn's end ('Final Answer: ...'); only
+        # where reasoning has no closer of its own to tell the answer's start (the one shape seen: ReAct)
         content = ContentSpec(mode="always_wrapped", start=h_c, end="")
     elif facts.content_after_reasoning and facts.content_after_reasoning.strip(_WS) and t_c.strip(_WS):
         content = ContentSpec(mode="wrapped_with_reasoning", start=facts.content_after_reasoning, end=t_c)
