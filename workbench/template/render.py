@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -677,6 +678,12 @@ class _ToolCopies:
 _CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 
 
+def _reads_field(source: str, name: str) -> bool:
+    """Does ``source`` read a message field ``name`` (``.name``, ``['name']``, ``get('name')``)?  The word
+    alone says nothing: a comment saying "no reasoning" reads no ``reasoning``."""
+    return re.search(rf"\.{re.escape(name)}\b|['\"]{re.escape(name)}['\"]", source) is not None
+
+
 def _tag_final_message(msgs: list[dict[str, Any]], source: str, field: bool | str) -> str:
     """Mark the final message's text so the render can be cut right after it (transformers' method)."""
     name = field if isinstance(field, str) else "content"
@@ -688,7 +695,7 @@ def _tag_final_message(msgs: list[dict[str, Any]], source: str, field: bool | st
     fields = [name]
     if name in REASONING_FIELDS:  # reasoning is copied under several names: tag every copy
         fields = [f for f in REASONING_FIELDS if msgs[-1].get(f) == final]
-    if not any(f in source for f in fields):
+    if not any(_reads_field(source, f) for f in fields):
         raise TemplateError(f"continue_final_message: the template never reads {name!r}", kind="usage")
     if isinstance(final, (list, tuple)):
         for block in reversed(final):
