@@ -161,8 +161,9 @@ class LarkWriter:
         """Free text, then ``follow``: a lazy lexeme up to the trigger, the marker the free text excludes
         when ``follow`` starts with its text, else the literal text ``follow`` starts with.  Free text may
         hold special tokens (Harmony's ``<|channel|>final``): text between them never holds the trigger.
-        Several excluded markers (a bare pythonic list: ``[get_weather(``, ``[get_time(``) wait for the text
-        they all start with (``[``): one lazy lexeme cannot wait for any of several."""
+        Several excluded markers (a bare pythonic list: ``[get_weather(``, ``[get_time(``) get one lazy
+        lexeme each (:meth:`_text_then_each`); only when that cannot be written does the free text wait for
+        the text they all start with (``[``), which cuts other markers starting with it."""
         if len(excludes) > 1:
             each = self._text_then_each(follow, excludes)
             if each is not None:
@@ -463,7 +464,7 @@ _BLANKS = " \t\n"
 
 
 def blanks_after_gaps(node: Node, after_gap: bool = False) -> tuple[Node, bool]:
-    """``node`` with the leading blanks of every literal that may follow a run of blanks (a closer's lenient
+    r"""``node`` with the leading blanks of every literal that may follow a run of blanks (a closer's lenient
     gap, ``/[ \t\n]{0,4}/``) made a literal of their own; and whether ``node`` may end with such a run.
 
     llguidance lexes greedily and never gives bytes back: after a call, a separator
@@ -513,6 +514,11 @@ class LarkTokenizer:
 _LOADED: dict[str, LarkTokenizer] = {}
 
 
+def eos_ids(ll: Any) -> set[int]:
+    """The end-of-sequence token ids of llguidance's view of a tokenizer (the model stops at them)."""
+    return set(getattr(ll, "eos_tokens", None) or [ll.eos_token])
+
+
 def load_lark_tokenizer(path: str | Path | None = None) -> LarkTokenizer:
     """The tokenizer the grammar is written for and proven with: ``path`` (folder or tokenizer.json), else
     the real Qwen3 tokenizer from ../shared when present, else the project's byte-level BPE."""
@@ -529,8 +535,7 @@ def load_lark_tokenizer(path: str | Path | None = None) -> LarkTokenizer:
         specials = {t: i for t, i in vocab.items() if i < ll.vocab_size and ll.is_special_token(i)}
         decoder = getattr(tokenizer, "added_tokens_decoder", {}) or {}
         text_ids = tuple(sorted(i for i, t in decoder.items() if not t.special and i in specials.values()))
-        eos = set(getattr(ll, "eos_tokens", None) or [ll.eos_token])
-        free_ids = tuple(sorted(i for i in specials.values() if i not in eos))
+        free_ids = tuple(sorted(i for i in specials.values() if i not in eos_ids(ll)))
         return LarkTokenizer(name, tokenizer, ll, specials, text_ids, free_ids)
 
     return cached_tokenizer(_LOADED, qwen3_tokenizer_path() if path is None else path, build)
@@ -565,8 +570,7 @@ def check_lark_accepted(grammar: Any, tok: LarkTokenizer, text: str, end_markers
         return bool(fed and (trial.is_accepting() or trial.is_stopped()))
 
     feed = Feed(matcher.consume_token, matcher.is_accepting, ends_with)
-    stops = set(getattr(tok.ll, "eos_tokens", None) or [tok.ll.eos_token])
-    return check_tokens(feed, tok.encode(text), tok.tokenizer.decode, end_markers, stops)
+    return check_tokens(feed, tok.encode(text), tok.tokenizer.decode, end_markers, eos_ids(tok.ll))
 
 
 def prove_lark(
