@@ -17,9 +17,7 @@ PROJECT_TEMPLATES = REPO / "templates"
 
 # No timed assertions in tests (speed is the benchmarks' job): hypothesis' per-example deadline and its
 # too-slow health check fail on a shared, loaded machine (a spec round trip took 1.4 s under load 15).
-settings.register_profile(
-    "workbench", deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("workbench", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("workbench")
 
 try:  # two threads ran far slower than one on this machine

@@ -30,9 +30,7 @@ from workbench.validate import ROUND_TRIP_TOOLS
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC_FILES = sorted((REPO / "specs").glob("*.json"))
-REFERENCE = {
-    name: value for name, value in vars(reference_specs).items() if isinstance(value, FormatSpec)
-}
+REFERENCE = {name: value for name, value in vars(reference_specs).items() if isinstance(value, FormatSpec)}
 TOOLS = list(ROUND_TRIP_TOOLS[:2])
 OPENAI_TOOLS = [t.to_openai() for t in TOOLS]
 # every way a request names its tool choice (``forced`` comes with the one tool it forces)

@@ -9,8 +9,9 @@ numbered ids, OLMo's pythonic lines, Jamba's ``<tool_calls>``.  They were writte
 batches; 17 passed when first run.  Fixed since: deepseekv32-like (its prompt's ``</think>`` against
 ``<think>`` was cut inside the marker, so the thinking switch read as no change), glm4chat-like (an
 answer's blank header behind the prompt's opener), react-like (an answer header that runs to the turn's
-end, ``Final Answer: ...``).  :data:`NOT_YET` names the four left, with why.  Kept here so that a change to
-the analysis that loses one of them fails.  Each must validate
+end, ``Final Answer: ...``); session 13: qwen3vlthinking-like (text read only from typed parts: the
+renders pass content as parts, as vLLM and SGLang do).  :data:`NOT_YET` names those left, with why.
+Kept here so that a change to the analysis that loses one of them fails.  Each must validate
 (every case it renders round-trips, one-shot and streamed) and must render exactly the features its
 header names, so a verdict cannot pass by calling a feature unsupported.
 """
@@ -53,6 +54,7 @@ WITH_REASONING = {
     "interns1-like",
     "ring-like",
     "smollm3-like",
+    "qwen3vlthinking-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {"commanda-like", "react-like", "toolace-like", "xlam2-like"}
@@ -68,8 +70,6 @@ NOT_YET = {
     "reasoning behind the calls",
     "xlam1-like": 'the answer is a JSON string inside the turn\'s JSON object (\'{"thought": "...", '
     '"tool_calls": []}\'): content with JSON escapes, and an empty call list behind it',
-    "qwen3vlthinking-like": "content only as a list of typed parts: the cases pass strings, which the "
-    "template iterates character by character and drops",
     "functionary2-like": "the prompt stops at the recipient slot: 'all' routes the answer, any other word "
     "opens a call to that function; the spec reads the answer's route but no call",
 }

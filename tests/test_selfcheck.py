@@ -29,6 +29,8 @@ def reversed_template(tmp_path: Path) -> str:
     path = tmp_path / "reversed-arguments.jinja"
     path.write_text(REVERSED_TEXT, encoding="utf-8")
     return str(path)
+
+
 TYPED = str(PROJECT_TEMPLATES / "new-formats" / "typed-attr-args.jinja")
 runner = CliRunner()
 

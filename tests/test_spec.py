@@ -78,7 +78,9 @@ def test_edit_marks_the_spec_as_edited_and_validates_the_value() -> None:
 
 
 def test_all_markers_lists_non_empty_markers_longest_first() -> None:
-    spec = FormatSpec(reasoning=ReasoningSpec("tag_based", "<think>", "</think>"), tools=ToolsSpec(
-        format="json_native", section_start="<tool_call>", name_field="name"))
+    spec = FormatSpec(
+        reasoning=ReasoningSpec("tag_based", "<think>", "</think>"),
+        tools=ToolsSpec(format="json_native", section_start="<tool_call>", name_field="name"),
+    )
     assert spec.all_markers() == ("<tool_call>", "</think>", "<think>")
     assert "name" not in json.dumps(spec.all_markers())

@@ -113,9 +113,7 @@ async def test_two_saves_within_a_second_write_two_session_files_in_the_data_dir
     monkeypatch.chdir(work)
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
     session_path = other_session(tmp_path)
-    app = RecordingApp(
-        load_template("chatml-think-tools"), load_model=False, analyze=False, replay_delay=0.0
-    )
+    app = RecordingApp(load_template("chatml-think-tools"), load_model=False, analyze=False, replay_delay=0.0)
     async with app.run_test(size=SIZE) as pilot:
         await _open_session(app, pilot, session_path)
         app.switch_mode("inspector")

@@ -55,9 +55,7 @@ class ProfileRun:
     versions: dict[str, str] = field(default_factory=dict)
 
 
-def run_profiles(
-    profiles: dict[str, tuple[str, ...]], *, python: str | None = None
-) -> dict[str, ProfileRun]:
+def run_profiles(profiles: dict[str, tuple[str, ...]], *, python: str | None = None) -> dict[str, ProfileRun]:
     """Build each profile for every template and run its consumers (``profiles``: profile -> consumers) on
     all of them in one harness call: importing vLLM and SGLang once, not once per profile."""
     runs = {profile: ProfileRun(profile) for profile in profiles}

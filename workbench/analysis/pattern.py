@@ -536,12 +536,16 @@ def read_back_score(
     from workbench.runtime.parsing import ParseOptions, parse
 
     r = _Renders(render, end_markers)
-    cases = list(cases) if cases is not None else [
-        (_call(FUNC_A, {ARG_A: VALUE_A}, READ_ID_A),),
-        (_call(FUNC_A, {ARG_A: VALUE_A}, READ_ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, READ_ID_B)),
-        (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: VALUE_B}, READ_ID_A),),
-        *((_call(FUNC_A, {ARG_A: value}, READ_ID_A),) for _, value in TYPED_VALUES),
-    ]
+    cases = (
+        list(cases)
+        if cases is not None
+        else [
+            (_call(FUNC_A, {ARG_A: VALUE_A}, READ_ID_A),),
+            (_call(FUNC_A, {ARG_A: VALUE_A}, READ_ID_A), _call(FUNC_B, {ARG_A: VALUE_B}, READ_ID_B)),
+            (_call(FUNC_A, {ARG_A: VALUE_A, ARG_B: VALUE_B}, READ_ID_A),),
+            *((_call(FUNC_A, {ARG_A: value}, READ_ID_A),) for _, value in TYPED_VALUES),
+        ]
+    )
     render_ahead(
         render,
         [r for calls in cases for r in (([dict(USER)], typed_tools(calls), True), _turn_request(calls))],

@@ -27,14 +27,32 @@ from typing import Any
 import jinja2.meta
 
 from workbench.analysis.diff import DiffSplit, diff_split
-from workbench.analysis.probes import ARG_A, ARG_B, TOOLS, VARIANTS, Probe, Variant, stringify_arguments
+from workbench.analysis.probes import (
+    ARG_A,
+    ARG_B,
+    TOOLS,
+    USER,
+    USER_TEXT,
+    VARIANTS,
+    Probe,
+    Variant,
+    stringify_arguments,
+)
 from workbench.analysis.workarounds import RENDER_PATCHES
 from workbench.template.errors import SKIPPED_AFTER_TIMEOUTS
-from workbench.template.render import TemplateError, compile_template, render, render_many
+from workbench.template.render import (
+    CONTENT_AS_PARTS,
+    TemplateError,
+    compile_template,
+    render,
+    render_many,
+)
 from workbench.template.source import TemplateSource
 
 _UNDEFINED_NAME = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
 _MAX_RETRIES = 6
+#: A template that reads a typed part's text names it: ``.text``, ``['text']``, ``== 'text'``.
+_NAMES_TEXT = re.compile(r"""\.text\b|['"]text['"]""")
 _MAX_TIMEOUTS = 2
 
 
@@ -73,8 +91,9 @@ class VariantFailed(Exception):
 @dataclass(frozen=True)
 class Fallback:
     """One fallback a :class:`RenderLadder` took: ``kind`` is ``variable`` (``name`` is the variable passed
-    as ``''``) or ``patch`` (``name`` is the :data:`~workbench.analysis.workarounds.RENDER_PATCHES` entry,
-    ``summary`` what it rewrites).  Each stage words its own note from it."""
+    as ``''``), ``patch`` (``name`` is the :data:`~workbench.analysis.workarounds.RENDER_PATCHES` entry,
+    ``summary`` what it rewrites) or ``content`` (text content passed as typed parts, ``summary`` why).
+    Each stage words its own note from it."""
 
     kind: str
     name: str
@@ -107,6 +126,44 @@ class RenderLadder:
         self.patches: list[str] = []
         self.fallbacks: list[Fallback] = []
         self.render_count = 0
+        self._settle_content()
+
+    def _settle_content(self) -> None:
+        """Pass text content as typed parts (every render after) when the template reads it only that way.
+
+        A template that iterates message content gets it from vLLM and SGLang as a list of ``{"type":
+        "text"}`` parts (their "openai" content format), and one written only for that (a vision model's
+        processor template) writes nothing for a plain string: every probe's text would be missing.  One
+        render of a user turn tells, by comparison: its text is absent when passed as a string and present
+        when passed as a part.  The render is the analysis' own prompt render (shared through the render
+        cache); a template that raises on it is left as it is (the probes report the error).  A template
+        that never names a part's ``text`` cannot read one: it is not asked (no render)."""
+        if not any(_NAMES_TEXT.search(t) for t in set(self.texts.values())):
+            return
+        user = [dict(USER)]
+        try:
+            text = self.render_once(user, None, with_tools=False, add_generation_prompt=True)
+        except TemplateError:
+            return
+        if USER_TEXT in text:
+            return
+        try:
+            parts = self.render_once(
+                user, None, with_tools=False, add_generation_prompt=True, kwargs={CONTENT_AS_PARTS: True}
+            )
+        except TemplateError:
+            return
+        if USER_TEXT in parts:
+            self.extra_kwargs[CONTENT_AS_PARTS] = True
+            self._took(
+                Fallback(
+                    "content",
+                    "content as parts",
+                    "the template writes message text only when it comes as typed parts "
+                    '([{"type": "text", "text": ...}], as vLLM and SGLang pass it to a template that '
+                    "iterates content): every render passes it so",
+                )
+            )
 
     def render_once(
         self,
@@ -246,6 +303,7 @@ class ProbeRenderer:
         self._string_args: set[str] = set()
         self.failures: dict[str, str] = {}
         self.notes: list[str] = []
+        self.notes.extend(f"render fallback: {f.summary}" for f in self._ladder.fallbacks)
         self._timeouts = 0
         self._switch_timeouts = 0  # renders with a switch set (render_with, prefetch) that timed out
 

@@ -126,7 +126,7 @@ def analyze_command(
         raise typer.Exit(code=1)
 
 
-def _named(ref: str, exc: Exception) -> str:
+def _named(ref: str, exc: BaseException) -> str:
     """The error, after the template it is about unless it already starts with that (a source error does)."""
     text = str(exc)
     return text if text.startswith(ref) else f"{ref}: {text}"

@@ -417,9 +417,7 @@ def _judge(
     passing = [v.name for v in verdicts if v.ok]
     misses = sorted((v for v in verdicts if not v.ok), key=lambda v: (-v.passed, v.name))
     near = misses[:NEAR_MISSES] + [
-        v
-        for v in misses[NEAR_MISSES:]
-        if engine_issue(engine, v.name, written_as, v.first) is not None
+        v for v in misses[NEAR_MISSES:] if engine_issue(engine, v.name, written_as, v.first) is not None
     ]
     listed = []
     for v in near:

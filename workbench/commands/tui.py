@@ -35,9 +35,7 @@ def tui(
     ] = None,
     session_dir: Annotated[
         str | None,
-        typer.Option(
-            "--session-dir", help="Where ctrl+s saves sessions (default: the user data directory)."
-        ),
+        typer.Option("--session-dir", help="Where ctrl+s saves sessions (default: the user data directory)."),
     ] = None,
     no_model: Annotated[bool, typer.Option("--no-model", help="Do not load any model.")] = False,
 ) -> None:

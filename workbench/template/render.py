@@ -97,6 +97,7 @@ __all__ = [
     "check_template_kwargs",
     "check_time_limit",
     "compile_template",
+    "content_as_parts",
     "fixed_clock",
     "normalize_messages",
     "normalize_tools",
@@ -216,6 +217,26 @@ def _compiled_in_worker(source: str, limit: float) -> CompiledTemplate:
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
+#: The render argument that hands every message's text content to the template as typed parts
+#: (:func:`content_as_parts`): what vLLM and SGLang pass a template that iterates content.
+CONTENT_AS_PARTS = "content_as_parts"
+
+
+def content_as_parts(messages: Sequence[Message | Mapping[str, Any]]) -> list[Any]:
+    """``messages`` with each text ``content`` as one typed part, ``[{"type": "text", "text": ...}]`` (pure).
+
+    vLLM and SGLang render with the "openai" content format when a template iterates message content
+    (their chat-template content-format detection), handing it every string content in that shape; a
+    template written for it (a vision model's processor template) writes nothing for a plain string.
+    Content that is already a list, or missing, is left as it is."""
+    out: list[Any] = []
+    for m in messages:
+        raw = m.to_openai() if isinstance(m, Message) else m
+        if isinstance(raw, Mapping) and isinstance(raw.get("content"), str):
+            raw = {**raw, "content": [{"type": "text", "text": raw["content"]}]}
+        out.append(raw)
+    return out
+
 
 def normalize_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[dict[str, Any]]:
     """OpenAI-shaped dicts exactly as transformers hands them to templates.
@@ -240,6 +261,9 @@ def normalize_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[
             d.setdefault("reasoning", reasoning)
         out.append(d)
     return out
+
+
+_as_parts = content_as_parts  # the name the render functions use (their argument of that name shadows it)
 
 
 #: The exact types :func:`_plain` keeps as they are (``None`` is ``NoneType``).
@@ -304,6 +328,7 @@ RENDER_ARGUMENTS = frozenset(
         "add_generation_prompt",
         "continue_final_message",
         "time_limit",
+        CONTENT_AS_PARTS,
         "chat_template",
         "tokenize",
         "return_dict",
@@ -346,6 +371,7 @@ def render(
     add_generation_prompt: bool = False,
     continue_final_message: bool | str = False,
     time_limit: float = DEFAULT_TIME_LIMIT,
+    content_as_parts: bool = False,
     **kwargs: Any,
 ) -> str:
     """Render ``messages`` through the template ``source``, as ``apply_chat_template(tokenize=False)``.
@@ -354,7 +380,8 @@ def render(
     as transformers does; transformers also passes the tokenizer's special tokens, which is what
     :meth:`TemplateSource.render_kwargs` supplies.  ``continue_final_message`` is ``True`` (continue the
     content) or the name of the field to continue (e.g. ``"reasoning_content"``).  ``time_limit`` bounds
-    the compile and the render together.
+    the compile and the render together.  ``content_as_parts``: text content is passed as typed parts
+    (:func:`content_as_parts`), as servers pass it to a template that reads content only that way.
 
     Raises:
         TemplateError: syntax error, ``raise_exception``, undefined call, a usage error transformers also
@@ -367,6 +394,8 @@ def render(
     """
     limit = check_time_limit(time_limit)
     check_source_size(source)
+    if content_as_parts:
+        messages = _as_parts(messages)
     now = _frozen_now()
     # Renders are kept only at a fixed instant (the analysis and validation): a render that reads the real
     # clock is never served from the cache.
@@ -446,8 +475,11 @@ def render_many(
     answered = 0
     for index, call in enumerate(calls):
         kw = dict(call)
+        messages = kw.pop("messages", ())
+        if kw.pop(CONTENT_AS_PARTS, False):
+            messages = _as_parts(messages)
         request = (
-            kw.pop("messages", ()),
+            messages,
             kw.pop("tools", None),
             kw.pop("documents", None),
             bool(kw.pop("add_generation_prompt", False)),

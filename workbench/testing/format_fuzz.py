@@ -16,7 +16,7 @@ template writes (a format without reasoning never renders it, so those cases are
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 # ------------------------------------------------------------------------------------------ the axis values
@@ -213,6 +213,9 @@ class FormatDraw:
     #: DeepSeek-V3.2's switch: reasoning (and the prompt's opened block) only when ``enable_thinking`` is
     #: true, thinking off by default; off, the prompt and every answer write the block's closer alone.
     switched: bool = False
+    #: A vision-first template's convention: message text is read only from typed parts (``{"type":
+    #: "text"}``), a plain string writes nothing (what vLLM and SGLang pass a template that iterates content).
+    parts_only: bool = False
 
     @property
     def renders(self) -> frozenset[str]:
@@ -241,7 +244,11 @@ class FormatDraw:
 
 def draw_format(seed: int) -> FormatDraw:
     """The format of ``seed`` (the same seed always draws the same format)."""
-    return _Drawer(random.Random(seed), seed).draw()
+    draw = _Drawer(random.Random(seed), seed).draw()
+    # Drawn from a stream of its own, so that adding it left every seed's other axes as they were.
+    parts_only = random.Random(f"{seed}/content_parts").random() < 0.15
+    axes = {**draw.axes, "content_parts": "parts_only" if parts_only else "string_or_parts"}
+    return replace(draw, axes=axes, parts_only=parts_only)
 
 
 class _Drawer:
@@ -600,7 +607,7 @@ _VALUE_MACROS = """\
     {%- endif -%}
 {%- endmacro -%}
 {%- macro text(content) -%}
-    {%- if content is string -%}{{- content -}}
+    {%- if content is string -%}{{- content -}}{#- string -#}
     {%- elif content is iterable and content is not mapping -%}
         {%- for part in content -%}
             {%- if part is mapping and part.text is defined -%}{{- part.text -}}{%- endif -%}
@@ -610,10 +617,15 @@ _VALUE_MACROS = """\
 """
 
 
+#: What the ``text`` macro writes for a plain string (dropped in ``parts_only`` formats).
+_STRING_TEXT = "{{- content -}}{#- string -#}"
+
+
 def write_template(draw: FormatDraw) -> str:
     """``draw`` as a Jinja chat template (transformers' conventions: ``messages``, ``tools``,
     ``add_generation_prompt``; arguments as a mapping)."""
-    lines = [f"{{#- fuzzed format, seed {draw.seed}: {_describe(draw)} -#}}", _VALUE_MACROS]
+    macros = _VALUE_MACROS.replace(_STRING_TEXT, "") if draw.parts_only else _VALUE_MACROS
+    lines = [f"{{#- fuzzed format, seed {draw.seed}: {_describe(draw)} -#}}", macros]
     lines += _call_macros(draw)
     lines += _frame(draw)
     return "\n".join(lines) + "\n"
@@ -910,6 +922,10 @@ def _assistant(draw: FormatDraw) -> list[str]:
         " and message.reasoning_content"
     )
     has_content = "message.content is string and message.content"
+    content = "message.content"
+    if draw.parts_only:
+        has_content = "message.content is defined and message.content is not string and text(message.content)"
+        content = "text(message.content)"
     has_calls = "message.tool_calls is defined and message.tool_calls"
     if h is not None:
         out = []
@@ -917,7 +933,7 @@ def _assistant(draw: FormatDraw) -> list[str]:
             out.append(f"{{%- if {has_reasoning} -%}}"
                        + emit(lit(h.header("assistant", h.reasoning_channel)), "message.reasoning_content",
                               lit(h.end + h.end_nl)) + "{%- endif -%}")  # fmt: skip
-        answer = emit(lit(h.header("assistant", h.answer_channel)), "message.content", lit(h.end + h.end_nl))
+        answer = emit(lit(h.header("assistant", h.answer_channel)), content, lit(h.end + h.end_nl))
         out.append(f"{{%- if {has_content} -%}}" + answer + "{%- endif -%}")
         out.append(f"{{%- if {has_calls} -%}}" + emit("calls(message.tool_calls)") + "{%- endif -%}")
         return out
@@ -935,7 +951,6 @@ def _assistant(draw: FormatDraw) -> list[str]:
             line += "{%- endif -%}"
         out.append(line)
     a = draw.answer
-    content = "message.content"
     if a is not None:
         out.append(f"{{%- if {has_content} -%}}" + emit(lit(a.open + a.lead), content, lit(a.trail + a.close))
                    + f"{{%- if {has_calls} -%}}" + emit(lit(draw.content_to_calls)) + "{%- endif -%}"

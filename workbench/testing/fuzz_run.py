@@ -144,6 +144,9 @@ def render_output(draw: FormatDraw, template: str, case: Any) -> tuple[str, str]
     # A format whose reasoning needs the thinking switch on is rendered with it on, as a caller asking
     # for reasoning does (the others do not read it).
     switch: dict[str, Any] = {"enable_thinking": True} if draw.switched else {}
+    # A format that reads text only from typed parts gets it so, as servers pass it to such a template.
+    if draw.parts_only:
+        switch["content_as_parts"] = True
     with fixed_clock():  # both renders at one instant: a template may print the time
         prompt = render(template, [USER_TURN], tools=tools, add_generation_prompt=True, **switch)
         full = render(template, [USER_TURN, case.message(string_arguments=False)], tools=tools, **switch)

@@ -91,5 +91,3 @@ def switches_of(spec: FormatSpec | None) -> list[Switch]:
         )
         out.append(Switch(name, str(info.get("kind", "")), values))
     return out
-
-

@@ -44,6 +44,7 @@ class CaseRenderer:
         self.template_kwargs = check_template_kwargs(template_kwargs or {})
         self.notes: list[str] = []
         self._ladder = RenderLadder(source, time_limit=time_limit)
+        self.notes.extend(_note(f) for f in self._ladder.fallbacks)  # taken before any case (content)
         # Second renders made ahead (:meth:`render_again_ahead`), by request, while the ladder has taken this
         # many fallbacks (a fallback taken since changes the render: those are then made again).
         self._again: dict[RequestKey, str | TemplateError] = {}

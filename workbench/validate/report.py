@@ -136,9 +136,7 @@ class CaseResult:
             parsed=None if parsed is None else _field(parsed, dict, f"{where}.parsed"),
             mismatches=_strings(data.get("mismatches", []), f"{where}.mismatches"),
             start_stage=_field(data.get("start_stage", ""), str, f"{where}.start_stage"),
-            continued={
-                k: _field(v, str, f"{where}.continued.{k}") for k, v in continued.items()
-            },
+            continued={k: _field(v, str, f"{where}.continued.{k}") for k, v in continued.items()},
             skip=_field(data.get("skip", ""), str, f"{where}.skip"),
         )
 

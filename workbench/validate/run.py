@@ -238,7 +238,7 @@ def raw_value_ambiguity(spec: FormatSpec, case: Case, output: str) -> str:
                     "the template writes argument values raw, so a value holding the format's own markers "
                     "cannot be told apart from them"
                 )
-            if any(q in value and f"{q}{value}{q}" in output for q in ("\"", "'")):
+            if any(q in value and f"{q}{value}{q}" in output for q in ('"', "'")):
                 return (
                     "the template writes string values raw between quotes, so a value holding that quote "
                     "cannot be told apart from the value's end"

@@ -102,4 +102,3 @@ def _reasons(cases: Sequence[CaseResult]) -> str:
     reasons = list(dict.fromkeys(c.reason for c in cases if c.status == UNSUPPORTED and c.skip in _NOT_SEEN))
     text = "; ".join(reasons[:2])
     return text + (f" (and {len(reasons) - 2} more)" if len(reasons) > 2 else "")
-

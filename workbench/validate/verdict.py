@@ -182,7 +182,6 @@ def compute_verdict(
     )
 
 
-
 def raises_on(limits: Sequence[str]) -> str:
     """The limits as one clause: ``the template raises on a parameter without `type` and an `anyOf```."""
     if not limits:

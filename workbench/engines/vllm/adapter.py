@@ -262,8 +262,6 @@ class WorkbenchReasoningParser(ReasoningParser):
         return DeltaMessage(reasoning=reasoning or None, content=content or None)
 
 
-
-
 def structural_tag(
     tools: list[Any], builtin_tools: list[Any], tool_choice: str, reasoning: bool, token_suffix: str = ""
 ) -> Any:

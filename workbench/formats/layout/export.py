@@ -30,9 +30,7 @@ def _call_header(spec: FormatSpec) -> tuple[str, str]:
             seen = True
             continue
         if part.startswith("$") and not part.startswith("$$"):
-            raise ResponseGap(
-                "a call header with an id or a counter has no response-template spelling here"
-            )
+            raise ResponseGap("a call header with an id or a counter has no response-template spelling here")
         if seen:
             after += pattern_literal(part)
         else:
