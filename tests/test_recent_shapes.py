@@ -55,9 +55,16 @@ WITH_REASONING = {
     "ring-like",
     "smollm3-like",
     "qwen3vlthinking-like",
+    "pangu-like",
+    "skyt1-like",
+    "reflection-like",
+    "claude2-like",
+    "hyperclovax-like",
+    "katv1-like",
+    "moss-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
-CALLS_WITHOUT_TEXT = {"commanda-like", "react-like", "toolace-like", "xlam2-like"}
+CALLS_WITHOUT_TEXT = {"commanda-like", "react-like", "toolace-like", "xlam2-like", "moss-like"}
 #: The templates that render no tool calls at all.
 NO_TOOLS = {"gemma3n-like", "glm41vthinking-like", "rekaflash3-like"}
 #: The templates that refuse two calls in one message (one call per assistant message).
@@ -72,6 +79,16 @@ NOT_YET = {
     '"tool_calls": []}\'): content with JSON escapes, and an empty call list behind it',
     "functionary2-like": "the prompt stops at the recipient slot: 'all' routes the answer, any other word "
     "opens a call to that function; the spec reads the answer's route but no call",
+    "hyperclovax-like": "reasoning, answer and calls as separate role-headed blocks ('assistant/think', "
+    "'assistant', 'assistant -> tool/function_call'): the answer's block is not read",
+    "katv1-like": "a mode marker the model writes before its answer ('<think_off>' alone, or '<think_on>' then "
+    "the reasoning block): read as part of the content",
+    "claude2-like": "arguments as one XML element per key, named by the key ('<city>Paris</city>'): the "
+    "spec has no slot for a key written as an element's name",
+    "octopus2-like": "a call names its function by the tool's index in a functional token ('<nexa_0>(...)'), "
+    "then a description block: no name is written",
+    "moss-like": "labelled fields each with its own end token, an empty field written as 'None' "
+    "('<|Inner Thoughts|>: None<eot>'): read as content",
 }
 
 
@@ -80,7 +97,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 44
+    assert len(_paths()) == 59
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
