@@ -62,9 +62,29 @@ WITH_REASONING = {
     "hyperclovax-like",
     "katv1-like",
     "moss-like",
+    "gemma4-like",
+    "hy3-like",
+    "mimov2-like",
+    "solaropen-like",
+    "cwm-like",
+    "kimik3-like",
+    "minimaxm3-like",
+    "museglimmer-like",
+    "inkling-like",
+    "harmonyparallel-like",
+    "harmonychatml-like",
+    "hcxinline-like",
+    "kimik3msg-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
-CALLS_WITHOUT_TEXT = {"commanda-like", "react-like", "toolace-like", "xlam2-like", "moss-like"}
+CALLS_WITHOUT_TEXT = {
+    "commanda-like",
+    "react-like",
+    "toolace-like",
+    "xlam2-like",
+    "moss-like",
+    "museglimmer-like",
+}
 #: The templates that render no tool calls at all.
 NO_TOOLS = {"gemma3n-like", "glm41vthinking-like", "rekaflash3-like"}
 #: The templates that refuse two calls in one message (one call per assistant message).
@@ -83,12 +103,29 @@ NOT_YET = {
     "'assistant', 'assistant -> tool/function_call'): the answer's block is not read",
     "katv1-like": "a mode marker the model writes before its answer ('<think_off>' alone, or '<think_on>' then "
     "the reasoning block): read as part of the content",
-    "claude2-like": "arguments as one XML element per key, named by the key ('<city>Paris</city>'): the "
-    "spec has no slot for a key written as an element's name",
     "octopus2-like": "a call names its function by the tool's index in a functional token ('<nexa_0>(...)'), "
     "then a description block: no name is written",
     "moss-like": "labelled fields each with its own end token, an empty field written as 'None' "
     "('<|Inner Thoughts|>: None<eot>'): read as content",
+    "solaropen-like": "reasoning opened by the prompt and closed by the next segment's header "
+    "('<|end|><|begin|>assistant<|content|>'): not read",
+    "cwm-like": "the prompt ends '<think>\\n' and a call turn starts '<tool: ': the output is cut inside the "
+    "call's marker",
+    "kimik3-like": "element channels ('<|open|>think<|sep|>...<|close|>think<|sep|><|open|>response<|sep|>'): "
+    "reasoning's end read as '<|close|>think' alone",
+    "minimaxm3-like": "every call tag behind a namespace token; null arguments dropped by the template "
+    "(validation expects them)",
+    "museglimmer-like": "a call's function named in its segment header (' to=NAME<|message|>'): not read",
+    "inkling-like": "a call's function named in its message header, then a JSON body naming it again "
+    "('<|message_model|>NAME<|content_invoke_tool_json|>{...}'): not read",
+    "harmonyparallel-like": "parallel calls as one message to 'multi_tool_use.parallel' whose body lists "
+    "them: read as content",
+    "harmonychatml-like": "channel and recipient as plain words in a ChatML header ('<|im_start|>assistant "
+    "channel=final\\n'): the channel word is read as content",
+    "hcxinline-like": "an answer's text with calls is reported unsupported ('comes after the end-of-turn "
+    "marker'), though the template renders the call as a role-switch message after it",
+    "kimik3msg-like": "XTML message elements ('<|open|>message role=...<|sep|>'), channels inside: the tag "
+    "words are read as content",
 }
 
 
@@ -97,7 +134,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 59
+    assert len(_paths()) == 74
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 

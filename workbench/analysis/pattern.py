@@ -287,7 +287,7 @@ def _arg_parts(text: str, key: str, value_text: str, like: Sequence[str] = ()) -
     v = text.find(value_text, k + len(key))
     while v >= 0:
         before, between, after = text[:k], text[k + len(key) : v], text[v + len(value_text) :]
-        parts = [literal_part(before), "$key", literal_part(between), "$value", literal_part(after)]
+        parts = [literal_part(before), "$key", literal_part(between), "$value", *_closing(after, key)]
         found.append([p for p in parts if p])
         v = text.find(value_text, v + 1)
     if not found:
@@ -297,6 +297,18 @@ def _arg_parts(text: str, key: str, value_text: str, like: Sequence[str] = ()) -
         if tail is not None and parts[-1] == tail:
             return parts
     return found[0]
+
+
+def _closing(after: str, key: str) -> list[str]:
+    """The literal after an argument's value as parts: the key where the closing tag names it again
+    (``</city>`` of ``<city>Paris</city>``, an element named by its key), found as a whole word."""
+    at = after.find(key)
+    while at >= 0:
+        end = at + len(key)
+        if (at == 0 or not after[at - 1].isalnum()) and (end == len(after) or not after[end].isalnum()):
+            return [literal_part(after[:at]), "$key", literal_part(after[end:])]
+        at = after.find(key, at + 1)
+    return [literal_part(after)]
 
 
 def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list[ArgVariant] | None:

@@ -404,6 +404,11 @@ class _Drawer:
             )
             if layout == "attr_typed":
                 details["type_attr"] = self.pick("type_attribute", ("string_flag", "type_name"))
+            elif inner != "bracket_words":  # (a bracket word is written in capitals: no key stays itself)
+                # Drawn from a stream of its own, so that adding it left every seed's other axes as they were.
+                named = random.Random(f"{self.seed}/param_names").random() < 0.35
+                details["named"] = named
+                self.axes["param_names"] = "element_named" if named else "attribute"
         else:  # pythonic: a list of calls (optionally in a section), or each call in a wrapper of its own
             listed = rng.random() < 0.7
             self.axes["pythonic_list"] = "yes" if listed else "no"
@@ -698,7 +703,11 @@ def _call_macros(draw: FormatDraw) -> list[str]:
         body += _id_part(draw, "before")
         body.append("    " + emit(fn_head, lit(ws)))
         body += _id_part(draw, "after")
-        if draw.layout == "tagged_eq":
+        p_close = lit(spell_close(inner, d["param_word"]) + ws)
+        if d.get("named"):  # <city>v</city>: the element is named by the key (Anthropic's XML)
+            p_head = _keyed_marker(spell_open(inner, "\x00"))
+            p_close = _keyed_marker(spell_close(inner, "\x00")) + " ~ " + lit(ws)
+        elif draw.layout == "tagged_eq":
             p_head = "'" + _el(inner, d["param_word"] + "=") + "' ~ k ~ '" + _el_end(inner) + "'"
         elif d["type_attr"] == "string_flag":
             p_head = (
@@ -715,8 +724,7 @@ def _call_macros(draw: FormatDraw) -> list[str]:
             )
         body += [
             "    {%- for k, v in args | items -%}",
-            "        " + emit(p_head, lit(d["value_ws"]), "raw_or_json(v)", lit(d["value_ws"]),
-                              lit(spell_close(inner, d["param_word"]) + ws)),
+            "        " + emit(p_head, lit(d["value_ws"]), "raw_or_json(v)", lit(d["value_ws"]), p_close),
             "    {%- endfor -%}",
             "    " + emit(lit(spell_close(inner, d["fn_word"]))),
         ]  # fmt: skip
@@ -753,6 +761,12 @@ def _call_macros(draw: FormatDraw) -> list[str]:
         calls.append("    " + emit(lit(draw.section.trail + draw.section.close)))
     calls.append("{%- endmacro -%}")
     return body + calls
+
+
+def _keyed_marker(marker: str) -> str:
+    """A Jinja expression writing ``marker`` with the argument's key ``k`` where it holds ``\x00``."""
+    before, _, after = marker.partition("\x00")
+    return lit(before) + " ~ k ~ " + lit(after)
 
 
 def _el(spelling: str, head: str) -> str:

@@ -154,7 +154,7 @@ class CallPatternGrammar(ToolGrammar):
     def _one_way(self, v: ArgVariant, key: str, schema: Any, tool_name: str) -> Element:
         k = v.parts.index("$value")
         head = "".join(key if x == "$key" else pattern_literal(x) for x in v.parts[:k])
-        tail = "".join(pattern_literal(x) for x in v.parts[k + 1 :])
+        tail = "".join(key if x == "$key" else pattern_literal(x) for x in v.parts[k + 1 :])
         own = (
             {t for t in schema_types(schema) if variant_for(self.t.pattern, t) is v}
             if schema_types(schema)

@@ -30,7 +30,7 @@ from workbench.runtime.parsing.core import MORE, Gen
 from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import core_of, marker_set
 from workbench.runtime.parsing.tool_tag import TagParser
-from workbench.runtime.spec import ArgVariant, ToolsSpec, ValueEncoding, pattern_literal
+from workbench.runtime.spec import ArgVariant, ToolsSpec, ValueEncoding, literal_part, pattern_literal
 from workbench.runtime.values import (
     NotJsonError,
     PythonExtent,
@@ -91,6 +91,11 @@ class CallPatternParser(TagParser):
         after_call = self.call_end or self.sep or self.sec_end
         self.args_end = _next_literal(self.tail, -1, after_call)
         self.closers = [c for c in (self.call_end,) if c]
+        # The literal after the arguments ends them before another argument is tried where an argument's
+        # opening could read it as one (``</parameters>`` after ``<city>...</city>``: ``<`` + key ``/parameters``);
+        # not where the arguments' own opening starts with it (then it is no sign of their end).
+        heads = [pattern_literal(v.parts[0]) for v in p.arguments if v.parts and not _is_slot(v.parts[0])]
+        self.ends_args_first = bool(self.args_end) and not any(h.startswith(self.args_end) for h in heads)
 
     @property
     def has_closing_markers(self) -> bool:
@@ -269,6 +274,12 @@ class CallPatternParser(TagParser):
         if count and sep:
             look.ws()
             look.lit(sep)
+        if count and self.ends_args_first:
+            at, spans = look.i, [list(s) for s in look.spans]
+            look.ws()
+            if look.peek(self.args_end):
+                raise Fail
+            look.i, look.spans = at, spans
         start_i, start_spans = look.i, [list(s) for s in look.spans]
         for variant in self.p.arguments:
             look.i, look.spans = start_i, [list(s) for s in start_spans]
@@ -453,6 +464,22 @@ def _index(look: Look) -> str:
     return m.group(0)
 
 
+def keyed(parts: tuple[str, ...], key: str) -> tuple[str, ...]:
+    """``parts`` with each ``$key`` slot replaced by ``key`` and the literals around it joined (pure)."""
+    if "$key" not in parts:
+        return tuple(parts)
+    out: list[str] = []
+    for part in parts:
+        text = key if part == "$key" else pattern_literal(part) if not _is_slot(part) else None
+        if text is None:
+            out.append(part)
+        elif out and not _is_slot(out[-1]):
+            out[-1] = literal_part(pattern_literal(out[-1]) + text)
+        else:
+            out.append(literal_part(text))
+    return tuple(out)
+
+
 def _tail_slot(look: Look, part: str, stop: str) -> str:
     look.ws()
     if part == "$index":
@@ -461,14 +488,15 @@ def _tail_slot(look: Look, part: str, stop: str) -> str:
 
 
 def _arg_head(look: Look, variant: ArgVariant) -> tuple[str, tuple[str, ...]]:
-    """Match a tagged argument's parts up to its value; (key, the parts after the value)."""
+    """Match a tagged argument's parts up to its value; (key, the parts after the value, with the key
+    written in where they name it again: ``</city>`` closes ``<city>``)."""
     parts = variant.parts
     key = ""
     for k, part in enumerate(parts):
         if part == "$value":
             if not key:
                 raise Fail
-            return key, tuple(parts[k + 1 :])
+            return key, keyed(parts[k + 1 :], key)
         if part == "$key":
             stop = _next_literal(parts, k)
             key = _slot_text(look, stop, "tool_args").strip()
