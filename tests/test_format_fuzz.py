@@ -137,8 +137,10 @@ def test_fuzzed_format_round_trips(seed: int) -> None:
 #: Fresh seeds (``scripts/fuzz_formats.py``) that once failed, each a class of format fixed since: bare-word
 #: blocks that all close with the same word, the turn's own end after it (``prompt._up_to_turn_end``);
 #: hash-spelled tags written back to back (``##/id####param##``), where a markdown ``###`` of the tool list
-#: let the diff cut inside ``##param##`` (``diff._not_crossing``).
-FOUND_SEEDS = (760001, 770059, 900151)
+#: let the diff cut inside ``##param##`` (``diff._not_crossing``); arguments as elements named by their key
+#: in bar, double-angle and double-bracket spellings (``'<|/' ~ key ~ '|>'``), whose closing head cut the
+#: reasoning closer ``<|/analysis|>`` into ``<|/`` and ``analysis|>`` (``literals.template_instances``).
+FOUND_SEEDS = (760001, 770059, 900151, 980210, 990316, 990335)
 
 
 @pytest.mark.parametrize("seed", FOUND_SEEDS)

@@ -87,6 +87,36 @@ PATTERN_JSON = FormatSpec(
     )
 )
 
+#: Arguments as elements named by their key, the closing tag naming it again (Anthropic's XML, MiniMax-M3).
+PATTERN_KEYED = FormatSpec(
+    tools=ToolsSpec(
+        format="call_pattern",
+        section_start="<function_calls>\n",
+        section_end="</function_calls>",
+        call_start="<invoke>\n<tool_name>",
+        call_end="</parameters>\n</invoke>\n",
+        pattern=CallPattern(
+            call=("$name", "</tool_name>\n<parameters>\n", "$args"),
+            args="tagged",
+            arguments=(
+                ArgVariant(("string",), ("<", "$key", ">", "$value", "</", "$key", ">\n"), "raw"),
+                ArgVariant(_NOT_STRING, ("<", "$key", ">", "$value", "</", "$key", ">\n"), "json"),
+            ),
+        ),
+    )
+)
+#: A header that names the function, then a JSON body that names it again (Inkling).
+PATTERN_NAMED_TWICE = FormatSpec(
+    tools=ToolsSpec(
+        format="call_pattern",
+        call_start="<|message_model|>",
+        call_end="}<|end_message|>",
+        pattern=CallPattern(
+            call=("$name", '<|content_invoke_tool_json|>{"name":"', "$name", '","args":', "$args")
+        ),
+    )
+)
+
 #: One spec per family (every registered family is covered: see the first test); a family with several
 #: kinds has one entry per kind (``family/kind``).
 FAMILY_SPECS: dict[str, FormatSpec] = {
@@ -98,6 +128,8 @@ FAMILY_SPECS: dict[str, FormatSpec] = {
     "recipient": FUNCTIONARY_V32_LIKE,
     "call_pattern": PATTERN_TAGGED,
     "call_pattern/object": PATTERN_OBJECT,
+    "call_pattern/keyed": PATTERN_KEYED,
+    "call_pattern/named_twice": PATTERN_NAMED_TWICE,
     "call_pattern/json": PATTERN_JSON,
 }
 
@@ -199,3 +231,12 @@ def test_a_list_of_strings_parameter_is_raw_in_grammar_and_parser_alike() -> Non
     call = "<tool_call>\n<function=f>\n<parameter=v>\nParis\n</parameter>\n</function>\n</tool_call>"
     assert _accepts(compiled, call)
     assert json.loads(parse(XML_TAGGED, call, tools=[tool]).message.tool_calls[0].arguments) == {"v": "Paris"}
+
+
+def test_a_call_that_names_two_functions_is_no_call() -> None:
+    """The header's name and the body's must agree: a call naming two functions is not read as either."""
+    tools = [Tool(name=n, parameters={"type": "object"}) for n in ("get_weather", "get_time")]
+    good = '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{}}<|end_message|>'
+    bad = good.replace('"name":"get_weather"', '"name":"get_time"')
+    assert [c.name for c in parse(PATTERN_NAMED_TWICE, good, tools).message.tool_calls] == ["get_weather"]
+    assert not parse(PATTERN_NAMED_TWICE, bad, tools).message.tool_calls

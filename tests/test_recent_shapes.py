@@ -101,8 +101,8 @@ NOT_YET = {
     "opens a call to that function; the spec reads the answer's route but no call",
     "hyperclovax-like": "reasoning, answer and calls as separate role-headed blocks ('assistant/think', "
     "'assistant', 'assistant -> tool/function_call'): the answer's block is not read",
-    "katv1-like": "a mode marker the model writes before its answer ('<think_off>' alone, or '<think_on>' then "
-    "the reasoning block): read as part of the content",
+    "katv1-like": "a mode marker the model writes before its answer ('<think_off>' alone, or '<think_on>' "
+    "then the reasoning block): read as part of the content",
     "octopus2-like": "a call names its function by the tool's index in a functional token ('<nexa_0>(...)'), "
     "then a description block: no name is written",
     "moss-like": "labelled fields each with its own end token, an empty field written as 'None' "
@@ -111,19 +111,15 @@ NOT_YET = {
     "('<|end|><|begin|>assistant<|content|>'): not read",
     "cwm-like": "the prompt ends '<think>\\n' and a call turn starts '<tool: ': the output is cut inside the "
     "call's marker",
-    "kimik3-like": "element channels ('<|open|>think<|sep|>...<|close|>think<|sep|><|open|>response<|sep|>'): "
-    "reasoning's end read as '<|close|>think' alone",
+    "kimik3-like": "element channels ('<|open|>think<|sep|>...<|close|>think<|sep|><|open|>response"
+    "<|sep|>'): reasoning's end read as '<|close|>think' alone",
     "minimaxm3-like": "every call tag behind a namespace token; null arguments dropped by the template "
     "(validation expects them)",
-    "museglimmer-like": "a call's function named in its segment header (' to=NAME<|message|>'): not read",
-    "inkling-like": "a call's function named in its message header, then a JSON body naming it again "
-    "('<|message_model|>NAME<|content_invoke_tool_json|>{...}'): not read",
     "harmonyparallel-like": "parallel calls as one message to 'multi_tool_use.parallel' whose body lists "
     "them: read as content",
-    "harmonychatml-like": "channel and recipient as plain words in a ChatML header ('<|im_start|>assistant "
-    "channel=final\\n'): the channel word is read as content",
-    "hcxinline-like": "an answer's text with calls is reported unsupported ('comes after the end-of-turn "
-    "marker'), though the template renders the call as a role-switch message after it",
+    "hcxinline-like": "an answer's text with calls: the call comes as a further message of the assistant's "
+    "own ('<|im_end|>' then '<|im_start|>assistant -> tool/function_call'), after what the spec takes "
+    "for the turn's end",
     "kimik3msg-like": "XTML message elements ('<|open|>message role=...<|sep|>'), channels inside: the tag "
     "words are read as content",
 }

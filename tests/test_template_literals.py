@@ -8,7 +8,8 @@ the reasoning marker in two: fuzz seeds 300312, 400104, 750332, 750441).
 
 from __future__ import annotations
 
-from workbench.template.literals import template_literals
+from workbench.analysis.diff import Evidence
+from workbench.template.literals import template_instances, template_literals
 
 GLUED = (
     "{{ '### ' ~ tools[0].name }}"
@@ -26,3 +27,28 @@ def test_a_unit_found_across_two_others_splits_nothing() -> None:
 
 def test_a_unit_held_whole_still_leaves_its_remainders() -> None:
     assert "<|END_RESPONSE|>" in template_literals(NESTED)
+
+
+#: Arguments as elements named by their key, in a spelling whose closing head is a unit (``<|/``), beside a
+#: reasoning closer written whole: fuzz seeds 980210, 990316, 990335 read ``<|/analysis|>`` as ``<|/`` then
+#: ``analysis|>``.
+KEYED = (
+    "{% for k, v in args | items %}{{ '<|' ~ k ~ '|>' ~ v ~ '<|/' ~ k ~ '|>' }}{% endfor %}"
+    "{{ '<|analysis|>\\n' ~ r ~ '\\n<|/analysis|>' }}{{ '<|/analysis|>' }}"
+)
+#: A head whose tail is a unit of its own: the finest reading finds the tail, nothing is read whole.
+ROLE = "{{ '<|im_start|>' ~ role ~ '\\n<think>\\n' }}{{ '<|im_start|>assistant\\n<think>' }}"
+
+
+def test_an_instance_of_a_head_value_tail_is_read_whole() -> None:
+    assert "<|/analysis|>" in template_instances(KEYED)
+    assert "analysis|>" not in template_literals(KEYED)  # no remainder after the head '<|/'
+    evidence = Evidence.of(template_literals(KEYED), whole=template_instances(KEYED))
+    segments = evidence.segment("<|/analysis|>x")
+    assert [s.text for s in segments] == ["<|/analysis|>", "x"]
+
+
+def test_a_head_whose_tail_is_a_unit_leaves_the_finest_reading() -> None:
+    assert not template_instances(ROLE)
+    segments = Evidence.of(template_literals(ROLE)).segment("<|im_start|>assistant\n<think>")
+    assert segments[0].text == "<|im_start|>" and segments[-1].text == "<think>"

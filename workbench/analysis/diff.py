@@ -139,6 +139,9 @@ class Evidence:
 
     units: frozenset[str] = frozenset()
     tokens: frozenset[str] = frozenset()
+    #: Units read whole, never as a shorter unit and the rest: an instance of a ``HEAD ~ value ~ TAIL`` the
+    #: template writes (:func:`~workbench.template.literals.template_instances`).
+    whole: frozenset[str] = frozenset()
     _sorted: tuple[str, ...] = field(default=(), repr=False)
     _max: int = field(default=0, repr=False)
 
@@ -148,8 +151,8 @@ class Evidence:
         self._max = max((len(u) for u in self._sorted), default=0)
 
     @classmethod
-    def of(cls, units: Iterable[str] = (), tokens: Iterable[str] = ()) -> Evidence:
-        return cls(frozenset(units), frozenset(tokens))
+    def of(cls, units: Iterable[str] = (), tokens: Iterable[str] = (), whole: Iterable[str] = ()) -> Evidence:
+        return cls(frozenset(units), frozenset(tokens), frozenset(whole))
 
     def __bool__(self) -> bool:
         return bool(self._sorted)
@@ -213,8 +216,10 @@ class Evidence:
         i = start = 0
         n = len(text)
         while i < n:
-            # The finest reading: the shortest unit that starts here (a literal may hold others).
-            unit = next((u for u in reversed(self._sorted) if text.startswith(u, i)), None)
+            # The finest reading: the shortest unit that starts here (a literal may hold others), unless
+            # a unit here is read whole (``<|/analysis|>``, not ``<|/`` then ``analysis|>``).
+            here = [u for u in self._sorted if text.startswith(u, i)]  # longest first
+            unit = next((u for u in here if u in self.whole), here[-1] if here else None)
             if unit is None:
                 i += 1
                 continue

@@ -148,7 +148,15 @@ def _find_slots(region: str, name: str, call_id: str, args_text: str, after: int
     for (_, e1, _), (s2, _, _) in pairwise(spans):
         if s2 < e1:
             return None
-    return _Slots(tuple(spans))
+    # The name written again outside the other slots (a header that names the function, then a JSON body
+    # that names it too: ``NAME<|content_invoke_tool_json|>{"name":"NAME","args":{...}}``): a slot too.
+    end = spans[-1][1]
+    again = region.find(name, at + len(name))
+    while again >= 0 and again < end:
+        if not any(s < again + len(name) and again < e for s, e, _ in spans):
+            spans.append((again, again + len(name), "$name"))
+        again = region.find(name, again + len(name))
+    return _Slots(tuple(sorted(spans)))
 
 
 def _json_spellings(value: Any) -> list[str]:

@@ -48,7 +48,35 @@ def template_literals(source: str) -> frozenset[str]:
     for block in ast.find_all(nodes.AssignBlock):
         for data in block.find_all(nodes.TemplateData):
             found.update(_units(data.data))
-    return frozenset(found | _overlaps(found) | _remainders(found))
+    return frozenset(found | _overlaps(found) | _remainders(found, _fragments(ast)))
+
+
+@lru_cache(maxsize=64)
+def template_instances(source: str) -> frozenset[str]:
+    """The instances of a ``HEAD ~ value ~ TAIL`` the template writes that start one of its literals
+    (``<|/analysis|>`` beside ``'<|/' ~ key ~ '|>'``), up to the tail: units read whole, never as the head
+    and the rest (pure; empty when the template does not parse)."""
+    try:
+        ast = compile_template(source).env.parse(source)
+    except (TemplateError, jinja2.TemplateSyntaxError):
+        return frozenset()
+    # (only heads that are units, and tails too short to be one: a tail that is a unit marks where the
+    # value ends by itself, ``'<|im_start|>' ~ role ~ '\n<think>'``, and the finest reading finds it)
+    fragments = {
+        head: {t for t in tails if t and len(t) < MIN_LITERAL}
+        for head, tails in _fragments(ast).items()
+        if len(head) >= MIN_LITERAL
+    }
+    out: set[str] = set()
+    for unit in template_literals(source):
+        for head, tails in fragments.items():
+            if unit == head or not unit.startswith(head):
+                continue
+            rest = unit[len(head) :]
+            ends = [rest.find(t) + len(t) for t in tails if t in rest]
+            if ends:  # the instance runs to its tail: ``<|open|>message role="assistant"`` of a longer unit
+                out.add(unit[: len(head) + min(ends)].strip())
+    return frozenset(out)
 
 
 @lru_cache(maxsize=64)
@@ -93,13 +121,62 @@ def _units(text: str) -> list[str]:
     return out
 
 
-def _remainders(units: set[str]) -> set[str]:
+def _fragments(ast: nodes.Template) -> dict[str, set[str]]:
+    """The literals written only as the head of ``LITERAL ~ value ~ LITERAL`` (trimmed), each with the
+    literals written after its value (``'<|/'`` of ``'<|/' ~ key ~ '|>'``, with ``|>``).
+
+    A longer literal that starts with such a head and ends with one of its tails is an instance of that
+    pattern (``<|/analysis|>``: the value ``analysis``), not the head then a unit: what follows the head is
+    where a value goes."""
+    tails: dict[int, set[str]] = {}
+    for expr in ast.find_all((nodes.Concat, nodes.Add)):
+        parts = list(_flattened(expr))
+        for n in range(len(parts) - 2):
+            head, value, tail = parts[n : n + 3]
+            if _is_text(head) and not _is_text(value) and _is_text(tail):
+                tails.setdefault(id(head), set()).add(_text(tail).strip())
+    out: dict[str, set[str]] = {}
+    heads_only: dict[str, bool] = {}
+    for node in ast.find_all((nodes.Const, nodes.TemplateData)):
+        if _is_text(node):
+            text = _text(node).strip()
+            heads_only[text] = heads_only.get(text, True) and id(node) in tails
+            if id(node) in tails:
+                out.setdefault(text, set()).update(tails[id(node)])
+    return {t: out[t] for t, only in heads_only.items() if t and only}
+
+
+def _text(node: nodes.Node) -> str:
+    return node.value if isinstance(node, nodes.Const) else node.data  # type: ignore[attr-defined]
+
+
+def _is_text(node: nodes.Node) -> bool:
+    if isinstance(node, nodes.TemplateData):
+        return True
+    return isinstance(node, nodes.Const) and isinstance(node.value, str)
+
+
+def _flattened(expr: nodes.Node) -> Iterator[nodes.Node]:
+    """The operands of a chain of ``~`` / ``+``, in order."""
+    if isinstance(expr, nodes.Concat):
+        for child in expr.nodes:
+            yield from _flattened(child)
+    elif isinstance(expr, nodes.Add):
+        yield from _flattened(expr.left)
+        yield from _flattened(expr.right)
+    else:
+        yield expr
+
+
+def _remainders(units: set[str], fragments: dict[str, set[str]] | None = None) -> set[str]:
     """The pieces of a unit on either side of another unit it holds (``<|END_RESPONSE|>`` of
     ``<|END_RESPONSE|><|END_OF_TURN_TOKEN|>``, which also holds the unit ``<|END_OF_TURN_TOKEN|>``).
 
     An inner unit found across the edge of another unit the outer one holds is a coincidence of characters,
     not a unit written there: ``##think####/think##`` holds ``##think##`` then ``##/think##``, and the
-    ``###`` of a markdown heading found where they meet would make ``##think`` and ``#/think##`` units."""
+    ``###`` of a markdown heading found where they meet would make ``##think`` and ``#/think##`` units.
+    ``fragments`` (:func:`_fragments`): after the head of a ``HEAD ~ value ~ TAIL`` comes a value, so the
+    piece after it, up to a tail, is none (``analysis|>`` of ``<|/analysis|>``)."""
     out: set[str] = set()
     for outer in units:
         held = [(at, at + len(u)) for u in units if u != outer and u in outer for at in _finds(outer, u)]
@@ -110,7 +187,11 @@ def _remainders(units: set[str]) -> set[str]:
             end = at + len(inner)
             if any(s < at < e < end or at < s < end < e for s, e in held):
                 continue
-            for piece in (outer[:at], outer[end:]):
+            # after the head of ``HEAD ~ value ~ TAIL`` comes a value: the rest up to a tail is no unit
+            # (``analysis|>`` of ``<|/analysis|>``, an instance of ``'<|/' ~ key ~ '|>'``)
+            tails = (fragments or {}).get(inner, ())
+            after = "" if any(t and t in outer[end:] for t in tails) else outer[end:]
+            for piece in (outer[:at], after):
                 if len(piece.strip()) >= MIN_LITERAL:
                     out.add(piece.strip())
     return out

@@ -511,6 +511,12 @@ class _Drawer:
             namespace=rng.choice(("functions.", "", "tool.")),
             call_role=self.word("call_word", ("tool_call", "call", "function", "action")),
         )
+        # Drawn from a stream of its own, so that adding it left every seed's other axes as they were: a
+        # header ended by a newline instead of a token (Harmony's channels and recipients in ChatML).
+        newline = random.Random(f"{self.seed}/header_end").random() < 0.35
+        if newline:
+            headed = replace(headed, message="\n")
+        self.axes["header_end"] = "newline" if newline else "token"
         self.axes["call_wrapper"] = "header"
         self.axes["section"] = "no"
         self.axes["ids"] = "none"

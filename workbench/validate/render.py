@@ -370,7 +370,8 @@ def render_case(
         generation_prefix = generation_prompt
     else:
         generation_prefix = history_header
-    missing = _missing_trace(case, output, whole) or indistinct
+    own = _own_header(generation_prompt, spec.layout.roles.strip())
+    missing = _missing_trace(case, output, whole, own) or indistinct
     inside = "" if missing else _answer_left_inside_reasoning(spec, case, output, thinking_opened)
     compare_ids = bool(case.calls) and all(c.id in output for c in case.calls)
     return RenderedCase(
@@ -630,13 +631,34 @@ def _opened_by_output(spec: FormatSpec, output: str) -> bool:
 
 #: Said of a part the template renders but the spec's end-of-turn marker cuts off.
 AFTER_TURN_END = "(it comes after the end-of-turn marker)"
+#: Said of a part the template renders in a further message of the assistant's own, after a marker the spec
+#: takes for the turn's end: the turn goes on, so the spec is what cannot express it.
+IN_OWN_MESSAGE = "(it comes after the end-of-turn marker, in a further message of the assistant's own)"
 
 
-def _missing_trace(case: Case, output: str, whole: str) -> str:
-    """Why the case is unsupported, judged from the render alone ("" when every part left a trace)."""
+def _own_header(generation_prompt: str, roles: str) -> str:
+    """The assistant's own message header as the generation prompt writes it, beyond what every turn's
+    header starts with (``<|im_start|>assistant`` where turns begin with ``<|im_start|>``); "" when the
+    prompt says nothing more than that."""
+    header = generation_prompt.strip()
+    if not roles or not header.startswith(roles):
+        return ""
+    return header if len(header) > len(roles) else ""
+
+
+def _missing_trace(case: Case, output: str, whole: str, own: str = "") -> str:
+    """Why the case is unsupported, judged from the render alone ("" when every part left a trace).  A part
+    that comes after the spec's end of turn is said to, and to come in a further message of the
+    assistant's when the text from the cut to it opens with the start of ``own``, the assistant's header
+    (``<|im_start|>assistant`` of a call block ``<|im_start|>assistant -> tool/function_call``)."""
 
     def why(text: str, missing: str) -> str:
-        return f"{missing} {AFTER_TURN_END}" if text in whole else missing
+        if text not in whole:
+            return missing
+        between = whole[len(output) : whole.find(text)]
+        if own and _opens_own_message(between, own):
+            return f"{missing} {IN_OWN_MESSAGE}"
+        return f"{missing} {AFTER_TURN_END}"
 
     if case.content and case.content.strip() not in output:
         return why(case.content.strip(), "the template drops this message's content")
@@ -650,6 +672,13 @@ def _missing_trace(case: Case, output: str, whole: str) -> str:
     if "call_ids" in case.features and not all(c.id in output for c in case.calls):
         return "the template does not write call ids"
     return ""
+
+
+def _opens_own_message(between: str, own: str) -> bool:
+    """Does ``between`` hold the first line of the assistant's header ``own`` (``<|im_start|>assistant`` of
+    ``<|im_start|>assistant\n<think>``)?"""
+    line = own.splitlines()[0].strip() if own.strip() else ""
+    return bool(line) and line in between
 
 
 def _first_line(text: str) -> str:

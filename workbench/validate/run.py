@@ -16,6 +16,7 @@ from workbench.validate.compare import ParseFn, check_output, parse_output, stre
 from workbench.validate.continuation import continuation_results, recheck, render_continuations_ahead
 from workbench.validate.render import (
     AFTER_TURN_END,
+    IN_OWN_MESSAGE,
     CaseRenderer,
     find_turn_end,
     render_case,
@@ -192,7 +193,9 @@ def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn, *, streamed
 
 
 def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult]:
-    """Cases cut off by the spec's end-of-turn marker fail the *spec* when even plain content is cut off.
+    """Cases cut off by the spec's end-of-turn marker fail the *spec* when the part cut off comes in a
+    further message of the assistant's own (its header follows the marker: the turn goes on), or when even
+    plain content is cut off.
 
     A template may well write something after its turn ends (DeepSeek-R1 puts an assistant's content after
     its calls' end-of-sentence): that case is unsupported by the template.  But when the plain answer of the
@@ -200,6 +203,17 @@ def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult
     the spec's markers are what cannot describe it; saying "unsupported by the template" would send the
     person looking in the wrong place.
     """
+    results = [
+        replace(
+            r,
+            status=FAIL,
+            reason="the spec cannot express this: the template renders it in a further message of the "
+            "assistant's own, after a marker the spec takes for the end of the turn",
+        )
+        if r.status == UNSUPPORTED and IN_OWN_MESSAGE in r.reason
+        else r
+        for r in results
+    ]
     by_id = {r.id: r for r in results}
     content_only = by_id.get("content_only")
     if content_only is None or content_only.status != UNSUPPORTED:

@@ -52,6 +52,7 @@ class Kind:
     header: str  # after the opener, edges stripped
     word: str  # the channel word (or the header itself when the layout has no channel literal)
     ends: list[str]
+    trail: str = ""  # the blanks the header ends with, when they end it (no closer): part of the header
 
 
 @dataclass
@@ -99,6 +100,7 @@ class LayoutMachine(TurnMachine):
                 core_of(m.header),
                 _channel_word(core_of(m.header), self.channel),
                 [core_of(e) for e in m.ends if core_of(e)],
+                "" if core_of(lay.closer) else m.header[len(m.header.rstrip()) :],
             )
             for m in lay.messages
         ]
@@ -340,6 +342,10 @@ class LayoutMachine(TurnMachine):
             try:
                 look.ws()
                 look.lit(k.header)
+                if k.trail:
+                    # a header ended by a newline, not a closer: the newline tells it from a longer one
+                    # ('channel=commentary\n' against 'channel=commentary to=functions.NAME\n')
+                    look.lit(k.trail)
             except Fail:
                 continue
             return MessageHeader(k.kind, look.spans, k.ends)

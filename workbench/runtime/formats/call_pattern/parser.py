@@ -92,8 +92,8 @@ class CallPatternParser(TagParser):
         self.args_end = _next_literal(self.tail, -1, after_call)
         self.closers = [c for c in (self.call_end,) if c]
         # The literal after the arguments ends them before another argument is tried where an argument's
-        # opening could read it as one (``</parameters>`` after ``<city>...</city>``: ``<`` + key ``/parameters``);
-        # not where the arguments' own opening starts with it (then it is no sign of their end).
+        # opening could read it as one (``</parameters>`` after ``<city>...</city>``: ``<`` then the key
+        # ``/parameters``); not where the arguments' own opening starts with it (no sign of their end then).
         heads = [pattern_literal(v.parts[0]) for v in p.arguments if v.parts and not _is_slot(v.parts[0])]
         self.ends_args_first = bool(self.args_end) and not any(h.startswith(self.args_end) for h in heads)
 
@@ -138,10 +138,13 @@ class CallPatternParser(TagParser):
                 if not name.strip() or any(c in name for c in _NOT_IN_NAMES):
                     raise Fail
             elif part == "$name":
-                name = _slot_text(look, stop, "tool_name")
-                name = name.rstrip() if spaced else name
-                if not name.strip() or len(name) > 256 or any(c in name for c in _NOT_IN_NAMES):
+                again = _slot_text(look, stop, "tool_name")
+                again = again.rstrip() if spaced else again
+                if not again.strip() or len(again) > 256 or any(c in again for c in _NOT_IN_NAMES):
                     raise Fail
+                if name and again != name:  # a call that names its function twice names one function
+                    raise Fail
+                name = again
             elif part == "$id":
                 call_id = _slot_text(look, stop, "tool_id")
                 call_id = call_id.rstrip() if spaced else call_id
