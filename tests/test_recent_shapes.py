@@ -109,8 +109,6 @@ NOT_YET = {
     "('<|Inner Thoughts|>: None<eot>'): read as content",
     "solaropen-like": "reasoning opened by the prompt and closed by the next segment's header "
     "('<|end|><|begin|>assistant<|content|>'): not read",
-    "cwm-like": "the prompt ends '<think>\\n' and a call turn starts '<tool: ': the output is cut inside the "
-    "call's marker",
     "kimik3-like": "element channels ('<|open|>think<|sep|>...<|close|>think<|sep|><|open|>response"
     "<|sep|>'): reasoning's end read as '<|close|>think' alone",
     "minimaxm3-like": "every call tag behind a namespace token; null arguments dropped by the template "
