@@ -109,10 +109,8 @@ NOT_YET = {
     "('<|Inner Thoughts|>: None<eot>'): read as content",
     "solaropen-like": "reasoning opened by the prompt and closed by the next segment's header "
     "('<|end|><|begin|>assistant<|content|>'): not read",
-    "kimik3-like": "element channels ('<|open|>think<|sep|>...<|close|>think<|sep|><|open|>response"
-    "<|sep|>'): reasoning's end read as '<|close|>think' alone",
-    "minimaxm3-like": "every call tag behind a namespace token; null arguments dropped by the template "
-    "(validation expects them)",
+    "minimaxm3-like": "null arguments dropped by the template, which validation expects to read back; "
+    "nested values in the namespaced tags not read",
     "harmonyparallel-like": "parallel calls as one message to 'multi_tool_use.parallel' whose body lists "
     "them: read as content",
     "hcxinline-like": "an answer's text with calls: the call comes as a further message of the assistant's "

@@ -508,13 +508,16 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
         content = ContentSpec(mode="always_wrapped", start=h_c, end="")
     elif facts.content_after_reasoning and facts.content_after_reasoning.strip(_WS) and t_c.strip(_WS):
         content = ContentSpec(mode="wrapped_with_reasoning", start=facts.content_after_reasoning, end=t_c)
+    content = _after_reasoning_end(reasoning, content)
     ends = list(base.end_markers)
     if facts.end.strip(_WS):  # the learned turn end replaces what the probes took for one
         ends = [facts.end.strip(_WS), *(e for e in (base.eos_token,) if e and e != facts.end.strip(_WS))]
     marker = replace(base, reasoning=reasoning, content=content, layout=lead_layout, end_markers=tuple(ends))
     out.append(("marker layout", marker))
     if learned is not None:
-        out.append(("marker layout, learned calls", replace(marker, tools=learned)))
+        out.append(
+            ("marker layout, learned calls", replace(marker, tools=_after_empty_parts(marker, learned)))
+        )
     headed = headed_layout(facts, learned, tr.evidence)
     if headed is not None:
         out.append(("headed messages", _headed_spec(base, facts, headed, learned)))
@@ -522,6 +525,35 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
     if learned is not None:
         notes += call_notes
     return out, notes
+
+
+def _after_reasoning_end(reasoning: ReasoningSpec, content: ContentSpec) -> ContentSpec:
+    """``content`` with its start cut after the reasoning's end when it begins with it: a block the prompt
+    opens is closed in every turn, so an answer's header as the turns show it holds the (empty) block's
+    closer (Kimi K3: ``<|close|>think<|sep|><|open|>response<|sep|>``); read as the answer's start, the
+    reasoning's end would already have taken it."""
+    end = reasoning.end.strip(_WS)
+    start = content.start
+    if reasoning.mode == "none" or not end or not start.startswith(end) or not start[len(end) :].strip(_WS):
+        return content
+    return replace(content, start=start[len(end) :].lstrip(_WS) if start[len(end) :].strip(_WS) else start)
+
+
+def _after_empty_parts(spec: FormatSpec, tools: Any) -> Any:
+    """``tools`` with the calls' opening cut after the empty parts a call-only turn writes before it, when
+    the spec reads those as parts: the (empty) reasoning block's end and an empty answer (Kimi K3 writes
+    ``<|close|>think<|sep|><|open|>response<|sep|><|close|>response<|sep|>`` before ``<|open|>tools`` in
+    every turn; an answer with the calls ends at its own ``<|close|>response<|sep|>``)."""
+    field = "section_start" if tools.section_start.strip(_WS) else "call_start"
+    text = getattr(tools, field)
+    reasoning_end = spec.reasoning.end.strip(_WS) if spec.reasoning.mode != "none" else ""
+    empty_answer = spec.content.start + spec.content.end if spec.content.mode != "plain" else ""
+    for part in (reasoning_end, empty_answer):
+        if part.strip(_WS) and text.startswith(part) and text[len(part) :].strip(_WS):
+            text = text[len(part) :]
+    if text == getattr(tools, field):
+        return tools
+    return replace(tools, **{field: text})
 
 
 def _headed_spec(base: FormatSpec, facts: TurnFacts, lay: TurnLayout, tools: Any) -> FormatSpec:
