@@ -236,7 +236,8 @@ def test_a_list_of_strings_parameter_is_raw_in_grammar_and_parser_alike() -> Non
 def test_a_call_that_names_two_functions_is_no_call() -> None:
     """The header's name and the body's must agree: a call naming two functions is not read as either."""
     tools = [Tool(name=n, parameters={"type": "object"}) for n in ("get_weather", "get_time")]
-    good = '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{}}<|end_message|>'
+    header = "<|message_model|>get_weather<|content_invoke_tool_json|>"
+    good = header + '{"name":"get_weather","args":{}}<|end_message|>'
     bad = good.replace('"name":"get_weather"', '"name":"get_time"')
     assert [c.name for c in parse(PATTERN_NAMED_TWICE, good, tools).message.tool_calls] == ["get_weather"]
     assert not parse(PATTERN_NAMED_TWICE, bad, tools).message.tool_calls
