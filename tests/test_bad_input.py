@@ -258,3 +258,19 @@ def test_one_threads_time_out_does_not_touch_another_render() -> None:
     assert outputs == {"Hi"}
     assert isinstance(results["slow"], RenderTimeout)
     assert render(normal, MESSAGES, time_limit=0.5) == "Hi"  # the thread's deadline was cleared afterwards
+
+
+def test_text_no_encoding_holds_is_printed_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lone surrogate (a model's escaped string decodes to one) reaches a report: printed escaped, not a
+    UnicodeEncodeError traceback in the middle of it."""
+    import io
+
+    from workbench.commands._common import _printable_streams
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="utf-8", errors="strict")
+    monkeypatch.setattr(sys, "stdout", stream)
+    _printable_streams()
+    stream.write("value: \ud83d\n")
+    stream.flush()
+    assert raw.getvalue() == b"value: \\ud83d\n"

@@ -267,3 +267,12 @@ def test_samples_of_a_json_literal_spec_spell_json_and_parse_back() -> None:
     )
     assert python == '[configure(on=True, nothing=None, n=2, s="x")]'
     assert [c.arguments_value() for c in parse(spec, text, [TOOL]).message.tool_calls] == [args]
+
+
+def test_a_surrogate_pair_reads_as_its_character() -> None:
+    """A template writing strings with JSON's ``ensure_ascii`` escapes writes 🙂 as ``"\\ud83d\\ude42"``,
+    which Python's literal reading gives as two lone surrogates: no JSON text or UTF-8 output holds them
+    (the llamapyascii-like mimic's string cases, and a traceback when the report was printed)."""
+    assert python_literal('"a\\ud83d\\ude42b"') == "a🙂b"
+    assert python_literal('{"\\ud83d\\ude42": ["\\ud83d\\ude42"]}') == {"🙂": ["🙂"]}
+    assert python_literal('"\\ud83d"') == "\ud83d"  # a lone one stays what it is

@@ -75,6 +75,15 @@ WITH_REASONING = {
     "harmonychatml-like",
     "hcxinline-like",
     "kimik3msg-like",
+    "stepaudio2-like",
+    "plamo3-like",
+    "k2horizon-like",
+    "minicpm5-like",
+    "granitepythonic-like",
+    "hermes4-like",
+    "iquestcoder2-like",
+    "qwenxmlpylit-like",
+    "glmemptydrop-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -88,7 +97,7 @@ CALLS_WITHOUT_TEXT = {
 #: The templates that render no tool calls at all.
 NO_TOOLS = {"gemma3n-like", "glm41vthinking-like", "rekaflash3-like"}
 #: The templates that refuse two calls in one message (one call per assistant message).
-ONE_CALL = {"k2think-like"}
+ONE_CALL = {"k2think-like", "llama31single-like"}
 #: Shapes the analysis cannot read yet, with why (strict: one that starts to validate must leave the list).
 NOT_YET = {
     "nemotronsuper-like": "reasoning only when the system text says 'detailed thinking on': a switch written "
@@ -116,6 +125,12 @@ NOT_YET = {
     "hcxinline-like": "an answer's text with calls: the call comes as a further message of the assistant's "
     "own ('<|im_end|>' then '<|im_start|>assistant -> tool/function_call'), after what the spec takes "
     "for the turn's end",
+    "k2horizon-like": "a reasoning marker written as a head, the effort's word and '>' ('</ifm|' ~ word ~ "
+    "'>'): the end read as '</ifm|'; argument types on lines of their own",
+    "granitepythonic-like": "bare Python call lines after the answer, with no marker at all: nothing tells "
+    "the parser a call starts",
+    "granitenumstr-like": "numbers written as JSON strings ('\"42\"'): read back as the strings the "
+    "template wrote, not the numbers sent",
     "kimik3msg-like": "XTML message elements ('<|open|>message role=...<|sep|>'), channels inside: the tag "
     "words are read as content",
 }
@@ -126,7 +141,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 74
+    assert len(_paths()) == 90
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 

@@ -7,6 +7,7 @@ would have to grow with every stage.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -98,10 +99,21 @@ def guard_command(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def guarded(*args: Any, **kwargs: Any) -> Any:
+        _printable_streams()
         with input_errors():
             return command(*args, **kwargs)
 
     return guarded
+
+
+def _printable_streams() -> None:
+    """Text no encoding holds (a lone surrogate a model's escaped string decodes to, a character the
+    terminal's encoding lacks) is printed escaped (``\\ud83d``), never a traceback in the middle of a report."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
 
 
 def render_budget(time_limit: float, what: str) -> Any:

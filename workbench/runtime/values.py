@@ -164,9 +164,24 @@ def _type_ok(value: Any, types: frozenset[str]) -> bool:
     return any(checks[t](value) for t in types if t in checks)
 
 
+#: A UTF-16 surrogate pair as two characters (what Python's ``"\ud83d\ude42"`` reads as).
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _joined_pairs(text: str) -> str:
+    """``text`` with each surrogate pair as the one character it stands for: a string a template wrote with
+    JSON's ``ensure_ascii`` escapes (``"\ud83d\ude42"`` for 🙂) reads in Python as two lone surrogates,
+    which no JSON text, and no UTF-8 output, can hold."""
+    if not _SURROGATE_PAIR.search(text):
+        return text
+    return _SURROGATE_PAIR.sub(lambda m: m.group(0).encode("utf-16", "surrogatepass").decode("utf-16"), text)
+
+
 def to_jsonable(value: Any) -> Any:
     """A Python literal's value as JSON data; raises :class:`NotJsonError` for what JSON cannot hold."""
-    if value is None or isinstance(value, (bool, str, int)):
+    if isinstance(value, str):
+        return _joined_pairs(value)
+    if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -179,7 +194,7 @@ def to_jsonable(value: Any) -> Any:
         for k, v in value.items():
             if not isinstance(k, (str, int, float, bool)) or k is None:
                 raise NotJsonError("dictionary key is not a string")
-            out[k if isinstance(k, str) else json.dumps(k)] = to_jsonable(v)
+            out[_joined_pairs(k) if isinstance(k, str) else json.dumps(k)] = to_jsonable(v)
         return out
     raise NotJsonError(f"{type(value).__name__} is not a JSON value")
 
