@@ -108,7 +108,7 @@ def guard_command(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _printable_streams() -> None:
     """Text no encoding holds (a lone surrogate a model's escaped string decodes to, a character the
-    terminal's encoding lacks) is printed escaped (``\\ud83d``), never a traceback in the middle of a report."""
+    terminal's encoding lacks) is printed escaped (``\\ud83d``), never a traceback in a report."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if callable(reconfigure):
