@@ -407,10 +407,10 @@ def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") 
     """Where the output starts in the history render ``full``: the end of its common prefix with the
     generation ``prompt``, moved back so that the output does not begin inside a literal the template
     writes whole (the analysis's evidence, issue 18: ``<answer>`` against a prompt's ``<think>`` shares
-    ``<``).  The prompt's units count too where no unit edge is at the cut (CWM's prompt ``<think>`` against
-    a history's ``<tool: ``, where the tool role's word ``tool:`` is a unit after the shared ``<``); a prompt
-    literal that spans the cut at a unit's edge (``<assistant><think>`` against a history's ``<assistant>``)
-    leaves the output's start clean.  The start
+    ``<``).  A cut inside a literal of the history, at an inner unit's edge, must be one in the prompt too
+    (CWM's prompt ``<think>`` against a history's ``<tool: ``, where the tool role's word ``tool:`` is a
+    unit after the shared ``<``); a prompt literal alone that spans the cut (``<assistant><think>`` against
+    a history's ``<assistant>`` written from the role) leaves the output's start clean.  The start
     of a turn header that both renders share (``roles``, ``<|START_OF_TURN_TOKEN|>`` of a literal
     ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``) is the prompt's, not the model's."""
     from workbench.analysis.analyzer import template_evidence
@@ -418,7 +418,10 @@ def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") 
     common = cut = common_prefix_len(prompt, full)
     evidence = current_evidence() or template_evidence(src)
     if evidence and 0 < cut < len(full):
-        cut = evidence.cut_back(cut, full, prompt[: len(full)])
+        cut = evidence.cut_back(cut, full)
+        if any(s < cut < e for s, e in evidence.occurrences(full, cut)):
+            # inside a literal of the history, at an inner unit's edge: the prompt's side must allow it too
+            cut = evidence.cut_back(cut, full, prompt[: len(full)])
         # Not inside a literal of the history that runs past where the prompt parts from it, unless a literal
         # inside it ends at the cut (the prompt's side: 'model' of '<|turn|>model channel:reply<|text|>')
         # or the rest of it is one: a role word 'tool' that starts inside '<tool_call>' allows the cut
