@@ -118,8 +118,8 @@ NOT_YET = {
     "('<|Inner Thoughts|>: None<eot>'): read as content",
     "solaropen-like": "reasoning opened by the prompt and closed by the next segment's header "
     "('<|end|><|begin|>assistant<|content|>'): not read",
-    "minimaxm3-like": "null arguments dropped by the template, which validation expects to read back; "
-    "nested values in the namespaced tags not read",
+    "minimaxm3-like": "nested values written as XML elements behind a namespace token ('<item>', keys as "
+    "tags): read as text",
     "harmonyparallel-like": "parallel calls as one message to 'multi_tool_use.parallel' whose body lists "
     "them: read as content",
     "hcxinline-like": "an answer's text with calls: the call comes as a further message of the assistant's "

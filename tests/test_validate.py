@@ -390,3 +390,22 @@ def test_no_argument_holds_the_text_the_template_ends_a_turn_with() -> None:
     body = marker_case.expected["tool_calls"][0]["arguments"]["body"]
     assert "<|eos|>" not in body and "<calls>" in body
     assert marker_case.status == "pass", marker_case.mismatches
+
+
+#: Hermes-like calls whose template drops null arguments (GLM and MiniMax templates drop null or empty ones).
+DROPS_NULLS = inline(
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content or '' }}"
+    "{% for tc in m.tool_calls or [] %}<tool_call>{{ '{\"name\": ' ~ tc.function.name | tojson }}"
+    "{{ ', \"arguments\": {' }}{% for k, v in tc.function.arguments | items if v is not none %}"
+    "{{ ', ' if not loop.first }}{{ k | tojson }}: {{ v | tojson }}{% endfor %}{{ '}}' }}</tool_call>"
+    "{% endfor %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+    "drops-nulls",
+)
+
+
+def test_a_template_that_drops_an_argument_does_not_render_it() -> None:
+    rendered = render_case(DROPS_NULLS, QWEN_LIKE, case(QWEN_LIKE, "null_argument"))
+    assert rendered.unsupported == "the template drops the argument 'nothing' (its value null)"
+    positional = render_case(DROPS_NULLS, QWEN_LIKE, case(QWEN_LIKE, "scalar_arguments"))
+    assert not positional.unsupported  # every argument written: nothing is said

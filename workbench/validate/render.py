@@ -6,6 +6,7 @@ prompt opened) is :func:`render_case`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -676,6 +677,20 @@ def _missing_trace(case: Case, output: str, whole: str, own: str = "") -> str:
         return why(names[1], "the template renders only one call per message")
     if "call_ids" in case.features and not all(c.id in output for c in case.calls):
         return "the template does not write call ids"
+    return _dropped_argument(case, output)
+
+
+def _dropped_argument(case: Case, output: str) -> str:
+    """Why a call's argument is missing from the render ("" when none is): a template that writes the
+    other arguments' keys but not this one's drops it (null, empty values: GLM and MiniMax templates do), so
+    no spec can read it back.  A template that writes no key at all (positional arguments) says nothing."""
+    for call in case.calls:
+        keys = [str(k) for k in call.arguments]
+        text = output.replace(call.name, "")  # a key inside the name ('mode' of 'set_mode') is no key written
+        dropped = [k for k in keys if k not in text]
+        if dropped and len(dropped) < len(keys):
+            value = json.dumps(call.arguments[dropped[0]], ensure_ascii=False)
+            return f"the template drops the argument {dropped[0]!r} (its value {value[:40]})"
     return ""
 
 
