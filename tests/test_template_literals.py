@@ -52,3 +52,14 @@ def test_a_head_whose_tail_is_a_unit_leaves_the_finest_reading() -> None:
     assert not template_instances(ROLE)
     segments = Evidence.of(template_literals(ROLE)).segment("<|im_start|>assistant\n<think>")
     assert segments[0].text == "<|im_start|>" and segments[-1].text == "<think>"
+
+
+#: Turn headers '### ROLE' beside a reasoning heading '#### Thoughts' (the heddle-like mimic): the headers'
+#: head '###' read first cut the heading into '###' and '# Thoughts'.
+HEADINGS = "{{ '### ' ~ role ~ '\\n' }}{{ '#### Thoughts\\n' ~ r ~ '\\n#### Reply\\n' }}"
+
+
+def test_a_head_with_a_blank_tail_leaves_longer_literals_whole() -> None:
+    assert {"#### Thoughts", "#### Reply"} <= template_instances(HEADINGS)
+    evidence = Evidence.of(template_literals(HEADINGS), whole=template_instances(HEADINGS))
+    assert [s.text for s in evidence.segment("#### Thoughts\nR") if s.kind == "marker"] == ["#### Thoughts"]

@@ -160,12 +160,18 @@ def reasoning_from_switches(f: Findings) -> ReasoningMarkers | None:
     """The reasoning markers seen with a template switch set (``thinking=true``, ``reasoning_effort``):
     the default render may drop reasoning, or never open it, while another value of a switch renders it.
 
-    Tried in order: R1's diff (content against reasoning) rendered with each recorded switch value, those
-    that render reasoning first; then R2's reading of two generation prompts, for every two values of one
+    Tried in order: R1's diff (content against reasoning) rendered with ``enable_thinking`` on when it
+    changes the prompt, then with each recorded switch value, those that render reasoning first; then R2's
+    reading of two generation prompts, for every two values of one
     switch.  Notes which setting showed the markers (mutates ``f``); None when no setting shows any.
     """
     r = f.renderer
-    for kwargs in switch_settings(f):
+    settings = switch_settings(f)
+    if f.gen.get("on") is not None and f.gen.get("on") != f.gen.get("off"):
+        # enable_thinking changes the prompt though the default render drops reasoning: a template that
+        # writes reasoning only with the switch on (its prompt opening a block the off prompt leaves out)
+        settings = [{"enable_thinking": True}, *settings]
+    for kwargs in settings:
         plain, with_reasoning = r.render_with("content", kwargs), r.render_with("reasoning", kwargs)
         if plain is None or with_reasoning is None or plain == with_reasoning:
             continue

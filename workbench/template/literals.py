@@ -73,7 +73,7 @@ def template_instances(source: str) -> frozenset[str]:
             if unit == head or not unit.startswith(head):
                 continue
             rest = unit[len(head) :]
-            ends = [rest.find(t) + len(t) for t in tails if t in rest]
+            ends = [_tail_end(rest, t) for t in tails if t.startswith(_BLANK) or t in rest]
             if ends:  # the instance runs to its tail: ``<|open|>message role="assistant"`` of a longer unit
                 out.add(unit[: len(head) + min(ends)].strip())
     return frozenset(out)
@@ -121,6 +121,19 @@ def _units(text: str) -> list[str]:
     return out
 
 
+#: Marks a tail of blanks (``'### ' ~ role ~ '\n'``): the blank follows, in :func:`_fragments`' tails.
+_BLANK = "\x00"
+
+
+def _tail_end(rest: str, tail: str) -> int:
+    """Where an instance's value and tail end in the text after its head: after the tail; a tail of blanks
+    ends the instance before it (at the end of the unit when the unit holds none)."""
+    if tail.startswith(_BLANK):
+        at = rest.find(tail[len(_BLANK) :])
+        return at if at > 0 else len(rest)
+    return rest.find(tail) + len(tail)
+
+
 def _fragments(ast: nodes.Template) -> dict[str, set[str]]:
     """The literals written only as the head of ``LITERAL ~ value ~ LITERAL`` (trimmed), each with the
     literals written after its value (``'<|/'`` of ``'<|/' ~ key ~ '|>'``, with ``|>``).
@@ -134,7 +147,8 @@ def _fragments(ast: nodes.Template) -> dict[str, set[str]]:
         for n in range(len(parts) - 2):
             head, value, tail = parts[n : n + 3]
             if _is_text(head) and not _is_text(value) and _is_text(tail):
-                tails.setdefault(id(head), set()).add(_text(tail).strip())
+                raw = _text(tail)
+                tails.setdefault(id(head), set()).add(raw.strip() or (_BLANK + raw[:1] if raw else ""))
     out: dict[str, set[str]] = {}
     heads_only: dict[str, bool] = {}
     for node in ast.find_all((nodes.Const, nodes.TemplateData)):
