@@ -141,8 +141,6 @@ NOT_YET = {
     "the parser a call starts",
     "granitenumstr-like": "numbers written as JSON strings ('\"42\"'): read back as the strings the "
     "template wrote, not the numbers sent",
-    "tessel-like": "pandoc fenced divs ('::::role', ':::reasoning'): a reasoning continued from a partial "
-    "message is read past its fence (':::' of '::::' read as the turn's end)",
     "marl-like": 'arguments as XML attributes of a self-closing element (\'<call fn="NAME" key="value"/>\'): '
     "entities not decoded, values not typed",
     "kimik3msg-like": "XTML message elements ('<|open|>message role=...<|sep|>'), channels inside: the tag "

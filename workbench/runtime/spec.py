@@ -416,6 +416,17 @@ SWITCH_EFFECT_KEYS = frozenset(
 )
 
 
+def _covers(text: str, marker: str, at: int, n: int) -> bool:
+    """Does an occurrence of ``marker`` in ``text`` hold the ``n`` characters at ``at``?"""
+    start = max(0, at + n - len(marker))
+    found = text.find(marker, start, at + len(marker))
+    while 0 <= found <= at:
+        if found + len(marker) >= at + n:
+            return True
+        found = text.find(marker, found + 1, at + len(marker))
+    return False
+
+
 def check_switches(switches: Any) -> None:
     """``PromptSpec.switches``: template variable -> ``{"kind", "values", "effects"}`` (SpecError otherwise).
 
@@ -590,15 +601,29 @@ class FormatSpec:
             opened = self.output_starts_in_reasoning(enable_thinking=enable_thinking)
             return "reasoning" if opened else "start"
         tail = generation_prompt
+        # an end marker inside a longer marker of the spec (':::' of ':::reasoning') ends no turn
+        longer = [
+            m.strip()
+            for m in (self.reasoning.start, self.reasoning.end, self.content.start, self.content.end)
+            if m.strip()
+        ]
         for marker in self.end_markers:
-            if marker.strip() and marker.strip() in tail:
-                tail = tail[tail.rfind(marker.strip()) + len(marker.strip()) :]
+            end = marker.strip()
+            at = tail.rfind(end) if end else -1
+            while at >= 0 and any(len(m) > len(end) and _covers(tail, m, at, len(end)) for m in longer):
+                at = tail.rfind(end, 0, at)
+            if at >= 0:
+                tail = tail[at + len(end) :]
         r_start, r_end = self.reasoning.start.strip(), self.reasoning.end.strip()
         reasons = self.reasoning.mode != "none" and bool(r_end)
         if reasons and not r_start and r_end in tail:
             return "content"  # the delimiter that ends reasoning is behind us
         if reasons and r_start:  # an open block is read off the prompt, whatever the switches say
             at = tail.rfind(r_start)
+            while at >= 0 and any(
+                len(m) > len(r_start) and _covers(tail, m, at, len(r_start)) for m in longer
+            ):
+                at = tail.rfind(r_start, 0, at)  # inside a longer marker (an answer's header): no start
             if at >= 0 and r_end not in tail[at + len(r_start) :]:
                 return "reasoning"
         elif self.output_starts_in_reasoning(enable_thinking=enable_thinking):
