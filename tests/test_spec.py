@@ -84,3 +84,23 @@ def test_all_markers_lists_non_empty_markers_longest_first() -> None:
     )
     assert spec.all_markers() == ("<tool_call>", "</think>", "<think>")
     assert "name" not in json.dumps(spec.all_markers())
+
+
+def test_a_marker_inside_a_longer_one_ends_nothing_and_opens_nothing() -> None:
+    """':::' ends a turn and ':::reasoning' opens reasoning (pandoc fenced divs, the tessel-like mimic): the
+    end marker inside the start is no end; an answer header that holds the reasoning start opens no
+    reasoning (Kimi K3's '<|sep|>')."""
+    spec = FormatSpec(
+        reasoning=ReasoningSpec(mode="tag_based", start=":::reasoning\n", end="\n:::\n"),
+        end_markers=("::::", ":::"),
+    )
+    assert spec.output_start_stage(generation_prompt="::::assistant\n:::reasoning\nThe user") == "reasoning"
+    assert spec.output_start_stage(generation_prompt="::::user\nhi\n::::\n::::assistant\n") == "start"
+    kimi = FormatSpec(
+        reasoning=ReasoningSpec(mode="forced_open", start="<|sep|>", end="<|close|>think"),
+        content=ContentSpec(mode="always_wrapped", start="<|sep|><|open|>response<|sep|>", end="<|close|>"),
+    )
+    assert (
+        kimi.output_start_stage(generation_prompt='role="assistant"<|sep|><|open|>response<|sep|>')
+        == "answer"
+    )
