@@ -203,32 +203,30 @@ def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult
     the spec's markers are what cannot describe it; saying "unsupported by the template" would send the
     person looking in the wrong place.
     """
-    results = [
-        replace(
-            r,
-            status=FAIL,
-            reason="the spec cannot express this: the template renders it in a further message of the "
-            "assistant's own, after a marker the spec takes for the end of the turn",
-        )
-        if r.status == UNSUPPORTED and IN_OWN_MESSAGE in r.reason
-        else r
-        for r in results
-    ]
+    results = _failed_where(
+        results,
+        IN_OWN_MESSAGE,
+        "the spec cannot express this: the template renders it in a further message of the assistant's own, "
+        "after a marker the spec takes for the end of the turn",
+    )
     by_id = {r.id: r for r in results}
     content_only = by_id.get("content_only")
     if content_only is None or content_only.status != UNSUPPORTED:
         return results
     if AFTER_TURN_END not in content_only.reason:
         return results
+    return _failed_where(
+        results,
+        AFTER_TURN_END,
+        "the spec cannot express this: the template renders it inside the turn, but the spec's end-of-turn "
+        "marker cuts the output before it",
+    )
+
+
+def _failed_where(results: list[CaseResult], said: str, reason: str) -> list[CaseResult]:
+    """``results`` with each unsupported case whose reason says ``said`` failed instead, for ``reason``."""
     return [
-        replace(
-            r,
-            status=FAIL,
-            reason="the spec cannot express this: the template renders it inside the turn, but the spec's "
-            "end-of-turn marker cuts the output before it",
-        )
-        if r.status == UNSUPPORTED and AFTER_TURN_END in r.reason
-        else r
+        replace(r, status=FAIL, reason=reason) if r.status == UNSUPPORTED and said in r.reason else r
         for r in results
     ]
 
