@@ -14,6 +14,7 @@ between them.  Without evidence both work on characters alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -143,6 +144,7 @@ class Evidence:
     #: template writes (:func:`~workbench.template.literals.template_instances`).
     whole: frozenset[str] = frozenset()
     _sorted: tuple[str, ...] = field(default=(), repr=False)
+    _pattern: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     _max: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
@@ -213,24 +215,25 @@ class Evidence:
         out: list[Segment] = []
         if not self._sorted:
             return [Segment("text", text)] if text else []
-        i = start = 0
-        n = len(text)
-        while i < n:
-            # The finest reading: the shortest unit that starts here (a literal may hold others), unless
-            # a unit here is read whole (``<|/analysis|>``, not ``<|/`` then ``analysis|>``).
-            here = [u for u in self._sorted if text.startswith(u, i)]  # longest first
-            unit = next((u for u in here if u in self.whole), here[-1] if here else None)
-            if unit is None:
-                i += 1
-                continue
-            if i > start:
-                out.append(Segment("text", text[start:i]))
-            out.append(Segment("marker", unit))
-            i += len(unit)
-            start = i
-        if start < n:
+        start = 0
+        for m in self._reading().finditer(text):
+            if m.start() > start:
+                out.append(Segment("text", text[start : m.start()]))
+            out.append(Segment("marker", m.group(0)))
+            start = m.end()
+        if start < len(text):
             out.append(Segment("text", text[start:]))
         return out
+
+    def _reading(self) -> re.Pattern[str]:
+        """The units as one alternation in the order a place is read: the finest reading, the shortest unit
+        that starts there (a literal may hold others), unless a unit there is read whole (``<|/analysis|>``,
+        not ``<|/`` then ``analysis|>``): those first, longest first.  Compiled once per evidence."""
+        if self._pattern is None:
+            whole = [u for u in self._sorted if u in self.whole]  # longest first
+            ordered = [*whole, *reversed(self._sorted)]
+            self._pattern = re.compile("|".join(re.escape(u) for u in ordered))
+        return self._pattern
 
 
 _EVIDENCE: ContextVar[Evidence | None] = ContextVar("marker_evidence", default=None)
