@@ -136,11 +136,12 @@ def _tail_end(rest: str, tail: str) -> int:
 
 def _fragments(ast: nodes.Template) -> dict[str, set[str]]:
     """The literals written only as the head of ``LITERAL ~ value ~ LITERAL`` (trimmed), each with the
-    literals written after its value (``'<|/'`` of ``'<|/' ~ key ~ '|>'``, with ``|>``).
+    literals written after its value (``'<|/'`` of ``'<|/' ~ key ~ '|>'``, with ``|>``; a tail of blanks
+    as :data:`_BLANK` and its first blank).
 
-    A longer literal that starts with such a head and ends with one of its tails is an instance of that
-    pattern (``<|/analysis|>``: the value ``analysis``), not the head then a unit: what follows the head is
-    where a value goes."""
+    A longer literal that starts with such a head and holds one of its tails after it is an instance of
+    that pattern (``<|/analysis|>``: the value ``analysis``), not the head then a unit: what follows the
+    head is where a value goes."""
     tails: dict[int, set[str]] = {}
     for expr in ast.find_all((nodes.Concat, nodes.Add)):
         parts = list(_flattened(expr))
