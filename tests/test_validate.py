@@ -409,3 +409,17 @@ def test_a_template_that_drops_an_argument_does_not_render_it() -> None:
     assert rendered.unsupported == "the template drops the argument 'nothing' (its value null)"
     positional = render_case(DROPS_NULLS, QWEN_LIKE, case(QWEN_LIKE, "scalar_arguments"))
     assert not positional.unsupported  # every argument written: nothing is said
+
+
+def test_a_part_after_a_guessed_turn_end_fails_the_spec() -> None:
+    """The spec names no end marker and validation takes the template's '</answer>' for the turn's end; the
+    calls written after it are the template's, so the spec fails them (it said 'unsupported by the template'
+    and the template validated: a false green, the moorwick-like mimic)."""
+    source = load_template(PROJECT / "recent-shapes" / "moorwick-like.jinja")
+    from workbench.formats import analyze
+
+    report = validate(source, analyze(source).spec)
+    assert not report.validated
+    call = report.features()["tool_call"]
+    assert call["status"] == "fail", call
+    assert "validation took for the turn's end" in call["reason"]

@@ -372,7 +372,7 @@ def render_case(
     else:
         generation_prefix = history_header
     own = _own_header(generation_prompt, spec.layout.roles.strip())
-    missing = _missing_trace(case, output, whole, own) or indistinct
+    missing = _missing_trace(case, output, whole, own, turn_end) or indistinct
     inside = "" if missing else _answer_left_inside_reasoning(spec, case, output, thinking_opened)
     compare_ids = bool(case.calls) and all(c.id in output for c in case.calls)
     return RenderedCase(
@@ -640,6 +640,9 @@ AFTER_TURN_END = "(it comes after the end-of-turn marker)"
 #: Said of a part the template renders in a further message of the assistant's own, after a marker the spec
 #: takes for the turn's end: the turn goes on, so the spec is what cannot express it.
 IN_OWN_MESSAGE = "(it comes after the end-of-turn marker, in a further message of the assistant's own)"
+#: Said of a part the template renders after what validation took for the turn's end where the spec names
+#: none (:func:`find_turn_end`): the guess was wrong, the turn goes on, and the spec cannot say where it ends.
+AFTER_GUESSED_END = "(it comes after the text taken for the turn's end, which the spec does not name)"
 
 
 def _own_header(generation_prompt: str, roles: str) -> str:
@@ -652,11 +655,13 @@ def _own_header(generation_prompt: str, roles: str) -> str:
     return header if len(header) > len(roles) else ""
 
 
-def _missing_trace(case: Case, output: str, whole: str, own: str = "") -> str:
+def _missing_trace(case: Case, output: str, whole: str, own: str = "", guessed_end: str = "") -> str:
     """Why the case is unsupported, judged from the render alone ("" when every part left a trace).  A part
     that comes after the spec's end of turn is said to, and to come in a further message of the
     assistant's when the text from the cut to it opens with the start of ``own``, the assistant's header
-    (``<|im_start|>assistant`` of a call block ``<|im_start|>assistant -> tool/function_call``)."""
+    (``<|im_start|>assistant`` of a call block ``<|im_start|>assistant -> tool/function_call``), or after
+    ``guessed_end``, the turn's end validation read off a render because the spec names none (an answer
+    wrapper's ``</answer>`` with the calls after it)."""
 
     def why(text: str, missing: str) -> str:
         if text not in whole:
@@ -664,6 +669,8 @@ def _missing_trace(case: Case, output: str, whole: str, own: str = "") -> str:
         between = whole[len(output) : whole.find(text)]
         if own and _opens_own_message(between, own):
             return f"{missing} {IN_OWN_MESSAGE}"
+        if guessed_end.strip() and between.lstrip().startswith(guessed_end.strip()):
+            return f"{missing} {AFTER_GUESSED_END}"
         return f"{missing} {AFTER_TURN_END}"
 
     if case.content and case.content.strip() not in output:

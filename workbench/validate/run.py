@@ -15,6 +15,7 @@ from workbench.validate.cases import USER_TURN, Case, build_cases
 from workbench.validate.compare import ParseFn, check_output, parse_output, streamed_from_prompt
 from workbench.validate.continuation import continuation_results, recheck, render_continuations_ahead
 from workbench.validate.render import (
+    AFTER_GUESSED_END,
     AFTER_TURN_END,
     IN_OWN_MESSAGE,
     CaseRenderer,
@@ -194,8 +195,8 @@ def _parsed_back(spec: FormatSpec, case: CaseResult, parse: ParseFn, *, streamed
 
 def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult]:
     """Cases cut off by the spec's end-of-turn marker fail the *spec* when the part cut off comes in a
-    further message of the assistant's own (its header follows the marker: the turn goes on), or when even
-    plain content is cut off.
+    further message of the assistant's own (its header follows the marker: the turn goes on), after a turn
+    end validation guessed because the spec names none, or when even plain content is cut off.
 
     A template may well write something after its turn ends (DeepSeek-R1 puts an assistant's content after
     its calls' end-of-sentence): that case is unsupported by the template.  But when the plain answer of the
@@ -208,6 +209,12 @@ def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult
         IN_OWN_MESSAGE,
         "the spec cannot express this: the template renders it in a further message of the assistant's own, "
         "after a marker the spec takes for the end of the turn",
+    )
+    results = _failed_where(
+        results,
+        AFTER_GUESSED_END,
+        "the spec cannot express this: the template renders it after the text validation took for the "
+        "turn's end, and the spec names no end of its own",
     )
     by_id = {r.id: r for r in results}
     content_only = by_id.get("content_only")
