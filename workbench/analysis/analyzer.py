@@ -195,7 +195,7 @@ def template_evidence(src: TemplateSource) -> Evidence:
     return _evidence(frozenset({src.text, src.for_tools(True).text}), src.added_tokens)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=64)  # as many as compiled templates: a fact of the source
 def _evidence(texts: frozenset[str], tokens: tuple[str, ...]) -> Evidence:
     units: set[str] = set()
     whole: set[str] = set()

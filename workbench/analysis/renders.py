@@ -21,10 +21,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
-
-import jinja2.meta
 
 from workbench.analysis.diff import DiffSplit, diff_split
 from workbench.analysis.probes import (
@@ -43,11 +40,11 @@ from workbench.template.errors import SKIPPED_AFTER_TIMEOUTS
 from workbench.template.render import (
     CONTENT_AS_PARTS,
     TemplateError,
-    compile_template,
     render,
     render_many,
 )
 from workbench.template.source import TemplateSource
+from workbench.template.variables import undeclared_variables
 
 _UNDEFINED_NAME = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
 _MAX_RETRIES = 6
@@ -267,9 +264,10 @@ class RenderLadder:
         if exc.kind != "undefined":
             return None
         m = _UNDEFINED_NAME.search(exc.detail)
-        if m and m.group(1) not in self.extra_kwargs and m.group(1) in _undeclared(self.texts[with_tools]):
-            self.extra_kwargs[m.group(1)] = ""
-            return self._took(Fallback("variable", m.group(1)))
+        name = m.group(1) if m else None
+        if name and name not in self.extra_kwargs and name in undeclared_variables(self.texts[with_tools]):
+            self.extra_kwargs[name] = ""
+            return self._took(Fallback("variable", name))
         return None
 
     def adjust_patch(self, exc: TemplateError, *, with_tools: bool = False) -> Fallback | None:
@@ -643,10 +641,3 @@ def _switch_key(variant: Variant, kwargs: Mapping[str, Any]) -> str:
 _ARGS_REPR = re.compile(r"\{'(?:" + ARG_A + "|" + ARG_B + r")': '")
 
 
-@lru_cache(maxsize=32)
-def _undeclared(text: str) -> frozenset[str]:
-    try:
-        compiled = compile_template(text)
-        return frozenset(jinja2.meta.find_undeclared_variables(compiled.env.parse(text)))
-    except (TemplateError, jinja2.TemplateSyntaxError):
-        return frozenset()

@@ -84,10 +84,21 @@ class SwitchCandidate:
     values: tuple[Value, ...]
 
 
+#: Sources whose facts are remembered: as many as compiled templates (``render.compile_template``), since
+#: they are facts of the compiled source, and the AST walk costs a compile's worth of time.
+_REMEMBERED = 64
+
+
+@lru_cache(maxsize=_REMEMBERED)
 def undeclared_variables(source: str) -> frozenset[str]:
     """Every variable ``source`` reads that it does not set itself (empty when it does not compile)."""
     tree = _parse(source)
-    return frozenset(jinja2.meta.find_undeclared_variables(tree)) if tree is not None else frozenset()
+    if tree is None:
+        return frozenset()
+    try:
+        return frozenset(jinja2.meta.find_undeclared_variables(tree))
+    except RecursionError:  # a hostile nesting depth: nothing known rather than a crash
+        return frozenset()
 
 
 def find_switches(source: str) -> tuple[SwitchCandidate, ...]:
@@ -99,7 +110,7 @@ def find_switches(source: str) -> tuple[SwitchCandidate, ...]:
     return _find_switches(source)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=_REMEMBERED)
 def _find_switches(source: str) -> tuple[SwitchCandidate, ...]:
     try:
         return _switches_of(source)
@@ -111,7 +122,7 @@ def _switches_of(source: str) -> tuple[SwitchCandidate, ...]:
     tree = _parse(source)
     if tree is None:
         return ()
-    names = set(jinja2.meta.find_undeclared_variables(tree)) - NOT_SWITCHES - _loop_locals(tree)
+    names = set(undeclared_variables(source)) - NOT_SWITCHES - _loop_locals(tree)
     if not names:
         return ()
     aliases = _aliases(tree, names)
