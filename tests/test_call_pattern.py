@@ -113,6 +113,7 @@ KINDS = [
     "numbered-calls",
     "keyed-lines",
     "keyword-calls",
+    "comment-lines",
 ]
 
 

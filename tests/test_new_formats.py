@@ -43,6 +43,8 @@ KINDS: dict[str, str | None] = {
     "tools-last-user": None,
     "answer-end-token": None,
     "raw-quoted-code": None,
+    # Session 14: markers that share the head and tail of an HTML comment, raw values ended by a line break.
+    "comment-lines": None,
 }
 
 WEATHER = {

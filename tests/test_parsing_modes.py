@@ -78,6 +78,24 @@ def test_forced_open_without_end_is_all_reasoning() -> None:
     assert any(d.code == "E-STREAM-TRUNCATED" for d in result.diagnostics)
 
 
+def test_forced_open_output_that_opens_the_answer_has_no_reasoning() -> None:
+    """The prompt opened reasoning, but the output starts with the answer's own wrapper (a history turn
+    without reasoning writes just that: wikicall-like): the model skipped reasoning, and the answer's
+    closer, spelled as reasoning's, must not make the answer reasoning."""
+    s = spec(
+        "forced_open",
+        start="<div class=t>",
+        end="</div>",
+        content=ContentSpec(mode="always_wrapped", start="<div class=a>", end="</div>"),
+    )
+    assert msg(s, "<div class=a>answer</div>") == ("", "answer", [])
+    assert msg(s, "\n<div class=a>answer</div>") == ("", "answer", [])
+    assert msg(s, "plan</div><div class=a>answer</div>") == ("plan", "answer", [])
+    chunks = list("<div class=a>answer</div>")
+    _, streamed = parse_events(s, chunks)
+    assert (streamed.message.reasoning_content, streamed.message.content) == (None, "answer")
+
+
 def test_thinking_opened_option_overrides_the_mode() -> None:
     assert msg(spec("forced_open"), "ABCD", thinking_opened=False) == ("", "ABCD", [])
     assert msg(spec("tag_based"), "ABCD</think>x", thinking_opened=True) == ("ABCD", "x", [])

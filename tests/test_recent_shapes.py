@@ -107,6 +107,26 @@ WITH_REASONING = {
     "phi4reasoning-like",
     "marcoo1-like",
     "toolllama-like",
+    "apertus-like",
+    "apertushead-like",
+    "apriel-like",
+    "apriel15-like",
+    "brindle-like",
+    "cmtkv-like",
+    "lfm2-like",
+    "minimaxm2-like",
+    "nsxml-like",
+    "seedoss-like",
+    "seedossbudget-like",
+    "telechat-like",
+    "tomlcall-like",
+    "wikicall-like",
+    "ashlar-like",
+    "rookwise-like",
+    "sexpr-like",
+    "motif2-like",
+    "mailhdr-like",
+    "yamldoc-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -164,6 +184,16 @@ NOT_YET = {
     "'Action:' lines: read as content",
     "kimik3msg-like": "XTML message elements ('<|open|>message role=...<|sep|>'), channels inside: the tag "
     "words are read as content",
+    "ashlar-like": "arguments as elements named by their JSON type, recursive for arrays and objects "
+    "('<object key=...><number key=...>'), null self-closing, strings XML-escaped: not read",
+    "rookwise-like": "string values XML-escaped ('&lt;', '&amp;'): read back with the entities",
+    "sexpr-like": "values as Lisp literals ('#t', '#f', 'nil'): not JSON, read as text",
+    "motif2-like": "reasoning written after the calls ('<tool_call>...</tool_call>' then '<think>'): the "
+    "spec has no reasoning behind the calls",
+    "mailhdr-like": "a turn closed by a line holding '.' alone: the marker's core '.' ends the turn at any "
+    "full stop",
+    "yamldoc-like": "YAML-like documents ('content: |' with the text indented two spaces): the key words "
+    "and the indentation are read as text",
 }
 
 
@@ -172,7 +202,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 122
+    assert len(_paths()) == 146
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 

@@ -8,8 +8,12 @@ the reasoning marker in two: fuzz seeds 300312, 400104, 750332, 750441).
 
 from __future__ import annotations
 
-from workbench.analysis.diff import Evidence
-from workbench.template.literals import template_instances, template_literals
+from workbench.analysis.diff import Evidence, diff_split, marker_evidence
+from workbench.template.literals import (
+    template_closed_instances,
+    template_instances,
+    template_literals,
+)
 
 GLUED = (
     "{{ '### ' ~ tools[0].name }}"
@@ -63,3 +67,55 @@ def test_a_head_with_a_blank_tail_leaves_longer_literals_whole() -> None:
     assert {"#### Thoughts", "#### Reply"} <= template_instances(HEADINGS)
     evidence = Evidence.of(template_literals(HEADINGS), whole=template_instances(HEADINGS))
     assert [s.text for s in evidence.segment("#### Thoughts\nR") if s.kind == "marker"] == ["#### Thoughts"]
+
+
+#: Markers spelled as HTML comments, the role written between the comment's marks (cmtkv-like, session 14):
+#: every marker holds the unit '<!--', and the end of turn was read as '<!--' (every turn cut at the next
+#: comment), the reasoning as '-->' ... '<!--'.
+COMMENTS = (
+    "{{ '<!--' ~ role ~ '-->\\n' ~ text ~ '\\n<!--/' ~ role ~ '-->\\n' }}"
+    "{{ '<!--assistant-->\\n' }}{{ '<!--think-->\\n' ~ r ~ '\\n<!--/think-->\\n' }}"
+    "{{ '<!--call ' ~ name ~ '-->\\n' }}{{ '\\n<!--/assistant-->\\n' }}"
+)
+
+
+def _comment_evidence() -> Evidence:
+    return Evidence.of(
+        template_literals(COMMENTS),
+        whole=template_instances(COMMENTS),
+        closed=template_closed_instances(COMMENTS),
+    )
+
+
+def test_a_tail_written_only_after_a_value_closes_an_instance() -> None:
+    closed = template_closed_instances(COMMENTS)
+    assert {"<!--/assistant-->", "<!--think-->", "<!--/think-->"} <= closed
+    assert "call" not in template_literals(
+        COMMENTS
+    )  # '<!--call ' is a head of the same shape, not '<!--' + unit
+    markers = [s.text for s in _comment_evidence().segment("x\n<!--/assistant-->\n") if s.kind == "marker"]
+    assert markers == ["<!--/assistant-->"]
+
+
+def test_two_texts_do_not_part_inside_a_closed_marker() -> None:
+    with marker_evidence(_comment_evidence()):
+        split = diff_split("<!--assistant-->\n<!--think-->\nR", "<!--assistant-->\n<!--call f-->\n")
+    assert split.prefix == "<!--assistant-->\n"
+
+
+#: A closer's value that holds a unit of its own is markup, not a word: the header is read as its markers.
+CHANNEL_HEADER = (
+    "{{ '<|im_start|>' ~ role ~ '<|im_sep|>' }}{{ '<|channel|>' }}"
+    "{{ '<|im_start|>assistant<|channel|>response<|im_sep|>' }}"
+)
+#: Role tokens written as '<|' ~ role ~ '_end|>' (Apertus-like): no unit '<|assistant' in front of the tail.
+ROLE_TOKENS = "{{ '<|' ~ role ~ '_end|>' }}{{ '<|assistant_end|>' }}{{ '<|assistant_start|>' }}"
+
+
+def test_markup_between_head_and_closer_is_no_instance() -> None:
+    assert "<|im_start|>assistant<|channel|>response<|im_sep|>" not in template_instances(CHANNEL_HEADER)
+
+
+def test_no_unit_in_front_of_a_closer() -> None:
+    units = template_literals(ROLE_TOKENS)
+    assert "<|assistant_end|>" in units and "<|assistant" not in units

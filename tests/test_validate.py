@@ -423,3 +423,19 @@ def test_a_part_after_a_guessed_turn_end_fails_the_spec() -> None:
     call = report.features()["tool_call"]
     assert call["status"] == "fail", call
     assert "validation took for the turn's end" in call["reason"]
+
+
+#: The history opens every turn with a token the generation prompt leaves out (Motif-2-like:
+#: '<|startofturn|><|assistant|>\n' in history, '<|assistant|>\n' as the prompt).
+TURN_TOKEN_ONLY_IN_HISTORY = (
+    "{%- for m in messages -%}{{- '<|startofturn|>' -}}"
+    "{{- '<|' ~ m.role ~ '|>\\n' ~ m.content ~ '<|endofturn|>' -}}"
+    "{%- endfor -%}{%- if add_generation_prompt -%}{{- '<|assistant|>\\n' -}}{%- endif -%}"
+)
+
+
+def test_a_history_token_in_front_of_the_prompts_text_is_not_output() -> None:
+    """The model writes after '<|assistant|>\\n'; the history's '<|startofturn|>' in front of it is the
+    template's, not the model's (it was read back as the answer's first characters: every case failed)."""
+    _, cases = _analysed_and_validated(TURN_TOKEN_ONLY_IN_HISTORY, "turn-token")
+    assert cases["content_only"].status == "pass", cases["content_only"]

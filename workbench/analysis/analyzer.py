@@ -38,7 +38,7 @@ from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
 from workbench.runtime.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
 from workbench.template.budget import budget_for
-from workbench.template.literals import template_instances, template_literals
+from workbench.template.literals import template_closed_instances, template_instances, template_literals
 from workbench.template.render import (
     DEFAULT_TIME_LIMIT,
     RenderTimeout,
@@ -199,10 +199,12 @@ def template_evidence(src: TemplateSource) -> Evidence:
 def _evidence(texts: frozenset[str], tokens: tuple[str, ...]) -> Evidence:
     units: set[str] = set()
     whole: set[str] = set()
+    closed: set[str] = set()
     for text in texts:
         units |= template_literals(text)
         whole |= template_instances(text)
-    return Evidence.of(units | whole, tokens, whole=whole)
+        closed |= template_closed_instances(text)
+    return Evidence.of(units | whole, tokens, whole=whole, closed=closed)
 
 
 def _run_phases(

@@ -143,6 +143,10 @@ class Evidence:
     #: Units read whole, never as a shorter unit and the rest: an instance of a ``HEAD ~ value ~ TAIL`` the
     #: template writes (:func:`~workbench.template.literals.template_instances`).
     whole: frozenset[str] = frozenset()
+    #: Units read whole that end in their template's own closing literal (``<!--think-->``): no cut falls
+    #: inside one, not even at an inner unit's edge (:func:`~workbench.template.literals.
+    #: template_closed_instances`).
+    closed: frozenset[str] = frozenset()
     _sorted: tuple[str, ...] = field(default=(), repr=False)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     _max: int = field(default=0, repr=False)
@@ -153,8 +157,14 @@ class Evidence:
         self._max = max((len(u) for u in self._sorted), default=0)
 
     @classmethod
-    def of(cls, units: Iterable[str] = (), tokens: Iterable[str] = (), whole: Iterable[str] = ()) -> Evidence:
-        return cls(frozenset(units), frozenset(tokens), frozenset(whole))
+    def of(
+        cls,
+        units: Iterable[str] = (),
+        tokens: Iterable[str] = (),
+        whole: Iterable[str] = (),
+        closed: Iterable[str] = (),
+    ) -> Evidence:
+        return cls(frozenset(units), frozenset(tokens), frozenset(whole), frozenset(closed))
 
     def __bool__(self) -> bool:
         return bool(self._sorted)
@@ -179,8 +189,16 @@ class Evidence:
         """The unit occurrences in ``text`` near ``pos`` (start, end), as the cuts read them."""
         return self._occurrences(text, pos)
 
-    def _cut_ok(self, pos: int, occurrences: list[tuple[int, int]]) -> bool:
-        """True when no unit straddles ``pos``, or one unit's edge is there (one literal may hold another)."""
+    def _cut_ok(self, pos: int, occurrences: list[tuple[int, int]], text: str, both_sides: bool) -> bool:
+        """True when no unit straddles ``pos``, or one unit's edge is there (one literal may hold another),
+        unless a closed unit straddles it where ``both_sides`` (two texts or more, each going on past the
+        cut: they part there): ``<!--think-->`` against ``<!--call NAME-->``, instances of ``'<!--' ~ word
+        ~ '-->'``, are two markers, and the edge of their head ``<!--`` is no place to part them.  A text
+        that ends at the cut is a prompt the model completes (``<|turn|>model``, then ``channel:x<|text|>``).
+        """
+        closed = self.closed if both_sides else frozenset()
+        if closed and any(s < pos < e and text[s:e] in closed for s, e in occurrences):
+            return False
         edges = {e for occ in occurrences for e in occ}
         return pos in edges or not any(s < pos < e for s, e in occurrences)
 
@@ -192,7 +210,8 @@ class Evidence:
         edges = {e for o in occ for s, x in o for e in (s, x) if e < pos}
         candidates = sorted({pos, 0, *edges}, reverse=True)
         for c in candidates:
-            if all(self._cut_ok(c, o) for o in occ):
+            both = len(texts) > 1 and all(0 < c < len(t) for t in texts)
+            if all(self._cut_ok(c, o, t, both) for o, t in zip(occ, texts, strict=True)):
                 return c
         return 0
 
@@ -206,7 +225,8 @@ class Evidence:
         for t, o in zip(texts, occ, strict=True):
             lengths |= {len(t) - e for s, x in o for e in (s, x) if len(t) - e < n}
         for m in sorted(lengths, reverse=True):
-            if all(self._cut_ok(len(t) - m, self._occurrences(t, len(t) - m)) for t in texts):
+            both = len(texts) > 1 and all(0 < len(t) - m < len(t) for t in texts)
+            if all(self._cut_ok(len(t) - m, self._occurrences(t, len(t) - m), t, both) for t in texts):
                 return m
         return 0
 

@@ -380,8 +380,9 @@ def learn_calls(tr: TurnRenderer, facts: TurnFacts) -> tuple[Any, list[str]]:
 
 # ----------------------------------------------------------------------------------------- candidates
 def _header_to_args(tools: Any) -> str:
-    """A call's header as text up to its arguments (slots written as their names)."""
-    text = tools.call_start
+    """A call's header as text up to its arguments (slots written as their names), behind the section's
+    opening when the calls have one (a message to ``python`` holding call lines)."""
+    text = tools.section_start + tools.call_start
     for part in tools.pattern.call:
         if part == "$args":
             break

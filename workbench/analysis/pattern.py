@@ -31,7 +31,15 @@ from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned
 from workbench.analysis.probes import ARG_A, ARG_B, CONTENT_TEXT, FUNC_A, FUNC_B, ID_A, ID_B, TOOLS, USER
 from workbench.analysis.probes import VALUE_A as _VALUE_A
 from workbench.analysis.probes import VALUE_B as _VALUE_B
-from workbench.runtime.spec import ArgVariant, CallPattern, FormatSpec, ToolsSpec, ValueEncoding, literal_part
+from workbench.runtime.spec import (
+    ArgVariant,
+    CallPattern,
+    FormatSpec,
+    ToolsSpec,
+    ValueEncoding,
+    literal_part,
+    pattern_literal,
+)
 from workbench.template.render_cache import fingerprint
 
 #: ``(messages, tools, add_generation_prompt) -> render`` (None when the template refuses the input).
@@ -346,9 +354,30 @@ def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list
                 if how == "python" and type_name in ("integer", "number"):
                     how = "json"  # 7 and 2.5 are the same in both
                 break
+        if value is None and (found is None or found[-1] != parts[-1]):
+            # null written as nothing (``type="null"></arg>``): the word in the literal is not the value
+            empty = _empty_value_parts(d.right, ARG_A, parts)
+            if empty is not None:
+                found, how = empty, "json"
         if found is not None:
             ways.append((type_name, tuple(found), how))
     return _merged_variants(ways)
+
+
+def _empty_value_parts(text: str, key: str, like: Sequence[str]) -> list[str] | None:
+    """``text`` read as an argument whose value is written as nothing, right before the literal that
+    closes the string way's value (``<arg name="k" type="null"></arg>``: the value is between ``>`` and
+    ``</arg>``); None when ``text`` does not end with that literal after the key.  An empty JSON value
+    reads as null."""
+    if not like or like[-1].startswith("$"):
+        return None
+    tail = pattern_literal(like[-1])
+    k = text.find(key)
+    if k < 0 or not tail.strip(_WS) or not text.endswith(tail) or len(text) - len(tail) < k + len(key):
+        return None
+    v = len(text) - len(tail)
+    parts = [literal_part(text[:k]), "$key", literal_part(text[k + len(key) : v]), "$value", like[-1]]
+    return [p for p in parts if p]
 
 
 def _merged_variants(ways: Sequence[tuple[str, tuple[str, ...], str]]) -> list[ArgVariant]:

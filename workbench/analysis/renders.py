@@ -639,5 +639,3 @@ def _switch_key(variant: Variant, kwargs: Mapping[str, Any]) -> str:
 
 
 _ARGS_REPR = re.compile(r"\{'(?:" + ARG_A + "|" + ARG_B + r")': '")
-
-

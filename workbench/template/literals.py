@@ -15,6 +15,7 @@ of one or two characters says nothing).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -48,35 +49,62 @@ def template_literals(source: str) -> frozenset[str]:
     for block in ast.find_all(nodes.AssignBlock):
         for data in block.find_all(nodes.TemplateData):
             found.update(_units(data.data))
-    return frozenset(found | _overlaps(found) | _remainders(found, _fragments(ast)))
+    return frozenset(found | _overlaps(found) | _remainders(found, _fragments(ast), _after_values_only(ast)))
 
 
-@lru_cache(maxsize=64)
 def template_instances(source: str) -> frozenset[str]:
     """The instances of a ``HEAD ~ value ~ TAIL`` the template writes that start one of its literals
     (``<|/analysis|>`` beside ``'<|/' ~ key ~ '|>'``), up to the tail: units read whole, never as the head
     and the rest (pure; empty when the template does not parse)."""
+    return frozenset(_instances(source))
+
+
+def template_closed_instances(source: str) -> frozenset[str]:
+    """The instances of :func:`template_instances` that end in their tail (``<!--think-->``, not a header
+    line ``<|im_start|>assistant -> thought`` whose tail is its line break): markers closed by the
+    template's own literal, which no cut splits (a model completes a header line, never a closed marker)."""
+    return frozenset(unit for unit, closed in _instances(source).items() if closed)
+
+
+@lru_cache(maxsize=64)
+def _instances(source: str) -> dict[str, bool]:
+    """Each instance (trimmed) and whether it ends in a tail that is not blanks."""
     try:
         ast = compile_template(source).env.parse(source)
     except (TemplateError, jinja2.TemplateSyntaxError):
-        return frozenset()
-    # (only heads that are units, and tails too short to be one: a tail that is a unit marks where the
-    # value ends by itself, ``'<|im_start|>' ~ role ~ '\n<think>'``, and the finest reading finds it)
+        return {}
+    # (only heads that are units, and tails too short to be one or written nowhere but after a value: a
+    # tail written on its own too marks where the value ends by itself, ``'<|im_start|>' ~ role ~
+    # '\n<think>'`` beside ``'<think>\n'``, and the finest reading finds it; ``-->`` of ``'<!--' ~ role ~
+    # '-->'`` closes what its head opened, and ``<!--/assistant-->`` is one marker, not ``<!--`` and more)
+    closers = _after_values_only(ast)
     fragments = {
-        head: {t for t in tails if t and len(t) < MIN_LITERAL}
+        head: {t for t in tails if t and (len(t) < MIN_LITERAL or t in closers)}
         for head, tails in _fragments(ast).items()
         if len(head) >= MIN_LITERAL
     }
-    out: set[str] = set()
-    for unit in template_literals(source):
+    out: dict[str, bool] = {}
+    units = template_literals(source)
+
+    def plain(value: str, tail: str) -> bool:
+        """A closer's value is a word, not markup: one that holds a unit of its own (``assistant<|channel|>
+        response`` before ``<|im_sep|>``) makes a header of several markers, read as each of them."""
+        return tail not in closers or not any(u in value for u in units)
+
+    for unit in units:
         for head, tails in fragments.items():
             if unit == head or not unit.startswith(head):
                 continue
             rest = unit[len(head) :]
-            ends = [_tail_end(rest, t) for t in tails if t.startswith(_BLANK) or t in rest]
+            ends = sorted(
+                (_tail_end(rest, t), not t.startswith(_BLANK))
+                for t in tails
+                if t.startswith(_BLANK) or (t in rest and plain(rest[: rest.find(t)], t))
+            )
             if ends:  # the instance runs to its tail: ``<|open|>message role="assistant"`` of a longer unit
-                out.add(unit[: len(head) + min(ends)].strip())
-    return frozenset(out)
+                instance = unit[: len(head) + ends[0][0]].strip()
+                out[instance] = out.get(instance, False) or ends[0][1]
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -161,6 +189,25 @@ def _fragments(ast: nodes.Template) -> dict[str, set[str]]:
     return {t: out[t] for t, only in heads_only.items() if t and only}
 
 
+def _after_values_only(ast: nodes.Template) -> set[str]:
+    """The literals (trimmed) written only right after a value, with nothing between: every node of that
+    text follows a non-literal operand of ``~`` / ``+`` at once (``'-->\n'`` of ``'<!--' ~ role ~
+    '-->\n'``), so the text closes whatever precedes it and never opens anything of its own."""
+    after: set[int] = set()
+    for expr in ast.find_all((nodes.Concat, nodes.Add)):
+        parts = list(_flattened(expr))
+        for before, node in itertools.pairwise(parts):
+            # (a tail that starts a new line, ``'\n<think>\n'``, opens something there: it closes nothing)
+            if _is_text(node) and not _is_text(before) and not _text(node)[:1].isspace():
+                after.add(id(node))
+    only: dict[str, bool] = {}
+    for node in ast.find_all((nodes.Const, nodes.TemplateData)):
+        if _is_text(node):
+            text = _text(node).strip()
+            only[text] = only.get(text, True) and id(node) in after
+    return {t for t, yes in only.items() if t and yes}
+
+
 def _text(node: nodes.Node) -> str:
     return node.value if isinstance(node, nodes.Const) else node.data  # type: ignore[attr-defined]
 
@@ -183,7 +230,9 @@ def _flattened(expr: nodes.Node) -> Iterator[nodes.Node]:
         yield expr
 
 
-def _remainders(units: set[str], fragments: dict[str, set[str]] | None = None) -> set[str]:
+def _remainders(
+    units: set[str], fragments: dict[str, set[str]] | None = None, closers: set[str] | None = None
+) -> set[str]:
     """The pieces of a unit on either side of another unit it holds (``<|END_RESPONSE|>`` of
     ``<|END_RESPONSE|><|END_OF_TURN_TOKEN|>``, which also holds the unit ``<|END_OF_TURN_TOKEN|>``).
 
@@ -191,7 +240,10 @@ def _remainders(units: set[str], fragments: dict[str, set[str]] | None = None) -
     not a unit written there: ``##think####/think##`` holds ``##think##`` then ``##/think##``, and the
     ``###`` of a markdown heading found where they meet would make ``##think`` and ``#/think##`` units.
     ``fragments`` (:func:`_fragments`): after the head of a ``HEAD ~ value ~ TAIL`` comes a value, so the
-    piece after it, up to a tail, is none (``analysis|>`` of ``<|/analysis|>``)."""
+    piece after it, up to a tail, is none (``analysis|>`` of ``<|/analysis|>``); ``closers``
+    (:func:`_after_values_only`): before a text written only right after a value comes that value, so the
+    piece in front of it is none either (``<|assistant`` of ``<|assistant_end|>`` beside ``'<|' ~ role ~
+    '_end|>'``)."""
     out: set[str] = set()
     for outer in units:
         held = [(at, at + len(u)) for u in units if u != outer and u in outer for at in _finds(outer, u)]
@@ -204,9 +256,15 @@ def _remainders(units: set[str], fragments: dict[str, set[str]] | None = None) -
                 continue
             # after the head of ``HEAD ~ value ~ TAIL`` comes a value: the rest up to a tail is no unit
             # (``analysis|>`` of ``<|/analysis|>``, an instance of ``'<|/' ~ key ~ '|>'``)
+            # (``call`` of ``<!--call `` is none either when the outer is a head with one of the inner's
+            # tails: ``'<!--call ' ~ name ~ '-->'`` is an instance of ``'<!--' ~ role ~ '-->'``, whose
+            # value starts after ``<!--``)
             tails = (fragments or {}).get(inner, ())
-            after = "" if any(t and t in outer[end:] for t in tails) else outer[end:]
-            for piece in (outer[:at], after):
+            own = (fragments or {}).get(outer, ())
+            value = any(t and (t in outer[end:] or t in own) for t in tails)
+            after = "" if value else outer[end:]
+            before = "" if inner in (closers or ()) else outer[:at]
+            for piece in (before, after):
                 if len(piece.strip()) >= MIN_LITERAL:
                     out.add(piece.strip())
     return out

@@ -95,6 +95,7 @@ _MARKERS: dict[str, tuple[str, str]] = {
     "start_of": ("<|start_of_{w}|>", "<|end_of_{w}|>"),
     "hash": ("##{w}##", "##/{w}##"),
     "bare_words": ("{W}:", "END"),
+    "comments": ("<!--{w}-->", "<!--/{w}-->"),
 }
 
 
@@ -295,6 +296,10 @@ class _Drawer:
     def draw(self) -> FormatDraw:
         rng = self.rng
         spelling = self.pick("spelling", SPELLINGS)
+        # HTML comments (<!--think--> ... <!--/think-->: every marker shares '<!--' and '-->') stand in for
+        # two spellings that no draw treats apart, from a stream of their own: every seed's other axes stay.
+        if spelling in ("hash", "start_of") and random.Random(f"{self.seed}/comments").random() < 0.5:
+            spelling = self.axes["spelling"] = "comments"
         layout = self.pick("layout", LAYOUTS)
         frame = self.pick("frame", FRAMES)
         if rng.random() < 0.8:  # most models end a turn with their frame's own token

@@ -11,7 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from workbench.analysis.diff import common_prefix_len, current_evidence, diff_split
+from workbench.analysis.diff import (
+    MAX_UNIT,
+    common_prefix_len,
+    current_evidence,
+    diff_split,
+    marker_evidence,
+    segmentize,
+)
 from workbench.analysis.renders import Fallback, LadderRequest, RenderLadder
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
@@ -22,6 +29,8 @@ from workbench.template.render_cache import uncached_renders
 from workbench.template.source import TemplateSource
 from workbench.validate.cases import USER_TURN, Case, build_cases
 from workbench.validate.report import NOT_RENDERED, RAISED, UNTESTABLE, RenderedCase
+
+_WS = " \t\r\n"
 
 
 class CaseRenderer:
@@ -340,6 +349,9 @@ def render_case(
     cut, prompt_cut = _aligned_at_user_text(prompt, full)
     if cut < 0:
         cut = prompt_cut = _output_start(prompt, full, src, spec.layout.roles.strip())
+        cut = _after_history_literal(prompt[prompt_cut:], full, cut, src)
+        if cut != prompt_cut:
+            prompt_cut = len(prompt)
     whole = full[cut:]
     added = prompt[prompt_cut:]  # what the generation prompt writes that the history does not
     note = ""
@@ -443,6 +455,26 @@ def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") 
     return cut
 
 
+def _after_history_literal(added: str, full: str, cut: int, src: TemplateSource) -> int:
+    """Where the output starts when the history writes a literal of its own in front of what the generation
+    prompt writes (Motif-2: ``<|startofturn|><|assistant|>\n`` in history, ``<|assistant|>\n`` as the
+    prompt): after the prompt's text there, which the model does not write.  Only where what lies in front
+    is literal text the template writes whole (its evidence) and blanks; ``cut`` otherwise."""
+    from workbench.analysis.analyzer import template_evidence
+
+    if not added.strip(_WS):
+        return cut
+    at = full.find(added, cut, cut + MAX_UNIT + len(added))
+    if at <= cut:
+        return cut
+    evidence = current_evidence() or template_evidence(src)
+    with marker_evidence(evidence):
+        pieces = segmentize(full[cut:at])
+    if all(p.is_marker or not p.text.strip(_WS) for p in pieces):
+        return at + len(added)
+    return cut
+
+
 def _second_render_differs(
     renderer: CaseRenderer,
     message: dict[str, Any],
@@ -533,9 +565,12 @@ def turn_ends(spec: FormatSpec, eos_token: str = "", turn_end: str = "") -> list
 
 
 def message_opener(spec: FormatSpec) -> str:
-    """What opens each message of a turn of headed messages ("" for any other layout): after an end
-    marker, it means the turn goes on."""
-    return spec.layout.opener.strip() if spec.layout.headed else ""
+    """What opens each message of a turn of headed messages, or the generation prompt's tail that later
+    segments repeat in front of their header (``output_prefix``: ``<|start|>assistant``); "" for any
+    other layout.  After an end marker, it means the turn goes on."""
+    if spec.layout.headed:
+        return spec.layout.opener.strip()
+    return spec.prompt.output_prefix.strip()
 
 
 def _inner_markers(spec: FormatSpec) -> set[str]:

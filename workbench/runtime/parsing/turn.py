@@ -184,13 +184,29 @@ class TurnMachine(Machine):
     def run(self) -> Gen[None]:
         if self.reasoning_on:
             if self.opened:
-                yield from self.reasoning()
+                answer_first = None
+                if self._answer_start:
+                    answer_first = yield from self.lookahead(self._answer_tag)
+                if answer_first is None:
+                    yield from self.reasoning()
             elif self.r_start:
                 r = yield from self.lookahead(self._start_tag)
                 if r is not None:
                     self.emit_spans(r[0].spans)
                     yield from self.reasoning(rewritten_start=False)
         yield from self.content()
+
+    @property
+    def _answer_start(self) -> str:
+        """The answer's own opening marker, when it has one that reasoning's markers are not."""
+        start = core_of(self.spec.content.start) if self.spec.content.mode != "plain" else ""
+        return start if start and start not in (self.r_start, self.r_end.core if self.r_end else "") else ""
+
+    def _answer_tag(self, look: Look) -> None:
+        """The output opens with the answer's marker although the prompt opened reasoning: the model
+        skipped reasoning (a history turn without any writes just that), so there is none to read."""
+        look.ws()
+        look.lit(self._answer_start)
 
     def _start_tag(self, look: Look) -> None:
         look.ws()

@@ -164,8 +164,10 @@ class CallPatternGrammar(ToolGrammar):
         if own and len(own) < len(schema_types(schema)):
             sub["type"] = sorted(own)
         if v.value == "raw":
-            if not tail.strip():
+            if not tail:
                 raise GrammarError(f"tool {tool_name!r} parameter {key!r}: a raw value needs an end marker")
+            # A value closed by blanks alone (``KEY=VALUE\n``) is generated as one line: the parser reads a
+            # value that runs over lines up to the next key, a grammar cannot tell that line break apart.
             return tag(head, any_text(), tail)
         if v.value == "encoded":
             return self._encoded(head, sub, tail)

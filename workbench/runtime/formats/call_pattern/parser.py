@@ -62,10 +62,21 @@ def _without_closing_blanks(text: str, rest: tuple[str, ...]) -> str:
         if _is_slot(part):
             break
         literal = pattern_literal(part)
-        if literal.strip():
-            blanks = literal[: len(literal) - len(literal.lstrip())]
+        blanks = literal[: len(literal) - len(literal.lstrip())]
+        if literal.strip() or blanks:  # a line's end closes the value: ``KEY=VALUE\n``
             return text[: -len(blanks)] if blanks and text.endswith(blanks) else text
     return text
+
+
+def _closing_blanks(rest: tuple[str, ...]) -> str:
+    """The blanks that close a value when the literal after it is nothing else (``KEY=VALUE\n``)."""
+    for part in rest:
+        if _is_slot(part):
+            return ""
+        literal = pattern_literal(part)
+        if literal:
+            return "" if literal.strip() else literal
+    return ""
 
 
 def _next_literal(parts: tuple[str, ...] | list[str], k: int, after: str = "") -> str:
@@ -134,6 +145,8 @@ class CallPatternParser(TagParser):
                 # an argument's first literal, or the call's end (no arguments), begins.
                 stops = [stop, *(_first_literal(v.parts) for v in self.p.arguments)]
                 name = look.until_first(stops, "tool_name", 256)
+                # (an argument that opens with blanks, `` --city=``, is matched from its core too)
+                spaced = spaced or any(_opens_with_blank(v.parts) for v in self.p.arguments)
                 name = name.rstrip() if spaced else name
                 if not name.strip() or any(c in name for c in _NOT_IN_NAMES):
                     raise Fail
@@ -329,7 +342,7 @@ class CallPatternParser(TagParser):
             if call is not None:
                 call.add_args(self._spelled_as_json(variant.value, text))
         else:
-            written = yield from self._text_until(call, end)
+            written = yield from self._text_until(call, end, self._next_heads(call, rest))
             if written is None:
                 return False
             written = _without_closing_blanks(written, rest)
@@ -349,7 +362,7 @@ class CallPatternParser(TagParser):
         after it, then the first variant that reads it as one of its types says what it is.  Reading it as
         JSON first would take ``None`` for no value at all and leave the rest of the call as content."""
         end = _next_literal(rest, -1, self.args_end)
-        text = yield from self._text_until(call, end)
+        text = yield from self._text_until(call, end, self._next_heads(call, rest))
         if text is None:
             return False
         text = _without_closing_blanks(text, rest)
@@ -359,12 +372,36 @@ class CallPatternParser(TagParser):
         yield from self._rest(rest, call.index if call is not None else None)
         return True
 
-    def _text_until(self, call: CallLog | None, end: str) -> Gen[str | None]:
-        """A value's text up to ``end`` (emitted as it arrives); None when the output ended first."""
+    def _next_heads(self, call: CallLog | None, rest: tuple[str, ...]) -> tuple[str, ...]:
+        """Where a value closed by blanks alone ends before the next argument: the blanks, then that
+        argument's head as the pattern writes it for each key the tool declares (``\nunit=``).  A raw value
+        may hold a line break itself, so a lone newline ends nothing; the call's closing literal after
+        the value ends it as always.  None when the value has a closing literal of its own or the tool's
+        keys are unknown."""
+        blanks = _closing_blanks(rest)
+        if not blanks or call is None or self.m.tools is None or call.name not in self.m.tools:
+            return ()
+        props = (self.m.tools[call.name].parameters or {}).get("properties")
+        if not isinstance(props, dict):
+            return ()
+        heads = []
+        for variant in self.p.arguments:
+            if "$value" not in variant.parts:
+                continue
+            before = variant.parts[: variant.parts.index("$value")]
+            for key in props:
+                parts = keyed(before, str(key))
+                if all(not _is_slot(x) for x in parts):
+                    heads.append(blanks + "".join(pattern_literal(x) for x in parts).lstrip())
+        return tuple(heads)
+
+    def _text_until(self, call: CallLog | None, end: str, heads: tuple[str, ...] = ()) -> Gen[str | None]:
+        """A value's text up to ``end`` or one of ``heads`` (emitted as it arrives; what ends it is left
+        for the next reader); None when the output ended first."""
         m = self.m
         index = call.index if call is not None else None
         kind = "tool_args" if call is not None else "marker"
-        ends = marker_set([end]) if end else marker_set([])
+        ends = marker_set([end, *heads]) if end or heads else marker_set([])
         pieces: list[str] = []
         while True:
             found, stop = m.scan(ends)
@@ -397,6 +434,8 @@ def _read_value(
     if wanted:
         preferred = tuple(v for v in variants if wanted & set(v.types))
         variants = (*preferred, *(v for v in variants if v not in preferred))
+    if "null" in wanted and text.strip() == "null" and any("null" in v.types for v in variants):
+        return None  # a nullable string's ``null`` is the null the schema allows, as the engines read it
     for variant in variants:
         ok, value = _read_as(text, variant, encoding)
         if ok:
@@ -447,6 +486,11 @@ def _first_literal(parts: tuple[str, ...]) -> str:
         if _core(part):
             return _core(part)
     return ""
+
+
+def _opens_with_blank(parts: tuple[str, ...]) -> bool:
+    """Does an argument's first literal begin with whitespace (`` --KEY=VALUE``)?"""
+    return bool(parts) and not _is_slot(parts[0]) and pattern_literal(parts[0])[:1].isspace()
 
 
 def _slot_text(look: Look, stop: str, kind: str) -> str:
