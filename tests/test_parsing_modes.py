@@ -96,6 +96,17 @@ def test_forced_open_output_that_opens_the_answer_has_no_reasoning() -> None:
     assert (streamed.message.reasoning_content, streamed.message.content) == (None, "answer")
 
 
+def test_reasoning_right_after_the_calls_is_reasoning() -> None:
+    """Motif-2 writes the calls first, then its reasoning block, then the answer."""
+    s = spec(tools=QWEN_TOOLS)
+    text = '<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>\n<think>plan</think>answer'
+    assert msg(s, text) == ("plan", "answer", [("f", "{}")])
+    _, streamed = parse_events(s, list(text))
+    assert streamed.to_contract() == parse(s, text).to_contract()
+    # text between the calls and the block makes it the answer's, as anywhere else
+    assert msg(s, text.replace("\n<think>", "\nso <think>"))[0] == ""
+
+
 def test_thinking_opened_option_overrides_the_mode() -> None:
     assert msg(spec("forced_open"), "ABCD", thinking_opened=False) == ("", "ABCD", [])
     assert msg(spec("tag_based"), "ABCD</think>x", thinking_opened=True) == ("ABCD", "x", [])

@@ -127,6 +127,27 @@ WITH_REASONING = {
     "motif2-like",
     "mailhdr-like",
     "yamldoc-like",
+    "rwkv7-like",
+    "r1t2chimera-like",
+    "mirothinker-like",
+    "tongyidr-like",
+    "tabard-like",
+    "folio-like",
+    "oriel-like",
+    "atsign-like",
+    "ledgerline-like",
+    "sumi-like",
+    "fencedir-like",
+    "beginof-like",
+    "radio-like",
+    "hunk-like",
+    "vicunachan-like",
+    "orgmode-like",
+    "bbcode-like",
+    "uitars-like",
+    "autoglm-like",
+    "solaropen2-like",
+    "sse-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -174,8 +195,6 @@ NOT_YET = {
     "the parser a call starts",
     "granitenumstr-like": "numbers written as JSON strings ('\"42\"'): read back as the strings the "
     "template wrote, not the numbers sent",
-    "marl-like": 'arguments as XML attributes of a self-closing element (\'<call fn="NAME" key="value"/>\'): '
-    "entities not decoded, values not typed",
     "stavemark-like": "a call line 'INVOKE <id> <name> {json}' (uppercase words, the id before the name): "
     "not read as a call",
     "moorwick-like": "calls after an always-written '</answer>' and no end marker of the spec's own: the "
@@ -185,15 +204,20 @@ NOT_YET = {
     "kimik3msg-like": "XTML message elements ('<|open|>message role=...<|sep|>'), channels inside: the tag "
     "words are read as content",
     "ashlar-like": "arguments as elements named by their JSON type, recursive for arrays and objects "
-    "('<object key=...><number key=...>'), null self-closing, strings XML-escaped: not read",
-    "rookwise-like": "string values XML-escaped ('&lt;', '&amp;'): read back with the entities",
+    "('<object key=...><number key=...>') and null self-closing ('<null key=.../>'): not read",
     "sexpr-like": "values as Lisp literals ('#t', '#f', 'nil'): not JSON, read as text",
-    "motif2-like": "reasoning written after the calls ('<tool_call>...</tool_call>' then '<think>'): the "
-    "spec has no reasoning behind the calls",
     "mailhdr-like": "a turn closed by a line holding '.' alone: the marker's core '.' ends the turn at any "
     "full stop",
-    "yamldoc-like": "YAML-like documents ('content: |' with the text indented two spaces): the key words "
-    "and the indentation are read as text",
+    "yamldoc-like": "YAML-like documents ('reasoning: |' with the text indented two spaces): the "
+    "indentation is read as text",
+    "uitars-like": "a 'Thought: ' line with no closer before the answer (a blank line ends it): a reasoning "
+    "end of blanks alone is no marker",
+    "autoglm-like": "the answer as a JSON string argument of a 'finish(message=...)' call inside "
+    "'<answer>', calls as 'do(action=\"NAME\", k=v)': read as markers around text",
+    "solaropen2-like": "the prompt opens the reasoning segment ('<|begin|>assistant<|think|>'); a reply "
+    "without reasoning in history starts at '<|content|>', which no output after that prompt does",
+    "sse-like": "server-sent events: every line of a body prefixed 'data: ' (multi-line text), the call "
+    "id on a field line of its own: the prefixes stay in the text",
 }
 
 
@@ -202,7 +226,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 146
+    assert len(_paths()) == 170
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 

@@ -150,10 +150,12 @@ class Evidence:
     _sorted: tuple[str, ...] = field(default=(), repr=False)
     _pattern: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     _max: int = field(default=0, repr=False)
+    _units_set: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         kept = {u for u in (*self.units, *self.tokens) if MIN_UNIT <= len(u.strip(_WS)) <= MAX_UNIT}
         self._sorted = tuple(sorted({u.strip(_WS) for u in kept}, key=lambda u: (-len(u), u)))
+        self._units_set = frozenset(self._sorted)
         self._max = max((len(u) for u in self._sorted), default=0)
 
     @classmethod
@@ -184,6 +186,10 @@ class Evidence:
                 out.append((lo + at, lo + at + len(unit)))
                 at = window.find(unit, at + 1)
         return _not_crossing(out)
+
+    def holds(self, text: str) -> bool:
+        """Is ``text`` (trimmed) one unit of the evidence?"""
+        return text.strip(_WS) in self._units_set
 
     def occurrences(self, text: str, pos: int) -> list[tuple[int, int]]:
         """The unit occurrences in ``text`` near ``pos`` (start, end), as the cuts read them."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from workbench.analysis.align import Pieces, common_prefix, common_suffix
-from workbench.analysis.diff import MIN_UNIT, current_evidence
+from workbench.analysis.diff import MIN_UNIT, current_evidence, segmentize
 from workbench.analysis.pattern import Render, Request, _Renders, learn_pattern, render_ahead, typed_tools
 from workbench.analysis.probes import (
     ARG_A,
@@ -245,7 +245,7 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
         tails.append(r_out[r_out.rfind(CONTENT_TEXT) + len(CONTENT_TEXT) :])
 
     # The turn end: what every output ends with.
-    f.end = common_suffix(tails, ev) if len(tails) > 1 else ""
+    f.end = _turn_end(common_suffix(tails, ev), o.get("content_call", "")) if len(tails) > 1 else ""
     # The lead: what every output starts with, unless the segments repeat it when they come later.
     heads = [h_c_full, *call_heads]
     if has_reasoning:
@@ -302,6 +302,24 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
             f.content_after_reasoning = after[len(s) :] if s and after.startswith(s) else after
         f.reasoning = (h_r, t_r)
     return f
+
+
+def _turn_end(end: str, between: str) -> str:
+    """The turn's end: what every output ends with, from its first marker that no output also writes
+    between two segments.  A marker written there closes a segment (``END`` closing the answer, then the
+    calls, each written ``END`` by chance, then the turn's ``<|end|>``): the segments' trailers keep it.
+    ``between``: an output with an answer and then calls."""
+    while True:
+        segments = [s for s in segmentize(end) if s.text.strip(_WS)]
+        if len(segments) < 2 or not all(s.is_marker for s in segments):
+            return end
+        first = segments[0].text
+        inside = between[: len(between) - len(end)] if between.endswith(end) else ""
+        units = current_evidence()
+        glued = end[end.find(first) : end.find(segments[1].text) + len(segments[1].text)]
+        if first not in inside or (units is not None and units.holds(glued)):
+            return end  # (markers the template writes as one literal, '<|message_end|>', stay one)
+        end = end[end.find(first) + len(first) :]
 
 
 def _trailer_from_other(o: Mapping[str, str], mid: str, ev: Pieces) -> str:

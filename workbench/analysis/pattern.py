@@ -21,6 +21,7 @@ The pattern replaces the marker-field tools spec only when it reads the template
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -348,7 +349,9 @@ def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list
             continue
         d = diff_split(empty_call, region)
         found = None
-        for spelling, how in [*((j, "json") for j in _json_spellings(value)), (repr(value), "python")]:
+        spellings = [*((j, "json") for j in _json_spellings(value)), (repr(value), "python")]
+        spellings += [(e, "json") for e in _xml_spellings(_json_spellings(value))]
+        for spelling, how in spellings:
             found = _arg_parts(d.right, ARG_A, spelling, like=parts)
             if found is not None:
                 if how == "python" and type_name in ("integer", "number"):
@@ -361,7 +364,86 @@ def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list
                 found, how = empty, "json"
         if found is not None:
             ways.append((type_name, tuple(found), how))
-    return _merged_variants(ways)
+    ways = _strings_between_typed_literals(ways, one_args)
+    escaped = _xml_escaped(r, empty_call)
+    return _merged_variants([(t, p, h, "xml" if _escaped_way(t, h, escaped) else "none") for t, p, h in ways])
+
+
+def _strings_between_typed_literals(
+    ways: list[tuple[str, tuple[str, ...], str]], one_args: str
+) -> list[tuple[str, tuple[str, ...], str]]:
+    """A string read as JSON whose quotes are the literals every other type is written between
+    (``key="VALUE"`` beside ``key="7"``: an attribute's quotes) is a raw string between them."""
+    if not ways or ways[0][0] != "string" or ways[0][2] != "json":
+        return ways
+    raw = _arg_parts(one_args, ARG_A, VALUE_A)
+    if raw is None or not any(tuple(raw) == p for t, p, _ in ways[1:] if t != "string"):
+        return ways
+    return [("string", tuple(raw), "raw"), *ways[1:]]
+
+
+#: A string an XML-escaping template writes as entities (``&lt;``, ``&amp;``, ``&quot;`` or ``&#34;``).
+_XML_PROBE = 'a<b&c"d'
+
+
+def _xml_escaped(r: _Renders, empty_call: str | None) -> set[str]:
+    """Which values the template writes XML-escaped: ``string`` (the text of a string) and ``json`` (the
+    JSON text of an array), read off renders of a string and an array holding markup (empty: none)."""
+    out: set[str] = set()
+    if empty_call is None:
+        return out
+    for what, value in (("string", _XML_PROBE), ("json", [_XML_PROBE])):
+        region = r.region(_call(FUNC_A, {ARG_A: value}, ID_A))
+        if region is None:
+            continue
+        written = diff_split(empty_call, region).right
+        text = _XML_PROBE if what == "string" else '["'
+        if text not in written and text in html.unescape(written):
+            out.add(what)
+    return out
+
+
+def _xml_spellings(texts: Sequence[str]) -> list[str]:
+    """``texts`` XML-escaped as templates do (``&quot;`` or ``&#34;`` for a quote) where that changes them."""
+    out: list[str] = []
+    for text in texts:
+        for escaped in (
+            html.escape(text),
+            html.escape(text).replace("&quot;", "&#34;").replace("&#x27;", "&#39;"),
+        ):
+            if escaped != text and escaped not in out:
+                out.append(escaped)
+    return out
+
+
+def _escaped_way(type_name: str, how: str, escaped: set[str]) -> bool:
+    """Is this way's value text XML-escaped?  A string's raw or JSON text as strings are; a JSON value of
+    another type as an array's JSON text is (a number's text holds nothing to escape either way)."""
+    if how not in ("raw", "json"):
+        return False
+    return ("string" if type_name == "string" else "json") in escaped
+
+
+def _merged_variants(ways: Sequence[tuple[str, tuple[str, ...], str, str]]) -> list[ArgVariant]:
+    """One variant per way of writing, types merged where the literals and the reading agree.  Where the
+    literals agree, a Python-literal reading also takes the JSON-written types (numbers are spelled
+    alike, and the Python reader reads JSON): a parser picks a variant by its literals alone."""
+    merged: list[ArgVariant] = []
+    for type_name, parts_t, how, escape in ways:
+        for n, v in enumerate(merged):
+            if (
+                v.parts == parts_t
+                and v.escape == escape
+                and (v.value == how or {v.value, how} == {"python", "json"})
+            ):
+                value = "python" if "python" in (v.value, how) else v.value
+                merged[n] = replace(v, types=(*v.types, type_name), value=value)
+                break
+        else:
+            merged.append(
+                ArgVariant(types=(type_name,), parts=parts_t, value=how, escape=escape)  # type: ignore[arg-type]
+            )
+    return merged
 
 
 def _empty_value_parts(text: str, key: str, like: Sequence[str]) -> list[str] | None:
@@ -378,22 +460,6 @@ def _empty_value_parts(text: str, key: str, like: Sequence[str]) -> list[str] | 
     v = len(text) - len(tail)
     parts = [literal_part(text[:k]), "$key", literal_part(text[k + len(key) : v]), "$value", like[-1]]
     return [p for p in parts if p]
-
-
-def _merged_variants(ways: Sequence[tuple[str, tuple[str, ...], str]]) -> list[ArgVariant]:
-    """One variant per way of writing, types merged where the literals and the reading agree.  Where the
-    literals agree, a Python-literal reading also takes the JSON-written types (numbers are spelled
-    alike, and the Python reader reads JSON): a parser picks a variant by its literals alone."""
-    merged: list[ArgVariant] = []
-    for type_name, parts_t, how in ways:
-        for n, v in enumerate(merged):
-            if v.parts == parts_t and (v.value == how or {v.value, how} == {"python", "json"}):
-                value = "python" if "python" in (v.value, how) else v.value
-                merged[n] = replace(v, types=(*v.types, type_name), value=value)
-                break
-        else:
-            merged.append(ArgVariant(types=(type_name,), parts=parts_t, value=how))  # type: ignore[arg-type]
-    return merged
 
 
 #: A string a Python literal must escape (a quote and a backslash); a template that writes it raw does not.

@@ -25,7 +25,7 @@ from workbench.runtime.formats import names as format_names
 #: version 3 added ``layout`` (the assistant turn as headed messages, a lead the model writes itself);
 #: version 4 added ``tools.json_literals`` (pythonic values that spell ``true``/``false``/``null`` as JSON).
 #: Older files load unchanged (they have no pattern, no layout, and Python literals).
-SPEC_VERSION = 4
+SPEC_VERSION = 5
 
 ReasoningMode = Literal["none", "tag_based", "delimiter", "forced_open", "forced_closed", "tools_only"]
 ContentMode = Literal["plain", "always_wrapped", "wrapped_with_reasoning"]
@@ -37,6 +37,7 @@ IdPosition = Literal["none", "pre_func_name", "between_func_and_args", "post_arg
 ArgsKind = Literal["json", "object", "tagged"]
 ValueWriting = Literal["raw", "json", "encoded", "python"]
 StringEscape = Literal["json", "none"]
+ValueEscape = Literal["none", "xml"]
 MessageKind = Literal["reasoning", "content"]
 
 # The runtime tuples come from the Literal types, so a value the type checker accepts is exactly a value
@@ -50,6 +51,7 @@ ID_POSITIONS: tuple[IdPosition, ...] = get_args(IdPosition)
 ARGS_KINDS: tuple[ArgsKind, ...] = get_args(ArgsKind)
 VALUE_WRITINGS: tuple[ValueWriting, ...] = get_args(ValueWriting)
 STRING_ESCAPES: tuple[StringEscape, ...] = get_args(StringEscape)
+VALUE_ESCAPES: tuple[ValueEscape, ...] = get_args(ValueEscape)
 MESSAGE_KINDS: tuple[MessageKind, ...] = get_args(MessageKind)
 #: The slots of a call pattern part list (``ToolsSpec.pattern``); any other part is literal text.  A literal
 #: that starts with ``$`` is written with the ``$`` doubled.
@@ -169,12 +171,16 @@ class ArgVariant:
     written: ``raw`` (a string as is), ``json``, ``encoded`` (the pattern's :class:`ValueEncoding`) or
     ``python`` (a Python literal: ``'single quoted'``, ``True``, ``None``, ``{'k': [1, 2]}``).
     Templates that mark a value's type in the argument's tag (``text="yes"`` vs ``text="no"``) have one
-    variant per marking.
+    variant per marking.  ``escape`` ``xml``: the value's text is written XML-escaped (``&lt;``, ``&amp;``,
+    ``&quot;``: a value inside an attribute or an element), and read back unescaped.
     """
 
     types: tuple[str, ...] = _described((), "the JSON types of values written this way")
     parts: tuple[str, ...] = _described((), "literal text and the slots $key, $value")
     value: ValueWriting = field(default="json", metadata=_enum("how the value is written", VALUE_WRITINGS))
+    escape: ValueEscape = field(
+        default="none", metadata=_enum("how the value's text is escaped where it is written", VALUE_ESCAPES)
+    )
 
     _enums: ClassVar[dict[str, tuple[str, ...]]]
 
@@ -215,7 +221,8 @@ class CallPattern:
         if self.args == "tagged":
             ways = "; ".join(
                 f"{'/'.join(v.types) or 'any'}: "
-                f"{''.join(_part_shown(p, ARG_SLOTS) for p in v.parts)} ({v.value})"
+                f"{''.join(_part_shown(p, ARG_SLOTS) for p in v.parts)} "
+                f"({v.value}{', XML-escaped' if v.escape == 'xml' else ''})"
                 for v in self.arguments
             )
             return f"{text}  [arguments: {ways}]"
@@ -416,6 +423,12 @@ SWITCH_EFFECT_KEYS = frozenset(
 )
 
 
+def _with_opener(opener: str, header: str) -> str:
+    """A message's header with the layout's opener in front (trimmed), unless it has one already."""
+    whole = header if header.strip().startswith(opener.strip()) else opener + header
+    return whole.strip()
+
+
 def _covers(text: str, marker: str, at: int, n: int) -> bool:
     """Does an occurrence of ``marker`` in ``text`` hold the ``n`` characters at ``at``?"""
     start = max(0, at + n - len(marker))
@@ -607,6 +620,10 @@ class FormatSpec:
             for m in (self.reasoning.start, self.reasoning.end, self.content.start, self.content.end)
             if m.strip()
         ]
+        opener = self.layout.opener.strip() if self.layout.headed else ""
+        if opener:  # (the headers with the opener in front: ':::' ends no turn inside '::: thinking')
+            headers = (self.reasoning.start, self.content.start)
+            longer += [_with_opener(self.layout.opener, m) for m in headers]
         for marker in self.end_markers:
             end = marker.strip()
             at = tail.rfind(end) if end else -1
@@ -615,7 +632,18 @@ class FormatSpec:
             if at >= 0:
                 tail = tail[at + len(end) :]
         r_start, r_end = self.reasoning.start.strip(), self.reasoning.end.strip()
+        c_start, c_end = self.content.start.strip(), self.content.end.strip()
+        if opener:
+            # a message header the prompt's opener begins is found in a prompt with that opener in front
+            # (': ' of 'ASSISTANT: ' is in every 'USER: ' turn too)
+            r_start = _with_opener(self.layout.opener, self.reasoning.start) if r_start else ""
+            c_start = _with_opener(self.layout.opener, self.content.start) if c_start else ""
         reasons = self.reasoning.mode != "none" and bool(r_end)
+        if self.reasoning.mode != "none" and not r_end and r_start and self.layout.headed:
+            # a reasoning message of headed messages runs to the next header: open while none follows
+            at = tail.rfind(r_start)
+            if at >= 0 and not (opener and opener in tail[at + len(r_start) :]):
+                return "reasoning"
         if reasons and not r_start and r_end in tail:
             return "content"  # the delimiter that ends reasoning is behind us
         if reasons and r_start:  # an open block is read off the prompt, whatever the switches say
@@ -628,7 +656,6 @@ class FormatSpec:
                 return "reasoning"
         elif self.output_starts_in_reasoning(enable_thinking=enable_thinking):
             return "reasoning"
-        c_start, c_end = self.content.start.strip(), self.content.end.strip()
         c_open = self.content.mode != "plain" and bool(c_start) and c_start in tail
         if c_open and (not c_end or c_end not in tail[tail.rfind(c_start) + len(c_start) :]):
             return "answer"

@@ -451,7 +451,10 @@ def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") 
         if inside:
             cut = min(inside)
     if roles and cut < common and full.startswith(roles, cut) and cut + len(roles) <= common:
-        cut += len(roles)
+        # (not where the roles' text heads a marker closed after it: '<start_of_' of '<start_of_answer>')
+        at = cut + len(roles)
+        if not any(s < at < e and full[s:e] in evidence.closed for s, e in evidence.occurrences(full, at)):
+            cut = at
     return cut
 
 

@@ -49,7 +49,11 @@ def reasoning_setup(spec: FormatSpec, options: ParseOptions) -> tuple[bool, bool
       starts outside reasoning.
     """
     mode = spec.reasoning.mode
-    if mode == "none" or not options.extract_reasoning or not core_of(spec.reasoning.end):
+    # (a reasoning message of headed messages ends where the next header starts: it needs no end marker)
+    ended = bool(core_of(spec.reasoning.end)) or (
+        spec.layout.headed and any(m.kind == "reasoning" for m in spec.layout.messages)
+    )
+    if mode == "none" or not options.extract_reasoning or not ended:
         return False, False
     stage = options.start_stage
     if stage in ("content", "answer"):
@@ -208,6 +212,16 @@ class TurnMachine(Machine):
         look.ws()
         look.lit(self._answer_start)
 
+    def _reasoning_after_calls(self) -> Gen[None]:
+        """A reasoning block that opens right after the calls (Motif-2 and NexusRaven write the calls first,
+        then the reasoning): read as reasoning, as it would be in front of them, not as the answer."""
+        if not (self._called and self.reasoning_on and self.r_start and self.r_end) or self._after_end:
+            return
+        r = yield from self.lookahead(self._start_tag)
+        if r is not None:
+            self.emit_spans(r[0].spans)
+            yield from self.reasoning(rewritten_start=False)
+
     def _start_tag(self, look: Look) -> None:
         look.ws()
         look.lit(self.r_start)
@@ -306,6 +320,7 @@ class TurnMachine(Machine):
                     continue
                 self.emit("marker", lead)
                 yield from self.tool_section(header)
+                yield from self._reasoning_after_calls()
                 boundary = True
                 soft = False
                 continue

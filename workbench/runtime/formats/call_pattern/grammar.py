@@ -163,6 +163,8 @@ class CallPatternGrammar(ToolGrammar):
         sub = dict(schema) if isinstance(schema, dict) else {}
         if own and len(own) < len(schema_types(schema)):
             sub["type"] = sorted(own)
+        if v.escape == "xml" and tail:  # escaped text: no schema reads it as written
+            return tag(head, any_text(), tail)
         if v.value == "raw":
             if not tail:
                 raise GrammarError(f"tool {tool_name!r} parameter {key!r}: a raw value needs an end marker")

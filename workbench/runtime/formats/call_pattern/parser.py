@@ -21,8 +21,10 @@ front of a literal is free (models vary it).  The section and call-separator han
 from __future__ import annotations
 
 import functools
+import html
 import json
 import re
+from dataclasses import replace
 
 from workbench.runtime.formats.call_pattern.encoding import EncodingError, ExtentScanner, read
 from workbench.runtime.parsing.builder import CallLog
@@ -328,6 +330,17 @@ class CallPatternParser(TagParser):
         index = call.index if call is not None else None
         end = _next_literal(rest, -1, self.args_end)
         schema = m.param_schema(call.name if call is not None else None, key)
+        if variant.escape == "xml":  # the text first, unescaped, then read as the variant says
+            text = yield from self._text_until(call, end, self._next_heads(call, rest))
+            if text is None:
+                return False
+            text = html.unescape(_without_closing_blanks(text, rest))
+            if call is not None:
+                call.add_args(
+                    dumps(_read_value(text, (replace(variant, escape="none"),), schema, self.p.encoding))
+                )
+            yield from self._rest(rest, index)
+            return True
         if variant.value == "json":
             status, _, raw = yield from m.stream_json(call, self.terminators(end))
             if status == MORE:
@@ -446,6 +459,8 @@ def _read_value(
 def _read_as(text: str, variant: ArgVariant, encoding: ValueEncoding) -> tuple[bool, object]:
     """(True, value) when ``variant`` reads ``text`` as a value of one of its types."""
     types = set(variant.types)
+    if variant.escape == "xml":
+        text = html.unescape(text)
     if variant.value == "json":
         try:
             value = json.loads(text)
