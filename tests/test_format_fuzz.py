@@ -139,8 +139,10 @@ def test_fuzzed_format_round_trips(seed: int) -> None:
 #: hash-spelled tags written back to back (``##/id####param##``), where a markdown ``###`` of the tool list
 #: let the diff cut inside ``##param##`` (``diff._not_crossing``); arguments as elements named by their key
 #: in bar, double-angle and double-bracket spellings (``'<|/' ~ key ~ '|>'``), whose closing head cut the
-#: reasoning closer ``<|/analysis|>`` into ``<|/`` and ``analysis|>`` (``literals.template_instances``).
-FOUND_SEEDS = (760001, 770059, 900151, 980210, 990316, 990335)
+#: reasoning closer ``<|/analysis|>`` into ``<|/`` and ``analysis|>`` (``literals.template_instances``); a
+#: bare-word answer wrapper and calls section both closed by ``END`` before the turn's token, read as one
+#: turn end ``END<｜end▁of▁sentence｜>`` that left ``\nEND`` in the answer (``layout._turn_end``).
+FOUND_SEEDS = (760001, 770059, 900151, 980210, 990316, 990335, 1050425)
 
 
 @pytest.mark.parametrize("seed", FOUND_SEEDS)

@@ -407,6 +407,10 @@ class _Drawer:
                 inner_ws=rng.choice(("", "\n")),
                 value_ws=rng.choice(("", "\n")) if layout == "tagged_eq" else "",
             )
+            # Values XML-escaped where they are written (``a &lt; b``), from a stream of their own.
+            escaped = random.Random(f"{self.seed}/value_escape").random() < 0.25
+            details["escaped"] = escaped
+            self.axes["value_escape"] = "xml" if escaped else "none"
             if layout == "attr_typed":
                 details["type_attr"] = self.pick("type_attribute", ("string_flag", "type_name"))
             elif inner != "bracket_words":  # (a bracket word is written in capitals: no key stays itself)
@@ -733,9 +737,10 @@ def _call_macros(draw: FormatDraw) -> list[str]:
                 + _el_end(inner)
                 + "'"
             )
+        value = "(raw_or_json(v) | e)" if d.get("escaped") else "raw_or_json(v)"
         body += [
             "    {%- for k, v in args | items -%}",
-            "        " + emit(p_head, lit(d["value_ws"]), "raw_or_json(v)", lit(d["value_ws"]), p_close),
+            "        " + emit(p_head, lit(d["value_ws"]), value, lit(d["value_ws"]), p_close),
             "    {%- endfor -%}",
             "    " + emit(lit(spell_close(inner, d["fn_word"]))),
         ]  # fmt: skip
