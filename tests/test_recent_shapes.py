@@ -148,6 +148,18 @@ WITH_REASONING = {
     "autoglm-like",
     "solaropen2-like",
     "sse-like",
+    "armor-like",
+    "latex-like",
+    "handlebars-like",
+    "ctrlchar-like",
+    "lenticular-like",
+    "htmlform-like",
+    "cliflag-like",
+    "roff-like",
+    "deepseekv31-like",
+    "granite42-like",
+    "laguna-like",
+    "hyv4-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -197,8 +209,6 @@ NOT_YET = {
     "template wrote, not the numbers sent",
     "stavemark-like": "a call line 'INVOKE <id> <name> {json}' (uppercase words, the id before the name): "
     "not read as a call",
-    "moorwick-like": "calls after an always-written '</answer>' and no end marker of the spec's own: the "
-    "turn's end validation read off a render cut them (now a failure of the spec, not 'unsupported')",
     "toolllama-like": "ReAct reasoning as a 'Thought: ' line with no closer before the answer or the "
     "'Action:' lines: read as content",
     "kimik3msg-like": "XTML message elements ('<|open|>message role=...<|sep|>'), channels inside: the tag "
@@ -218,6 +228,10 @@ NOT_YET = {
     "without reasoning in history starts at '<|content|>', which no output after that prompt does",
     "sse-like": "server-sent events: every line of a body prefixed 'data: ' (multi-line text), the call "
     "id on a field line of its own: the prefixes stay in the text",
+    "htmlform-like": "typed '<input name=... type=... value=\"...\">' fields, strings escaped in the value "
+    "attribute and null written 'null' in it: the attribute's quotes read as a JSON string's",
+    "hyv4-like": "every tag ends in the same ':6124c78e>' written from a variable: no literal holds a tag "
+    "whole, so the cuts fall inside the tags",
 }
 
 
@@ -226,7 +240,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 170
+    assert len(_paths()) == 186
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -414,11 +415,15 @@ def test_a_template_that_drops_an_argument_does_not_render_it() -> None:
 def test_a_part_after_a_guessed_turn_end_fails_the_spec() -> None:
     """The spec names no end marker and validation takes the template's '</answer>' for the turn's end; the
     calls written after it are the template's, so the spec fails them (it said 'unsupported by the template'
-    and the template validated: a false green, the moorwick-like mimic)."""
+    and the template validated: a false green, the moorwick-like mimic).  The analysed spec reads the answer
+    wrapper, whose closer is then no turn end (moorwick-like validates); a spec that does not know the
+    wrapper is the one whose guess cuts the calls off."""
     source = load_template(PROJECT / "recent-shapes" / "moorwick-like.jinja")
     from workbench.formats import analyze
 
-    report = validate(source, analyze(source).spec)
+    spec = analyze(source).spec
+    assert validate(source, spec).validated
+    report = validate(source, replace(spec, content=ContentSpec()))
     assert not report.validated
     call = report.features()["tool_call"]
     assert call["status"] == "fail", call

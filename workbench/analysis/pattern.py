@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
-from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, diff_split
+from workbench.analysis.diff import common_prefix_aligned, common_suffix_aligned, diff_split, marker_evidence
 from workbench.analysis.probes import ARG_A, ARG_B, CONTENT_TEXT, FUNC_A, FUNC_B, ID_A, ID_B, TOOLS, USER
 from workbench.analysis.probes import VALUE_A as _VALUE_A
 from workbench.analysis.probes import VALUE_B as _VALUE_B
@@ -191,6 +191,12 @@ def _arguments(r: _Renders, region: str) -> _Args | None:
     if empty is None:
         return None
     d = diff_split(empty, region)
+    if d.left and empty and region.startswith(d.prefix):
+        # a unit found by a coincidence of characters across the value's edge ('"}}' of '{{#tool name="' ~
+        # n ~ '"}}' in 'first="XXXX"}}') holds the common end back: the renders differ by the arguments
+        # alone, so the plain split is the one (the needles fix both edges)
+        with marker_evidence(None):
+            d = diff_split(empty, region)
     if d.left or not d.right:
         return None
     if d.prefix.endswith("{") and d.suffix.startswith("}"):

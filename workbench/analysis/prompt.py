@@ -252,6 +252,10 @@ def opened_block_closer(f: Findings) -> tuple[str, str] | None:
     if not segs or not gen.rstrip().endswith(segs[-1]):
         return None
     opener = segs[-1]
+    if f.raw_header.strip() and opener in f.raw_header:
+        # the role header every history turn starts with too (A.X 4.0's '<|im_start|><|assistant|>', whose
+        # template also cuts a '</think>' prefix off an answer as a cleanup): the prompt opens no block
+        return None
     # Candidates: every string of the template (a closer is often only tested for: "'</think>' in content").
     strings = template_strings(f.renderer.patched_source) | ev.units
     candidates = sorted(u for u in strings if u.strip() and u != opener and 3 <= len(u) <= 40)

@@ -523,6 +523,9 @@ def find_turn_end(source: TemplateSource | CaseRenderer, spec: FormatSpec, *, ti
         return ""
     at = rendered.output.rfind(case.content)
     tail = rendered.output[at + len(case.content) :].strip() if at >= 0 else ""
+    closer = spec.content.end.strip() if spec.content.mode != "plain" else ""
+    if closer and tail.startswith(closer):  # the answer's own closer ends the answer, not the turn
+        tail = tail[len(closer) :].strip()
     return tail if 0 < len(tail) <= 40 else ""
 
 

@@ -145,7 +145,16 @@ class CallPatternParser(TagParser):
             if part == "$name" and not nxt and self.p.args == "tagged" and self.has_args:
                 # The arguments follow the name at once (``NAME<key>city</key>...``): the name ends where
                 # an argument's first literal, or the call's end (no arguments), begins.
-                stops = [stop, *(_first_literal(v.parts) for v in self.p.arguments)]
+                firsts = [_first_literal(v.parts) for v in self.p.arguments]
+                keyed_after_blank = [
+                    not f and _opens_with_blank(v.parts)
+                    for f, v in zip(firsts, self.p.arguments, strict=True)
+                ]
+                if any(keyed_after_blank):
+                    # blanks, then a key (``NAME city="Paris"``): the name is a word, up to the blank
+                    name = look.name("tool_name")
+                    continue
+                stops = [stop, *firsts]
                 name = look.until_first(stops, "tool_name", 256)
                 # (an argument that opens with blanks, `` --city=``, is matched from its core too)
                 spaced = spaced or any(_opens_with_blank(v.parts) for v in self.p.arguments)
