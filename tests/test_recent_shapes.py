@@ -228,10 +228,6 @@ NOT_YET = {
     "without reasoning in history starts at '<|content|>', which no output after that prompt does",
     "sse-like": "server-sent events: every line of a body prefixed 'data: ' (multi-line text), the call "
     "id on a field line of its own: the prefixes stay in the text",
-    "htmlform-like": "typed '<input name=... type=... value=\"...\">' fields, strings escaped in the value "
-    "attribute and null written 'null' in it: the attribute's quotes read as a JSON string's",
-    "hyv4-like": "every tag ends in the same ':6124c78e>' written from a variable: no literal holds a tag "
-    "whole, so the cuts fall inside the tags",
 }
 
 

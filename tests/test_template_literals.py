@@ -119,3 +119,18 @@ def test_markup_between_head_and_closer_is_no_instance() -> None:
 def test_no_unit_in_front_of_a_closer() -> None:
     units = template_literals(ROLE_TOKENS)
     assert "<|assistant_end|>" in units and "<|assistant" not in units
+
+
+#: Tags written from a name set once to a string (Hunyuan v4: every tag carries the checkpoint suffix):
+#: '<tool_call' + S + '>' is one literal in every render, and was cut at its head '<tool_call'.
+SUFFIXED = (
+    "{%- set S = ':6124c78e' -%}"
+    "{{ '<tool_call' + S + '>' + name + '</tool_call' + S + '>' }}"
+    "{{ '<think' + S + '>' + r + '</think' + S + '>' }}"
+)
+
+
+def test_a_tag_written_with_a_constant_name_is_one_unit() -> None:
+    units = template_literals(SUFFIXED)
+    assert {"<tool_call:6124c78e>", "</tool_call:6124c78e>", "</think:6124c78e>"} <= units
+    assert "</tool_call:6124c78e>" in template_closed_instances(SUFFIXED)

@@ -349,6 +349,19 @@ def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list
     if parts is None:
         return None
     ways.append(("string", tuple(parts), how))
+    ways += _typed_ways(r, empty_call, parts)
+    raw = _strings_between_typed_literals(ways, one_args)
+    if raw is not None:  # the other types read again beside the raw string's literals (a null among them)
+        ways = [("string", raw, "raw"), *_typed_ways(r, empty_call, list(raw))]
+    escaped = _xml_escaped(r, empty_call)
+    return _merged_variants([(t, p, h, "xml" if _escaped_way(t, h, escaped) else "none") for t, p, h in ways])
+
+
+def _typed_ways(
+    r: _Renders, empty_call: str | None, parts: list[str]
+) -> list[tuple[str, tuple[str, ...], str]]:
+    """The way each JSON type but string is written, read beside the string's ``parts``."""
+    ways: list[tuple[str, tuple[str, ...], str]] = []
     for type_name, value in TYPED_VALUES:
         region = r.region(_call(FUNC_A, {ARG_A: value}, ID_A))
         if region is None or empty_call is None:
@@ -370,22 +383,32 @@ def _tagged_variants(r: _Renders, one_args: str, empty_call: str | None) -> list
                 found, how = empty, "json"
         if found is not None:
             ways.append((type_name, tuple(found), how))
-    ways = _strings_between_typed_literals(ways, one_args)
-    escaped = _xml_escaped(r, empty_call)
-    return _merged_variants([(t, p, h, "xml" if _escaped_way(t, h, escaped) else "none") for t, p, h in ways])
+    return ways
 
 
 def _strings_between_typed_literals(
     ways: list[tuple[str, tuple[str, ...], str]], one_args: str
-) -> list[tuple[str, tuple[str, ...], str]]:
-    """A string read as JSON whose quotes are the literals every other type is written between
-    (``key="VALUE"`` beside ``key="7"``: an attribute's quotes) is a raw string between them."""
+) -> tuple[str, ...] | None:
+    """The raw parts of a string read as JSON whose quotes are the literals another type is written
+    between: the same closing literal, and the same character in front of the value (``key="VALUE"``
+    beside ``key="7"``, ``type="text" value="V">`` beside ``type="number" value="7">``: an attribute's
+    quotes); None when the string is JSON after all."""
     if not ways or ways[0][0] != "string" or ways[0][2] != "json":
-        return ways
+        return None
     raw = _arg_parts(one_args, ARG_A, VALUE_A)
-    if raw is None or not any(tuple(raw) == p for t, p, _ in ways[1:] if t != "string"):
-        return ways
-    return [("string", tuple(raw), "raw"), *ways[1:]]
+    if raw is None or "$value" not in raw:
+        return None
+    k = raw.index("$value")
+    for type_name, p, _ in ways[1:]:
+        same_place = type_name != "string" and len(p) == len(raw) and "$value" in p and p.index("$value") == k
+        if (
+            same_place
+            and p[-1] == raw[-1]
+            and k
+            and pattern_literal(p[k - 1])[-1:] == pattern_literal(raw[k - 1])[-1:]
+        ):
+            return tuple(raw)
+    return None
 
 
 #: A string an XML-escaping template writes as entities (``&lt;``, ``&amp;``, ``&quot;`` or ``&#34;``).

@@ -49,7 +49,38 @@ def template_literals(source: str) -> frozenset[str]:
     for block in ast.find_all(nodes.AssignBlock):
         for data in block.find_all(nodes.TemplateData):
             found.update(_units(data.data))
+    for text in _folded(ast):
+        found.update(_units(text))
     return frozenset(found | _overlaps(found) | _remainders(found, _fragments(ast), _after_values_only(ast)))
+
+
+def _folded(ast: nodes.Template) -> Iterator[str]:
+    """The text of each run of constants joined by ``~`` / ``+`` where a run holds a name set once to a
+    string (``'<tool_call' + S + '>'`` after ``{% set S = ':6124c78e' %}``): one literal in every render."""
+    assigned: dict[str, list[nodes.Node]] = {}
+    for assign in ast.find_all(nodes.Assign):
+        if isinstance(assign.target, nodes.Name):
+            assigned.setdefault(assign.target.name, []).append(assign.node)
+    consts = {
+        name: node.value
+        for name, values in assigned.items()
+        if len(values) == 1 and isinstance(node := values[0], nodes.Const) and isinstance(node.value, str)
+    }
+    if not consts:
+        return
+    for expr in ast.find_all((nodes.Concat, nodes.Add)):
+        run: list[str] = []
+        named = False
+        for part in [*_flattened(expr), None]:
+            if part is not None and _is_text(part):
+                run.append(_text(part))
+            elif isinstance(part, nodes.Name) and part.name in consts:
+                run.append(consts[part.name])
+                named = True
+            else:
+                if named and len(run) > 1:
+                    yield "".join(run)
+                run, named = [], False
 
 
 def template_instances(source: str) -> frozenset[str]:
@@ -89,7 +120,7 @@ def _instances(source: str) -> dict[str, bool]:
     def plain(value: str, tail: str) -> bool:
         """A closer's value is a word, not markup: one that holds a unit of its own (``assistant<|channel|>
         response`` before ``<|im_sep|>``) makes a header of several markers, read as each of them."""
-        return tail not in closers or not any(u in value for u in units)
+        return len(tail) < MIN_LITERAL or tail not in closers or not any(u in value for u in units)
 
     for unit in units:
         for head, tails in fragments.items():
