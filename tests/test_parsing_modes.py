@@ -96,6 +96,23 @@ def test_forced_open_output_that_opens_the_answer_has_no_reasoning() -> None:
     assert (streamed.message.reasoning_content, streamed.message.content) == (None, "answer")
 
 
+def test_an_answer_opened_without_the_prompts_head_has_no_reasoning() -> None:
+    """Solar Open: the prompt '<|begin|>assistant<|think|>' opens reasoning; an answer is
+    '<|begin|>assistant<|content|>...': right after the prompt's head, its opening is '<|content|>'."""
+    s = spec(
+        "forced_open",
+        start="<|think|>",
+        end="<|end|>",
+        content=ContentSpec(
+            mode="wrapped_with_reasoning", start="<|begin|>assistant<|content|>", end="<|end|>"
+        ),
+        prompt=PromptSpec(generation_prompt="<|begin|>assistant<|think|>", thinking_opened=True),
+    )
+    assert msg(s, "<|content|>answer<|end|>") == ("", "answer", [])
+    assert msg(s, "plan<|end|><|begin|>assistant<|content|>answer<|end|>") == ("plan", "answer", [])
+    assert msg(s, "<|content|>answer", thinking_opened=False) == ("", "answer", [])
+
+
 def test_reasoning_right_after_the_calls_is_reasoning() -> None:
     """Motif-2 writes the calls first, then its reasoning block, then the answer."""
     s = spec(tools=QWEN_TOOLS)

@@ -224,8 +224,6 @@ NOT_YET = {
     "end of blanks alone is no marker",
     "autoglm-like": "the answer as a JSON string argument of a 'finish(message=...)' call inside "
     "'<answer>', calls as 'do(action=\"NAME\", k=v)': read as markers around text",
-    "solaropen2-like": "the prompt opens the reasoning segment ('<|begin|>assistant<|think|>'); a reply "
-    "without reasoning in history starts at '<|content|>', which no output after that prompt does",
     "sse-like": "server-sent events: every line of a body prefixed 'data: ' (multi-line text), the call "
     "id on a field line of its own: the prefixes stay in the text",
 }

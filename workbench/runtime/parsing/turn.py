@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from workbench.runtime.chat import Tool
 from workbench.runtime.parsing.builder import CallLog
 from workbench.runtime.parsing.core import Gen, Machine
-from workbench.runtime.parsing.lookahead import Look
+from workbench.runtime.parsing.lookahead import Fail, Look
 from workbench.runtime.parsing.markers import Marker, MarkerSet, core_of, marker_set
 from workbench.runtime.parsing.options import ParseOptions
 from workbench.runtime.parsing.tools_base import ToolParser
@@ -191,13 +191,20 @@ class TurnMachine(Machine):
                 answer_first = None
                 if self._answer_start:
                     answer_first = yield from self.lookahead(self._answer_tag)
-                if answer_first is None:
+                if answer_first is not None:
+                    self.emit_spans(answer_first[0].spans)  # the answer's opening: a marker
+                else:
                     yield from self.reasoning()
             elif self.r_start:
                 r = yield from self.lookahead(self._start_tag)
                 if r is not None:
                     self.emit_spans(r[0].spans)
                     yield from self.reasoning(rewritten_start=False)
+                elif self._answer_start and self._prompt_head():
+                    # the answer's opening without the prompt's head in front (see _answer_tag): a marker
+                    short = yield from self.lookahead(self._short_answer_tag)
+                    if short is not None:
+                        self.emit_spans(short[0].spans)
         yield from self.content()
 
     @property
@@ -208,9 +215,36 @@ class TurnMachine(Machine):
 
     def _answer_tag(self, look: Look) -> None:
         """The output opens with the answer's marker although the prompt opened reasoning: the model
-        skipped reasoning (a history turn without any writes just that), so there is none to read."""
+        skipped reasoning (a history turn without any writes just that), so there is none to read.  The
+        marker may come without what the prompt wrote in front of the reasoning it opened (Solar Open: the
+        prompt '<|begin|>assistant<|think|>', an answer '<|begin|>assistant<|content|>...')."""
         look.ws()
-        look.lit(self._answer_start)
+        start = self._answer_start
+        head = self._prompt_head()
+        if (
+            head
+            and start.startswith(head)
+            and core_of(start[len(head) :])
+            and look.opt(core_of(start[len(head) :]))
+        ):
+            return
+        look.lit(start)
+
+    def _short_answer_tag(self, look: Look) -> None:
+        look.ws()
+        head, start = self._prompt_head(), self._answer_start
+        rest = core_of(start[len(head) :]) if start.startswith(head) else ""
+        if not rest:
+            raise Fail
+        look.lit(rest)
+
+    def _prompt_head(self) -> str:
+        """What the generation prompt writes in front of the reasoning start it ends with ("" if it ends
+        with none)."""
+        gen = self.spec.prompt.generation_prompt.rstrip()
+        if not self.r_start or not gen.endswith(self.r_start):
+            return ""
+        return gen[: len(gen) - len(self.r_start)].strip()
 
     def _reasoning_after_calls(self) -> Gen[None]:
         """A reasoning block that opens right after the calls (Motif-2 and NexusRaven write the calls first,
