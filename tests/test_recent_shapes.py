@@ -160,6 +160,13 @@ WITH_REASONING = {
     "granite42-like",
     "laguna-like",
     "hyv4-like",
+    "inisect-like",
+    "actfirst-like",
+    "cornerpy-like",
+    "mddetails-like",
+    "wirestr-like",
+    "sqlproc-like",
+    "cdatamsg-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -226,6 +233,10 @@ NOT_YET = {
     "'<answer>', calls as 'do(action=\"NAME\", k=v)': read as markers around text",
     "sse-like": "server-sent events: every line of a body prefixed 'data: ' (multi-line text), the call "
     "id on a field line of its own: the prefixes stay in the text",
+    "sqlproc-like": "SQL literals ('it''s', TRUE / NULL, objects as '...'::jsonb): values told apart by "
+    "what follows the closing quote, and no JSON spelling",
+    "cdatamsg-like": "every text in CDATA ('<![CDATA[...]]>') inside its element: the shared ']]>' read as "
+    "the turn's end and every part's closer",
 }
 
 
@@ -234,7 +245,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 186
+    assert len(_paths()) == 194
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
