@@ -200,7 +200,7 @@ class TurnMachine(Machine):
                 if r is not None:
                     self.emit_spans(r[0].spans)
                     yield from self.reasoning(rewritten_start=False)
-                elif self._answer_start and self._prompt_head():
+                elif self._answer_start and self._short_answer():
                     # the answer's opening without the prompt's head in front (see _answer_tag): a marker
                     short = yield from self.lookahead(self._short_answer_tag)
                     if short is not None:
@@ -219,24 +219,23 @@ class TurnMachine(Machine):
         marker may come without what the prompt wrote in front of the reasoning it opened (Solar Open: the
         prompt '<|begin|>assistant<|think|>', an answer '<|begin|>assistant<|content|>...')."""
         look.ws()
-        start = self._answer_start
-        head = self._prompt_head()
-        if (
-            head
-            and start.startswith(head)
-            and core_of(start[len(head) :])
-            and look.opt(core_of(start[len(head) :]))
-        ):
+        short = self._short_answer()
+        if short and look.opt(short):
             return
-        look.lit(start)
+        look.lit(self._answer_start)
 
     def _short_answer_tag(self, look: Look) -> None:
+        """The answer's marker without the prompt's head (:meth:`_answer_tag`), alone."""
         look.ws()
-        head, start = self._prompt_head(), self._answer_start
-        rest = core_of(start[len(head) :]) if start.startswith(head) else ""
-        if not rest:
+        short = self._short_answer()
+        if not short:
             raise Fail
-        look.lit(rest)
+        look.lit(short)
+
+    def _short_answer(self) -> str:
+        """The answer's marker less what the prompt writes in front of the reasoning it opens ("": none)."""
+        head, start = self._prompt_head(), self._answer_start
+        return core_of(start[len(head) :]) if head and start.startswith(head) else ""
 
     def _prompt_head(self) -> str:
         """What the generation prompt writes in front of the reasoning start it ends with ("" if it ends
