@@ -276,3 +276,11 @@ def test_a_surrogate_pair_reads_as_its_character() -> None:
     assert python_literal('"a\\ud83d\\ude42b"') == "a🙂b"
     assert python_literal('{"\\ud83d\\ude42": ["\\ud83d\\ude42"]}') == {"🙂": ["🙂"]}
     assert python_literal('"\\ud83d"') == "\ud83d"  # a lone one stays what it is
+
+
+def test_a_line_break_written_raw_inside_quotes_is_text() -> None:
+    """CogAgent writes a string argument's line breaks raw between single quotes, which Python refuses."""
+    assert python_literal("'Line one\nLine two\n\nLine four'") == "Line one\nLine two\n\nLine four"
+    assert python_literal("{'a': 'x\ny', 'b': True}") == {"a": "x\ny", "b": True}
+    with pytest.raises(NotJsonError):
+        python_literal("x\ny")

@@ -167,6 +167,7 @@ WITH_REASONING = {
     "wirestr-like",
     "sqlproc-like",
     "cdatamsg-like",
+    "tooln1-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -180,7 +181,7 @@ CALLS_WITHOUT_TEXT = {
 #: The templates that render no tool calls at all.
 NO_TOOLS = {"gemma3n-like", "glm41vthinking-like", "rekaflash3-like"}
 #: The templates that refuse two calls in one message (one call per assistant message).
-ONE_CALL = {"k2think-like", "llama31single-like", "toolllama-like"}
+ONE_CALL = {"k2think-like", "llama31single-like", "toolllama-like", "llama31builtin-like"}
 #: Shapes the analysis cannot read yet, with why (strict: one that starts to validate must leave the list).
 NOT_YET = {
     "nemotronsuper-like": "reasoning only when the system text says 'detailed thinking on': a switch written "
@@ -237,6 +238,8 @@ NOT_YET = {
     "what follows the closing quote, and no JSON spelling",
     "cdatamsg-like": "every text in CDATA ('<![CDATA[...]]>') inside its element: the shared ']]>' read as "
     "the turn's end and every part's closer",
+    "commandrplus-like": "the answer's text labelled 'Plan: ' only when calls follow it: the label stays in "
+    "the content",
 }
 
 
@@ -245,7 +248,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 194
+    assert len(_paths()) == 202
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 

@@ -224,8 +224,39 @@ def python_literal(text: str) -> Any:
         try:
             return json.loads(s)
         except (ValueError, RecursionError):
+            pass
+        # a line break written raw inside quotes (CogAgent's 'Line one<newline>Line two'): Python refuses it,
+        # the model meant it as text
+        escaped = _line_breaks_escaped_in_strings(s)
+        if escaped == s:
+            raise NotJsonError(f"not a literal: {s[:40]!r}") from None
+        try:
+            value = ast.literal_eval(escaped)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             raise NotJsonError(f"not a literal: {s[:40]!r}") from None
     return to_jsonable(value)
+
+
+def _line_breaks_escaped_in_strings(text: str) -> str:
+    """``text`` with each raw line break inside a quoted string written as its escape."""
+    out: list[str] = []
+    quote = ""
+    escaped = False
+    for ch in text:
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+            elif ch in "\r\n":
+                out.append("\\r" if ch == "\r" else "\\n")
+                continue
+        elif ch in "'\"":
+            quote = ch
+        out.append(ch)
+    return "".join(out)
 
 
 def literal_depth(text: str) -> int:
