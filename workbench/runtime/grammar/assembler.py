@@ -175,6 +175,11 @@ def assemble(
         section = fmt.section(selected, parallel=multi)
         lead = _forced_lead(fmt, gate is not None, spec.content.start, spec.content.end)
         answer = seq(BOUNDED_WHITESPACE, lead, section, BOUNDED_WHITESPACE)
+        wrapper, wrapper_end = spec.content.start, spec.content.end
+        if spec.content.mode != "plain" and wrapper.strip() and wrapper_end.strip():
+            # calls inside the answer's wrapper, which closes after them (<answer><tool_calls>...</answer>)
+            inside = seq(const(wrapper), _forced_lead(fmt, gate is not None), section, const(wrapper_end))
+            answer = one_of(answer, seq(BOUNDED_WHITESPACE, inside, BOUNDED_WHITESPACE))
     parts: list[Element] = []
     if reasoning and gate is not None:
         if forced and spec.layout.lead.strip() and not gate.starts_inside:
