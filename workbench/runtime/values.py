@@ -16,7 +16,7 @@ import ast
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -239,32 +239,32 @@ def python_literal(text: str) -> Any:
 
 def _line_breaks_escaped_in_strings(text: str) -> str:
     """``text`` with each raw line break inside a quoted string written as its escape."""
-    out: list[str] = []
-    quote = ""
-    escaped = False
-    for ch in text:
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-            elif ch in "\r\n":
-                out.append("\\r" if ch == "\r" else "\\n")
-                continue
-        elif ch in "'\"":
-            quote = ch
-        out.append(ch)
-    return "".join(out)
+    return "".join(
+        ("\\r" if ch == "\r" else "\\n") if inside and ch in "\r\n" else ch for ch, inside in _quoted(text)
+    )
 
 
 def literal_depth(text: str) -> int:
     """The deepest bracket nesting of a Python or JSON literal, brackets inside strings not counted."""
     depth = deepest = 0
+    for ch, inside in _quoted(text):
+        if inside:
+            continue
+        if ch in "[({":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "])}":
+            depth -= 1
+    return deepest
+
+
+def _quoted(text: str) -> Iterator[tuple[str, bool]]:
+    """Each character of a Python or JSON literal, and whether a quoted string holds it (its quotes aside:
+    an opening quote is outside, a closing one inside), backslash escapes followed."""
     quote = ""
     escaped = False
     for ch in text:
+        yield ch, bool(quote)
         if quote:
             if escaped:
                 escaped = False
@@ -274,12 +274,6 @@ def literal_depth(text: str) -> int:
                 quote = ""
         elif ch in "'\"":
             quote = ch
-        elif ch in "[({":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "])}":
-            depth -= 1
-    return deepest
 
 
 _PY_SCALAR_RX = re.compile(r"[\w.+\-]+")
