@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -413,21 +412,22 @@ def test_a_template_that_drops_an_argument_does_not_render_it() -> None:
 
 
 def test_a_part_after_a_guessed_turn_end_fails_the_spec() -> None:
-    """The spec names no end marker and validation takes the template's '</answer>' for the turn's end; the
-    calls written after it are the template's, so the spec fails them (it said 'unsupported by the template'
-    and the template validated: a false green, the moorwick-like mimic).  The analysed spec reads the answer
-    wrapper, whose closer is then no turn end (moorwick-like validates); a spec that does not know the
-    wrapper is the one whose guess cuts the calls off."""
-    source = load_template(PROJECT / "recent-shapes" / "moorwick-like.jinja")
+    """The spec names no end marker and validation takes what the template ends a turn with for the turn's
+    end.  A part written after it is the template's, so the spec fails it (it said 'unsupported by the
+    template' and moorwick-like validated on two cases: a false green).  The guess is now what every turn
+    ends with, so moorwick-like's answer wrapper '</answer>', with the calls after it, is not taken for the
+    turn's end and the template validates whole; a part after a guessed end is still said to be one."""
     from workbench.formats import analyze
+    from workbench.validate.cases import build_cases
+    from workbench.validate.render import AFTER_GUESSED_END, _missing_trace
 
+    source = load_template(PROJECT / "recent-shapes" / "moorwick-like.jinja")
     spec = analyze(source).spec
     assert validate(source, spec).validated
-    report = validate(source, replace(spec, content=ContentSpec()))
-    assert not report.validated
-    call = report.features()["tool_call"]
-    assert call["status"] == "fail", call
-    assert "validation took for the turn's end" in call["reason"]
+    case = next(c for c in build_cases(spec) if c.id == "one_call")
+    whole = '<answer>\n\n</answer>\n[call_1] -> {"tool": "get_weather", "with": {"city": "Paris"}}'
+    reason = _missing_trace(case, "<answer>\n\n", whole, guessed_end="</answer>")
+    assert AFTER_GUESSED_END in reason
 
 
 #: The history opens every turn with a token the generation prompt leaves out (Motif-2-like:

@@ -14,6 +14,7 @@ from typing import Any
 from workbench.analysis.diff import (
     MAX_UNIT,
     common_prefix_len,
+    common_suffix_aligned,
     current_evidence,
     diff_split,
     marker_evidence,
@@ -513,20 +514,33 @@ def find_turn_end(source: TemplateSource | CaseRenderer, spec: FormatSpec, *, ti
 
     Serving stacks stop on the end-of-turn token and never pass it to the parser, so validation must cut it
     off too; a spec that forgot it (e.g. MiniMax's ``[e~[``) would otherwise fail on text no parser sees.
-    Read off the content-only render: what follows the answer text, stripped.
+    Read off the content-only render: what follows the answer text, stripped; where the template renders a
+    call too, only what a turn of calls ends with as well (an answer wrapper closed before the calls,
+    ``【/answer】`` then ``【tool_calls】[...]``, ends the answer, not the turn).
     """
     if spec.end_markers:
         return ""
-    case = build_cases(spec)[0]
+    cases = {c.id: c for c in build_cases(spec)}
+    case = cases["content_only"]
     rendered = render_case(source, spec, case, time_limit=time_limit)
     if rendered.unsupported or not case.content:
         return ""
     at = rendered.output.rfind(case.content)
-    tail = rendered.output[at + len(case.content) :].strip() if at >= 0 else ""
-    closer = spec.content.end.strip() if spec.content.mode != "plain" else ""
-    if closer and tail.startswith(closer):  # the answer's own closer ends the answer, not the turn
-        tail = tail[len(closer) :].strip()
+    tail = rendered.output[at + len(case.content) :] if at >= 0 else ""
+    call = render_case(source, spec, cases["one_call"], time_limit=time_limit)
+    if not call.unsupported and call.output:
+        with marker_evidence(current_evidence() or _evidence_of(source)):
+            tail = common_suffix_aligned(tail, call.output)
+    tail = tail.strip()
     return tail if 0 < len(tail) <= 40 else ""
+
+
+def _evidence_of(source: TemplateSource | CaseRenderer) -> Any:
+    """The analysis's evidence of where markers begin, for the template behind ``source``."""
+    from workbench.analysis.analyzer import template_evidence
+
+    src = source if isinstance(source, TemplateSource) else source.source
+    return template_evidence(src)
 
 
 def _renders_like_its_twin(
