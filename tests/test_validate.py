@@ -444,3 +444,21 @@ def test_a_history_token_in_front_of_the_prompts_text_is_not_output() -> None:
     template's, not the model's (it was read back as the answer's first characters: every case failed)."""
     _, cases = _analysed_and_validated(TURN_TOKEN_ONLY_IN_HISTORY, "turn-token")
     assert cases["content_only"].status == "pass", cases["content_only"]
+
+
+def test_an_answer_the_history_opens_across_the_cut_is_not_reasoning() -> None:
+    """The prompt opens reasoning ('<|im_start|>assistant/think\\n', HyperCLOVA X) but the history writes a
+    plain answer as '<|im_start|>assistant\\n...<|im_end|>': the output, cut where the two part, closes the
+    answer's wrapper with the '<|im_end|>' that also ends reasoning.  It is the answer (the content-only case
+    failed as empty content read as reasoning); a reasoning block's output still opens reasoning."""
+    from workbench.validate.render import _opened_by_output
+
+    spec = FormatSpec(
+        reasoning=ReasoningSpec(mode="forced_open", start="/think", end="<|im_end|>\n"),
+        content=ContentSpec(mode="wrapped_with_reasoning", start="<|im_start|>assistant\n", end="<|im_end|>"),
+    )
+    history = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant"
+    assert not _opened_by_output(spec, "\nThe answer.<|im_end|>", history)
+    reasoned = "I think.<|im_end|>\n<|im_start|>assistant\nThe answer.<|im_end|>"
+    assert _opened_by_output(spec, reasoned, history + "/think\n")
+    assert _opened_by_output(spec, "\nThe answer.<|im_end|>")  # nothing said in front: as before

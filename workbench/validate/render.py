@@ -373,7 +373,7 @@ def render_case(
         message_opener(spec),
     )
     if note:
-        thinking_opened = _opened_by_output(spec, output)
+        thinking_opened = _opened_by_output(spec, output, full[:cut])
     else:
         thinking_opened = spec.output_start_stage(generation_prompt=generation_prompt) == "reasoning"
     # Context for parsers that read the prompt: the real generation prompt when the output continues it,
@@ -675,14 +675,22 @@ def _inner_spans(whole: str, inner: set[str] | frozenset[str]) -> list[tuple[int
     return out
 
 
-def _opened_by_output(spec: FormatSpec, output: str) -> bool:
+def _opened_by_output(spec: FormatSpec, output: str, before: str = "") -> bool:
     """When the prompt is not a prefix of the history render, the output starts at the common prefix; it is
-    inside reasoning only if it closes a block it never opened (``reasoning</think>answer``)."""
+    inside reasoning only if it closes a block it never opened (``reasoning</think>answer``), and not
+    inside the answer's wrapper, which the history opens across the cut (HyperCLOVA X: the prompt's
+    ``<|im_start|>assistant/think`` against a history's ``<|im_start|>assistant\n`` answer, whose
+    ``<|im_end|>`` also ends reasoning)."""
     # the markers' cores: an empty block the history writes as '<think></think>' closes with '</think>' where
     # the reasoning's own end is '</think>\n' (Nemotron 3)
     start, end = spec.reasoning.start.strip(), spec.reasoning.end.strip()
     if not end or end not in output:
         return False
+    answer = spec.content.start if spec.content.mode != "plain" else ""
+    if answer and before:
+        at = (before + output).find(answer, max(0, len(before) - len(answer)))
+        if 0 <= at <= len(before):
+            return False  # the answer's opener spans (or ends at, or starts at) the cut
     head = output[: output.find(end)]
     trigger = spec.tools.trigger.strip()
     if trigger and trigger in head:
