@@ -168,6 +168,20 @@ WITH_REASONING = {
     "sqlproc-like",
     "cdatamsg-like",
     "tooln1-like",
+    "numtok-like",
+    "asciidoc-like",
+    "jsonlog-like",
+    "emojisig-like",
+    "logfmt-like",
+    "jsx-like",
+    "rst-like",
+    "searchr1-like",
+    "opencua-like",
+    "uivenus-like",
+    "hunyuan7b-like",
+    "deepseekv4-like",
+    "toolrl-like",
+    "llamafactory-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -192,16 +206,12 @@ NOT_YET = {
     '"tool_calls": []}\'): content with JSON escapes, and an empty call list behind it',
     "functionary2-like": "the prompt stops at the recipient slot: 'all' routes the answer, any other word "
     "opens a call to that function; the spec reads the answer's route but no call",
-    "hyperclovax-like": "reasoning, answer and calls as separate role-headed blocks ('assistant/think', "
-    "'assistant', 'assistant -> tool/function_call'): the answer's block is not read",
     "katv1-like": "a mode marker the model writes before its answer ('<think_off>' alone, or '<think_on>' "
     "then the reasoning block): read as part of the content",
     "octopus2-like": "a call names its function by the tool's index in a functional token ('<nexa_0>(...)'), "
     "then a description block: no name is written",
     "moss-like": "labelled fields each with its own end token, an empty field written as 'None' "
     "('<|Inner Thoughts|>: None<eot>'): read as content",
-    "solaropen-like": "reasoning opened by the prompt and closed by the next segment's header "
-    "('<|end|><|begin|>assistant<|content|>'): not read",
     "minimaxm3-like": "nested values written as XML elements behind a namespace token ('<item>', keys as "
     "tags): read as text",
     "harmonyparallel-like": "parallel calls as one message to 'multi_tool_use.parallel' whose body lists "
@@ -240,6 +250,17 @@ NOT_YET = {
     "the turn's end and every part's closer",
     "commandrplus-like": "the answer's text labelled 'Plan: ' only when calls follow it: the label stays in "
     "the content",
+    "jsonlog-like": "each message one JSON object ('thought', 'content', 'tool_calls' keys): its strings read "
+    "as marked spans, never JSON-decoded",
+    "emojisig-like": "markers of one character ('💭' opens and closes reasoning): no unit of evidence",
+    "keytags-like": "a call as an element named after its function ('<get_weather>' ... '</get_weather>'), "
+    "one child element per argument: the closer learned with the probe's name in it",
+    "logfmt-like": "logfmt call lines ('call id=ID tool=NAME k=v'): a bare value ends at the next space, "
+    "quoted only when it must be",
+    "jsx-like": "JSX props: strings quoted, or in braces as JSON when they hold quotes or line breaks "
+    "('s={\"a\\\"b\"}'), other values in braces: the brace form of a string is read with its braces",
+    "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "
+    "options ':key: value'): the indentation is read as text",
 }
 
 
@@ -248,7 +269,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 202
+    assert len(_paths()) == 218
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 

@@ -17,6 +17,7 @@ from workbench.formats import analyze
 from workbench.runtime.spec import FormatSpec, SpecError
 from workbench.template.source import TemplateSource, load_template
 from workbench.template.variables import find_switches
+from workbench.validate import validate
 
 EFFORT = PROJECT_TEMPLATES / "new-formats" / "effort-switches.jinja"
 
@@ -52,6 +53,24 @@ MODE_CHOICE = """
     {%- endif -%}
 {%- endfor -%}
 {%- if add_generation_prompt -%}{{- '<|assistant|>' -}}{%- endif -%}
+"""
+
+#: The prompt opens a block inside the role header's literal; history writes an empty block for an answer
+#: (so no render of an answer differs from one with reasoning by markers), and ``brief`` closes the block
+#: in the prompt, the next segment's header after it.
+CLOSED_BY_A_SWITCH = """
+{%- for message in messages -%}
+    {%- if message.role == 'user' -%}
+        {{- '<|seg|>user<|text|>' + message.content + '<|stop|>' -}}
+    {%- elif message.role == 'assistant' -%}
+        {{- '<|seg|>assistant<|mind|>' + (message.reasoning_content or '') + '<|stop|>' -}}
+        {{- '<|seg|>assistant<|text|>' + message.content + '<|stop|>' -}}
+    {%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}
+    {{- '<|seg|>assistant<|mind|>' -}}
+    {%- if brief is defined and brief -%}{{- '<|stop|><|seg|>assistant' -}}{%- endif -%}
+{%- endif -%}
 """
 
 
@@ -123,6 +142,15 @@ def test_reasoning_rendered_only_for_another_choice_value_is_found() -> None:
     mode = effects(spec, "reasoning_mode")
     assert mode['"on"']["changes"] == ["reasoning rendered", "earlier turns keep their reasoning"]
     assert mode['"off"']["changes"] == []
+
+
+def test_a_block_the_prompt_opens_and_a_switch_closes_is_the_reasoning() -> None:
+    spec = analyze(source(CLOSED_BY_A_SWITCH, "closed-by-a-switch")).spec
+    reasoning = (spec.reasoning.mode, spec.reasoning.start, spec.reasoning.end)
+    assert reasoning == ("forced_open", "<|mind|>", "<|stop|>")
+    assert spec.content.start == "<|seg|>assistant<|text|>"
+    report = validate(source(CLOSED_BY_A_SWITCH, "closed-by-a-switch"), spec)
+    assert report.features()["reasoning"]["status"] == "pass", report.features()["reasoning"]
 
 
 def test_templates_without_switches_record_none() -> None:

@@ -161,9 +161,10 @@ def reasoning_from_switches(f: Findings) -> ReasoningMarkers | None:
     the default render may drop reasoning, or never open it, while another value of a switch renders it.
 
     Tried in order: R1's diff (content against reasoning) rendered with ``enable_thinking`` on when it
-    changes the prompt, then with each recorded switch value, those that render reasoning first; then R2's
-    reading of two generation prompts, for every two values of one
-    switch.  Notes which setting showed the markers (mutates ``f``); None when no setting shows any.
+    changes the prompt, then with each recorded switch value, those that render reasoning first; then a
+    block the default prompt opens and a switch's prompt closes (:func:`_closed_by_a_switch`, confirmed by
+    a render); then R2's reading of two generation prompts, for every two values of one switch.  Notes
+    which setting showed the markers (mutates ``f``); None when no setting shows any.
     """
     r = f.renderer
     settings = switch_settings(f)
@@ -181,6 +182,9 @@ def reasoning_from_switches(f: Findings) -> ReasoningMarkers | None:
             f.reasoning_shape = found.shape
             f.note("R1", f"with {_said(kwargs)}: {found.shape}: start {found.start!r}, end {found.end!r}")
             return found
+    closed = _closed_by_a_switch(f)  # confirmed by a render: before the prompts' readings, which are not
+    if closed is not None:
+        return closed
     for name, info in (f.prompt.get("switches") or {}).items():
         prompts = [(e["value"], e.get("generation_prompt")) for e in info["effects"]]
         for off_value, off in prompts:
@@ -196,6 +200,42 @@ def reasoning_from_switches(f: Findings) -> ReasoningMarkers | None:
                         f"end {toggle.end!r}",
                     )
                     return ReasoningMarkers("wrapped", toggle.start, toggle.end)
+    return None
+
+
+def _closed_by_a_switch(f: Findings) -> ReasoningMarkers | None:
+    """A block the default prompt opens and a switch's prompt closes, followed by the next segment's header
+    (Solar Open: ``<|begin|>assistant<|think|>`` by default, ``…<|think|><|end|><|begin|>assistant`` with
+    ``reasoning_effort='minimal'``; the history writes an empty block for an answer, so R1 found no
+    markers).  The closer is the first unit the switch adds; the opener what the default prompt writes
+    after the header the switch's prompt writes after the closer (else the prompt's last unit).
+    Believed only when the template's render of reasoning writes the reasoning text right between them."""
+    gen = f.gen.get("default") or f.gen.get("on")
+    with_reasoning = f.probe("R1").render_b
+    if not gen or not with_reasoning:
+        return None
+    for name, info in (f.prompt.get("switches") or {}).items():
+        for effect in info["effects"]:
+            closed = effect.get("generation_prompt")
+            if not closed or not closed.startswith(gen) or closed == gen:
+                continue
+            opened, added = markers_in(gen), markers_in(closed[len(gen) :])
+            if not opened or not added:
+                continue
+            end = added[0]
+            # the opener: what the prompt writes after the header the switch's prompt opens next (the role
+            # header '<|begin|>assistant' in front of '<|think|>'), else the prompt's last unit
+            after = closed[len(gen) :]
+            header = after[after.find(end) + len(end) :].strip()
+            start = gen[len(header) :].strip() if header and gen.startswith(header) else opened[-1]
+            if f"{start}{REASONING_TEXT}{end}" in with_reasoning:
+                f.reasoning_source = "R2"
+                f.note(
+                    "R2",
+                    f"switch {name!r}={effect['value']!r} closes the block the prompt opens: "
+                    f"start {start!r}, end {end!r}",
+                )
+                return ReasoningMarkers("wrapped", start, end)
     return None
 
 
