@@ -141,8 +141,10 @@ def test_fuzzed_format_round_trips(seed: int) -> None:
 #: in bar, double-angle and double-bracket spellings (``'<|/' ~ key ~ '|>'``), whose closing head cut the
 #: reasoning closer ``<|/analysis|>`` into ``<|/`` and ``analysis|>`` (``literals.template_instances``); a
 #: bare-word answer wrapper and calls section both closed by ``END`` before the turn's token, read as one
-#: turn end ``END<｜end▁of▁sentence｜>`` that left ``\nEND`` in the answer (``layout._turn_end``).
-FOUND_SEEDS = (760001, 770059, 900151, 980210, 990316, 990335, 1050425)
+#: turn end ``END<｜end▁of▁sentence｜>`` that left ``\nEND`` in the answer (``layout._turn_end``); a call
+#: written as an element named after its function (``<get_weather>...</get_weather>``), whose closer was
+#: learned with the probe's name in it (``pattern.closes_a_call``).
+FOUND_SEEDS = (760001, 770059, 900151, 980210, 990316, 990335, 1050425, 1150009, 1150062)
 
 
 @pytest.mark.parametrize("seed", FOUND_SEEDS)

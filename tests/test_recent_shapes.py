@@ -250,15 +250,13 @@ NOT_YET = {
     "the turn's end and every part's closer",
     "commandrplus-like": "the answer's text labelled 'Plan: ' only when calls follow it: the label stays in "
     "the content",
-    "jsonlog-like": "each message one JSON object ('thought', 'content', 'tool_calls' keys): its strings read "
-    "as marked spans, never JSON-decoded",
+    "jsonlog-like": "each message one JSON object ('thought', 'content', 'tool_calls' keys): its strings "
+    "read as marked spans, never JSON-decoded",
     "emojisig-like": "markers of one character ('💭' opens and closes reasoning): no unit of evidence",
-    "keytags-like": "a call as an element named after its function ('<get_weather>' ... '</get_weather>'), "
-    "one child element per argument: the closer learned with the probe's name in it",
     "logfmt-like": "logfmt call lines ('call id=ID tool=NAME k=v'): a bare value ends at the next space, "
     "quoted only when it must be",
     "jsx-like": "JSX props: strings quoted, or in braces as JSON when they hold quotes or line breaks "
-    "('s={\"a\\\"b\"}'), other values in braces: the brace form of a string is read with its braces",
+    '(\'s={"a\\"b"}\'), other values in braces: the brace form of a string is read with its braces',
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "
     "options ':key: value'): the indentation is read as text",
 }

@@ -158,14 +158,29 @@ def _find_slots(region: str, name: str, call_id: str, args_text: str, after: int
         if s2 < e1:
             return None
     # The name written again outside the other slots (a header that names the function, then a JSON body
-    # that names it too: ``NAME<|content_invoke_tool_json|>{"name":"NAME","args":{...}}``): a slot too.
+    # that names it too: ``NAME<|content_invoke_tool_json|>{"name":"NAME","args":{...}}``; an element
+    # named after the function, closed after the arguments: ``<NAME>...</NAME>``): a slot too.
     end = spans[-1][1]
     again = region.find(name, at + len(name))
-    while again >= 0 and again < end:
+    while again >= 0:
+        if again >= end and not closes_a_call(region, at, again, len(name)):
+            break
         if not any(s < again + len(name) and again < e for s, e, _ in spans):
             spans.append((again, again + len(name), "$name"))
         again = region.find(name, again + len(name))
     return _Slots(tuple(sorted(spans)))
+
+
+def closes_a_call(region: str, at: int, again: int, size: int) -> bool:
+    """Does the name written again at ``again``, after the call's other slots, close the element the name
+    at ``at`` opened (``</NAME>`` after ``<NAME>``, ``[/NAME]`` after ``[NAME]``): the text in front of the
+    second is the text in front of the first and a slash?"""
+    opened, closing = region[:at], region[:again]
+    for n in range(1, 4):
+        head = opened[-n:] if n <= len(opened) else ""
+        if head.strip() and closing.endswith(head + "/"):
+            return True
+    return False
 
 
 def _json_spellings(value: Any) -> list[str]:

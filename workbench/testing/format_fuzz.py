@@ -33,6 +33,8 @@ SPELLINGS = (
 )
 # Spellings an element with attributes (`<parameter name="k">`, `<function=NAME>`) can be written in.
 ATTRIBUTE_SPELLINGS = ("angle", "double_angle", "bracket_words", "double_brackets", "bars")
+#: Spellings an element named after the function is written in (the name kept as it is, closed by a slash).
+FUNCTION_NAMED_SPELLINGS = ("angle", "double_angle", "double_brackets", "bars")
 # Spellings of the special tokens of headed messages (`<|start|>assistant<|channel|>final<|message|>`).
 TOKEN_SPELLINGS = ("bars", "fullwidth_bars", "angle")
 
@@ -418,6 +420,12 @@ class _Drawer:
                 named = random.Random(f"{self.seed}/param_names").random() < 0.35
                 details["named"] = named
                 self.axes["param_names"] = "element_named" if named else "attribute"
+            if inner in FUNCTION_NAMED_SPELLINGS:
+                # The call an element named after the function (``<get_weather>...</get_weather>``, Cline's
+                # XML tools), from a stream of its own as well.
+                fn_named = random.Random(f"{self.seed}/function_element").random() < 0.3
+                details["fn_named"] = fn_named
+                self.axes["function_element"] = "named_by_function" if fn_named else "word"
         else:  # pythonic: a list of calls (optionally in a section), or each call in a wrapper of its own
             listed = rng.random() < 0.7
             self.axes["pythonic_list"] = "yes" if listed else "no"
@@ -715,6 +723,10 @@ def _call_macros(draw: FormatDraw) -> list[str]:
             fn_head = "'" + _el(inner, d["fn_word"] + "=") + "' ~ f.name ~ '" + _el_end(inner) + "'"
         else:
             fn_head = "'" + _el(inner, d["fn_word"] + ' name="') + "' ~ f.name ~ '\"" + _el_end(inner) + "'"
+        fn_close = lit(spell_close(inner, d["fn_word"]))
+        if d.get("fn_named"):
+            fn_head = _named_marker(spell_open(inner, "\x00"), "f.name")
+            fn_close = _named_marker(spell_close(inner, "\x00"), "f.name")
         body += _id_part(draw, "before")
         body.append("    " + emit(fn_head, lit(ws)))
         body += _id_part(draw, "after")
@@ -742,7 +754,7 @@ def _call_macros(draw: FormatDraw) -> list[str]:
             "    {%- for k, v in args | items -%}",
             "        " + emit(p_head, lit(d["value_ws"]), value, lit(d["value_ws"]), p_close),
             "    {%- endfor -%}",
-            "    " + emit(lit(spell_close(inner, d["fn_word"]))),
+            "    " + emit(fn_close),
         ]  # fmt: skip
     else:  # pythonic
         value = "(v | tojson)" if draw.layout == "pythonic_json" else "py_value(v)"
@@ -781,8 +793,13 @@ def _call_macros(draw: FormatDraw) -> list[str]:
 
 def _keyed_marker(marker: str) -> str:
     """A Jinja expression writing ``marker`` with the argument's key ``k`` where it holds ``\x00``."""
+    return _named_marker(marker, "k")
+
+
+def _named_marker(marker: str, name: str) -> str:
+    """A Jinja expression writing ``marker`` with the expression ``name`` where it holds ``\x00``."""
     before, _, after = marker.partition("\x00")
-    return lit(before) + " ~ k ~ " + lit(after)
+    return lit(before) + f" ~ {name} ~ " + lit(after)
 
 
 def _el(spelling: str, head: str) -> str:
