@@ -182,6 +182,12 @@ WITH_REASONING = {
     "deepseekv4-like",
     "toolrl-like",
     "llamafactory-like",
+    "addressline-like",
+    "attrline-like",
+    "sigil-like",
+    "fromto-like",
+    "llamaattr-like",
+    "pipehdr-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -257,6 +263,12 @@ NOT_YET = {
     "quoted only when it must be",
     "jsx-like": "JSX props: strings quoted, or in braces as JSON when they hold quotes or line breaks "
     '(\'s={"a\\"b"}\'), other values in braces: the brace form of a string is read with its braces',
+    "addressline-like": "plain-word headers ending each message at the next header ('assistant, thinking:', "
+    "'assistant:', 'assistant, to NAME:' with 'KEY: VALUE' lines): the calls' header is not read",
+    "llamaattr-like": "Llama 3 headers with attributes ('assistant channel=reasoning', 'assistant to=NAME "
+    "call_id=ID'), no end between a reply's messages: the answer's header read as a new turn, ids dropped",
+    "pipehdr-like": "'<|hdr|>AUTHOR|CHANNEL|RECIPIENT<|txt|>' headers, each body ended by the next header: the "
+    "answer's header is not learned, the reasoning's end taken as the shared '<|hdr|>'",
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "
     "options ':key: value'): the indentation is read as text",
 }
@@ -267,7 +279,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 218
+    assert len(_paths()) == 226
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
