@@ -188,6 +188,10 @@ WITH_REASONING = {
     "fromto-like",
     "llamaattr-like",
     "pipehdr-like",
+    "deepseekr1-like",
+    "s1-like",
+    "orz-like",
+    "smolvlm-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -267,8 +271,16 @@ NOT_YET = {
     "'assistant:', 'assistant, to NAME:' with 'KEY: VALUE' lines): the calls' header is not read",
     "llamaattr-like": "Llama 3 headers with attributes ('assistant channel=reasoning', 'assistant to=NAME "
     "call_id=ID'), no end between a reply's messages: the answer's header read as a new turn, ids dropped",
-    "pipehdr-like": "'<|hdr|>AUTHOR|CHANNEL|RECIPIENT<|txt|>' headers, each body ended by the next header: the "
-    "answer's header is not learned, the reasoning's end taken as the shared '<|hdr|>'",
+    "pipehdr-like": "'<|hdr|>AUTHOR|CHANNEL|RECIPIENT<|txt|>' headers, each body ended by the next header: "
+    "the answer's header is not learned, the reasoning's end taken as the shared '<|hdr|>'",
+    "s1-like": "'<|im_start|>think' and '<|im_start|>answer' sub-headers in one turn: the token and its word "
+    "read as two markers, so a plain 'answer' in the text is taken for one",
+    "orz-like": "R1-Zero plain text ('<think> ... </think> <answer> ... </answer>'), the answer wrapper "
+    "also around calls: its opening folded into the reasoning's end, its closing taken for the turn's end",
+    "tinyagent-like": "LLMCompiler plans ('1. f(k=v)' ... 'N. join()<END_OF_PLAN>'): a running number in "
+    "front of each call, learned as constants; 'Thought: ' in front of an answer only when calls follow",
+    "smolvlm-like": "a 'Thought: ' line ended by a line break alone, then a plain answer: ambiguous as "
+    "written (multi-line reasoning is not told from the answer; smolagents answers with a final_answer call)",
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "
     "options ':key: value'): the indentation is read as text",
 }
@@ -279,7 +291,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 226
+    assert len(_paths()) == 234
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
