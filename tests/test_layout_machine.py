@@ -9,6 +9,7 @@ chunk's end are held back, so no chunking changes the message.
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -148,6 +149,16 @@ def test_a_header_read_as_attributes_in_any_order() -> None:
         "hm",
         [("set_value", {"value": 1})],
     )
+
+
+def test_a_call_headers_id_is_read_where_the_call_pattern_puts_it() -> None:
+    """The layout names no id attribute; the call pattern writes one after the name (``to=fn.NAME
+    id=ID``): a header read as attributes keeps it (the id was dropped, llamaattr-like)."""
+    pattern = CallPattern(call=("$name", " id=", "$id", " <|b|>", "$args"))
+    spec = replace(HEADED, tools=replace(HEADED.tools, pattern=pattern))
+    text = '<|m|>ai to=fn.set_value id=c42 <|b|>{"value": 1}<|c|>'
+    calls = parse(spec, text, [TOOL]).message.tool_calls
+    assert [(c.name, c.id) for c in calls] == [("set_value", "c42")]
 
 
 def test_another_roles_message_is_not_the_models() -> None:

@@ -269,8 +269,6 @@ NOT_YET = {
     '(\'s={"a\\"b"}\'), other values in braces: the brace form of a string is read with its braces',
     "addressline-like": "plain-word headers ending each message at the next header ('assistant, thinking:', "
     "'assistant:', 'assistant, to NAME:' with 'KEY: VALUE' lines): the calls' header is not read",
-    "llamaattr-like": "Llama 3 headers with attributes ('assistant channel=reasoning', 'assistant to=NAME "
-    "call_id=ID'), no end between a reply's messages: the answer's header read as a new turn, ids dropped",
     "pipehdr-like": "'<|hdr|>AUTHOR|CHANNEL|RECIPIENT<|txt|>' headers, each body ended by the next header: "
     "the answer's header is not learned, the reasoning's end taken as the shared '<|hdr|>'",
     "s1-like": "'<|im_start|>think' and '<|im_start|>answer' sub-headers in one turn: the token and its word "

@@ -136,6 +136,17 @@ def test_the_next_turn_header_ends_a_message_that_has_no_end_marker() -> None:
     assert cut_at_turn_end(same, [], frozenset(), turn) == same
 
 
+def test_the_answers_header_after_a_reasoning_message_does_not_end_the_output() -> None:
+    """The prompt wrote the reasoning message's header (``assistant channel=reasoning``); the answer's own
+    header that follows starts with the roles text but is a further message of the assistant's own."""
+    spec = FormatSpec(layout=TurnLayout(roles="<|sh|>", opener="<|sh|>assistant"))
+    turn = next_turn_marker("<|sh|>assistant channel=reasoning<|eh|>", spec)
+    whole = "I think.<|sh|>assistant<|eh|>It is 42.<|eot|><|sh|>user<|eh|>more"
+    kept = cut_at_turn_end(whole, ["<|eot|>"], frozenset(), turn, "<|sh|>assistant")
+    assert kept == "I think.<|sh|>assistant<|eh|>It is 42."
+    assert cut_at_turn_end(whole, ["<|eot|>"], frozenset(), turn) == "I think."  # without the opener: cut
+
+
 def test_a_turn_header_is_not_found_inside_markers_of_the_same_characters() -> None:
     """Turns begin ``### User:``; the answer's markers are ``##x##``, and two of them glued together
     (``##/final####actions##``) hold ``###``: the header's own blank tells them apart (fuzz seed 750440)."""

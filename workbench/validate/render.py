@@ -656,8 +656,11 @@ def cut_at_turn_end(
         covered = _inner_spans(whole, inner)
         at = whole.find(turn)
         while 0 <= at < best:
-            # Another role's header ends the output, unless a call marker holds it (a role switch).
-            if not whole.startswith(header, at) and not any(a <= at < b for a, b in covered):
+            # Another role's header ends the output, unless a call marker holds it (a role switch) or it
+            # opens a further message of the assistant's own (``goes_on``: the answer's header after a
+            # reasoning message whose header the prompt wrote).
+            own = bool(goes_on) and whole.startswith(goes_on, at)
+            if not whole.startswith(header, at) and not own and not any(a <= at < b for a, b in covered):
                 best, found = at, True
                 break
             at = whole.find(turn, at + 1)

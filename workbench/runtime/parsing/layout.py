@@ -107,6 +107,8 @@ class LayoutMachine(TurnMachine):
         self.all_ends = sorted({e for k in self.kinds for e in k.ends})
         self.call_ends = [c for c in (core_of(spec.tools.call_end),) if c]
         self.recipient, self.type_word = self._call_pieces()
+        if not self.ids:
+            self.ids = self._id_attribute()
         self.msg_triggers: list[str] = []
         if self.headed:
             # Answers and reasoning are messages: their markers are the layout's, not wrappers.
@@ -166,6 +168,15 @@ class LayoutMachine(TurnMachine):
         if type_word and type_word == _channel_word(text, self.channel):
             type_word = ""
         return recipient, type_word
+
+    def _id_attribute(self) -> str:
+        """The attribute right before the call's id in the call pattern's header (``call_id=`` of
+        ``to=$name call_id=$id``), when the layout names none: a header read as attributes keeps its id."""
+        if not self.headed or not self.spec.tools.pattern.defined:
+            return ""
+        before = self._call_header_text().split("$id")
+        pieces = before[0].split("$name")[-1].split() if len(before) > 1 else []
+        return pieces[-1] if pieces else ""
 
     def _escapable(self) -> list[str]:
         """The markers an escape turns into text."""
