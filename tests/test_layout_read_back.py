@@ -60,3 +60,38 @@ def test_a_candidate_is_kept_exactly_when_it_reads_back_more(vectors: tuple[list
         assert got == candidate
     else:
         assert got is None
+
+
+#: Headed messages whose prompt opens a reasoning message by default; an answer without reasoning is
+#: written without one, so no answer-only turn continues that prompt; with ``thinking=false`` the prompt
+#: leaves the header open ('<|hd|>bot|') and every turn continues it.
+OPENS_A_MESSAGE_BY_DEFAULT = """
+{%- set think = thinking if thinking is defined else true -%}
+{%- for m in messages -%}
+    {%- if m.role == 'assistant' -%}
+        {%- if m.reasoning_content -%}{{- '<|hd|>bot|mind<|tx|>' + m.reasoning_content -}}{%- endif -%}
+        {%- if m.content -%}{{- '<|hd|>bot|say<|tx|>' + m.content -}}{%- endif -%}
+        {%- for tc in m.tool_calls or [] -%}
+            {{- '<|hd|>bot|run ' + tc.function.name + '<|tx|>' + tc.function.arguments | tojson -}}
+        {%- endfor -%}
+    {%- else -%}
+        {{- '<|hd|>' + m.role + '|say<|tx|>' + m.content -}}
+    {%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|hd|>bot|mind<|tx|>' if think else '<|hd|>bot|' -}}{%- endif -%}
+"""
+
+
+def test_a_turn_no_answer_of_continues_is_learned_after_the_prompt_with_thinking_off() -> None:
+    from workbench.formats import analyze
+    from workbench.template.source import TemplateSource
+    from workbench.validate import validate
+
+    source = TemplateSource(text=OPENS_A_MESSAGE_BY_DEFAULT, name="opens-a-message", origin="<test>")
+    analysis = analyze(source)
+    spec = analysis.spec
+    assert spec.layout.headed and spec.layout.opener == "<|hd|>bot|"
+    assert [m.header for m in spec.layout.messages] == ["mind<|tx|>", "say<|tx|>"]
+    assert any("turn layout adopted (headed messages)" in n for n in analysis.notes)
+    report = validate(source, spec)
+    assert report.validated, report.verdict

@@ -36,6 +36,7 @@ from workbench.analysis.layout import LayoutProtocol
 from workbench.analysis.probes import PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
+from workbench.analysis.switches import quiet_kwargs
 from workbench.runtime.spec import ContentSpec, FormatSpec, PromptSpec, Provenance, ReasoningSpec, ToolsSpec
 from workbench.template.budget import budget_for
 from workbench.template.literals import template_closed_instances, template_instances, template_literals
@@ -262,9 +263,14 @@ def _run_phases(
             renderer.notes.extend(pattern_notes)
             if pattern_notes:
                 spec = replace(spec, preserved_tokens=preserved_tokens(spec))
+    quiet = None
+    if spec.prompt.thinking_opened:
+        quiet = pattern.memoized(pattern.probe_render(renderer, quiet_kwargs(spec)))
     try:
         keep = src.for_tools(True).text != src.for_tools(False).text
-        spec, layout_notes = layout.adopt_layout(spec, render, keep_reasoning=keep, protocols=protocols)
+        spec, layout_notes = layout.adopt_layout(
+            spec, render, keep_reasoning=keep, protocols=protocols, quiet=quiet
+        )
     except Exception as exc:  # the layout is a second opinion too
         f.warn(f"turn layout phase failed: {type(exc).__name__}: {exc}")
     else:

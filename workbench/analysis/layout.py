@@ -697,6 +697,7 @@ def adopt_layout(
     *,
     keep_reasoning: bool = False,
     protocols: Mapping[str, LayoutProtocol] | None = None,
+    quiet: Render | None = None,
 ) -> tuple[FormatSpec, list[str]]:
     """``base``, or the learner's best candidate when it reads the template's turns back strictly better.
 
@@ -704,8 +705,12 @@ def adopt_layout(
     costs the read-back's renders and parses only).  ``keep_reasoning``: the template renders conversations
     with tools through another template (a config's ``tool_use``); the learner's turns all carry tools,
     so the reasoning the probes read from the template without tools stays the spec's.  ``protocols``: the
-    format families' rules no template renders, by family name (:func:`with_protocol`)."""
-    tr = TurnRenderer(render, evidence or Pieces())
+    format families' rules no template renders, by family name (:func:`with_protocol`).  ``quiet``: the
+    render with thinking switched off, for a template whose prompt opens reasoning that its history leaves
+    out of an answer without any (the answer-only turn does not continue the prompt): the turn is learned
+    after the prompt that opens no reasoning (:func:`_turn_renderer`)."""
+    default = TurnRenderer(render, evidence or Pieces())
+    tr = _turn_renderer(default, quiet)
     roles = tr.roles
     base = replace(base, layout=replace(base.layout, roles=roles))
     base_results = [_reads_back(base, tr, turn) for turn in _read_back_turns(tr)]
@@ -727,6 +732,8 @@ def adopt_layout(
             best, best_results, best_name = spec, results, name
     if best is base:
         return base, said
+    if tr is not default and read_back(best, default) < read_back(base, default):
+        return base, said  # learned after the quiet prompt, it must read the default prompt's turns too
     # the note gives every candidate's score: those dropped early are read back whole, now
     scores = [f"probes: {sum(base_results)}"]
     scores += [
@@ -735,6 +742,21 @@ def adopt_layout(
     best, protocol = with_protocol(best, protocols or {})
     adopted = f"turn layout adopted ({best_name}); turns read back: {', '.join(scores)}"
     return best, [*notes, adopted, *protocol]
+
+
+def _turn_renderer(tr: TurnRenderer, quiet: Render | None) -> TurnRenderer:
+    """The turn renderer the learner reads: ``tr`` (after the default prompt), or one after the prompt with
+    thinking off when only that one is continued by the answer-only turn (headed messages whose prompt
+    opens a reasoning message that an answer's history omits: '<|hdr|>assistant|reason|self<|txt|>' against
+    an answer's '<|hdr|>assistant|chat|user<|txt|>')."""
+    if quiet is None:
+        return tr
+    _read_back_turns(tr)  # one batch: the answer-only turn is among them
+    if tr.output(TURNS["content"]) is not None:
+        return tr
+    off = TurnRenderer(quiet, tr.evidence)
+    _read_back_turns(off)
+    return off if off.output(TURNS["content"]) is not None else tr
 
 
 def with_protocol(spec: FormatSpec, protocols: Mapping[str, LayoutProtocol]) -> tuple[FormatSpec, list[str]]:

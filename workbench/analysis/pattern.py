@@ -630,14 +630,18 @@ def learn_pattern(
     )
 
 
-def probe_render(renderer: Any) -> Render:
+def probe_render(renderer: Any, kwargs: Mapping[str, Any] | None = None) -> Render:
     """A :data:`Render` over the analysis's renderer (its fallbacks included; a failure gives None), which
-    :func:`render_ahead` can ask for several renders in one batch."""
+    :func:`render_ahead` can ask for several renders in one batch; ``kwargs``: template switches every
+    render is made with (thinking off, for the turn learner)."""
 
     def render(messages: list[dict[str, Any]], tools: list[dict[str, Any]], prompt: bool) -> str | None:
-        return renderer.render_conversation(messages, tools, add_generation_prompt=prompt)
+        return renderer.render_conversation(messages, tools, add_generation_prompt=prompt, kwargs=kwargs)
 
-    render.many = renderer.render_conversations  # type: ignore[attr-defined]
+    def many(requests: Sequence[Request]) -> list[str | None]:
+        return renderer.render_conversations(requests, kwargs)
+
+    render.many = many  # type: ignore[attr-defined]
     return render
 
 

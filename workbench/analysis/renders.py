@@ -485,7 +485,12 @@ class ProbeRenderer:
         return text
 
     def render_conversation(
-        self, messages: Sequence[Mapping[str, Any]], tools: list[Any], *, add_generation_prompt: bool
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: list[Any],
+        *,
+        add_generation_prompt: bool,
+        kwargs: Mapping[str, Any] | None = None,
     ) -> str | None:
         """One render of an ad-hoc conversation with tools (the call-pattern learner's), under the settings
         the probes settled on (arguments as JSON text where the template needs it); None when it fails.
@@ -496,7 +501,11 @@ class ProbeRenderer:
         msgs: list[Any] = stringify_arguments(tuple(messages)) if self.args_as_text else list(messages)
         try:
             return self._ladder.render_once(
-                msgs, tools, with_tools=True, add_generation_prompt=add_generation_prompt, kwargs={}
+                msgs,
+                tools,
+                with_tools=True,
+                add_generation_prompt=add_generation_prompt,
+                kwargs=dict(kwargs or {}),
             )
         except TemplateError as exc:
             if exc.kind in ("timeout", "cancelled"):
@@ -504,7 +513,9 @@ class ProbeRenderer:
             return None
 
     def render_conversations(
-        self, requests: Sequence[tuple[Sequence[Mapping[str, Any]], list[Any], bool]]
+        self,
+        requests: Sequence[tuple[Sequence[Mapping[str, Any]], list[Any], bool]],
+        kwargs: Mapping[str, Any] | None = None,
     ) -> list[str | None]:
         """:meth:`render_conversation` of each (messages, tools, add_generation_prompt), in one worker
         round trip (``render_many``) instead of one each: the learners' read-backs know their
@@ -514,11 +525,13 @@ class ProbeRenderer:
         if self._timeouts or self._switch_timeouts:
             # A template that has timed out once may hang on each of these: one at a time, so that the
             # second timeout stops the rest (a batch would spend a time limit on every one of them).
-            return [self.render_conversation(m, t, add_generation_prompt=p) for m, t, p in requests]
+            return [
+                self.render_conversation(m, t, add_generation_prompt=p, kwargs=kwargs) for m, t, p in requests
+            ]
         calls: list[LadderRequest] = []
         for messages, tools, prompt in requests:
             msgs: list[Any] = stringify_arguments(tuple(messages)) if self.args_as_text else list(messages)
-            calls.append((msgs, tools, prompt, None))
+            calls.append((msgs, tools, prompt, dict(kwargs) if kwargs else None))
         out: list[str | None] = []
         # As one at a time: after the timeouts that stop :meth:`render_conversation`, nothing more is made.
         left = _MAX_TIMEOUTS - max(self._timeouts, self._switch_timeouts)

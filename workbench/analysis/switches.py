@@ -352,6 +352,24 @@ def with_thinking_switch(
     return out
 
 
+def quiet_kwargs(spec: FormatSpec) -> dict[str, Any]:
+    """Template switches under which the generation prompt opens no reasoning: ``enable_thinking=False``
+    and the spec's thinking switch off, else the first recorded switch value whose prompt leaves the output
+    anywhere but inside reasoning (``thinking=False`` leaving a header open).  Pure."""
+    out: dict[str, Any] = {"enable_thinking": False, **with_thinking_switch(spec, False)}
+    if len(out) > 1 or thinking_switch(spec) is not None:
+        return out
+    for name, info in spec.prompt.switches.items():
+        for effect in info.get("effects", ()):
+            if (
+                isinstance(effect, Mapping)
+                and effect.get("changes")
+                and effect.get("start") not in (None, "reasoning")
+            ):
+                return {**out, name: effect["value"]}
+    return out
+
+
 # ------------------------------------------------------------------------------------------ --kw keys
 def template_reads(source: TemplateSource) -> tuple[str, ...]:
     """The variables ``source`` reads that a caller may pass (its switches, ``enable_thinking``...): every
