@@ -192,6 +192,17 @@ WITH_REASONING = {
     "s1-like",
     "orz-like",
     "smolvlm-like",
+    "bluelm-like",
+    "keyevl-like",
+    "guiowl-like",
+    "seedcoder-like",
+    "agentcpmgui-like",
+    "sectsign-like",
+    "pyexec-like",
+    "fenceinfo-like",
+    "tortoise-like",
+    "cblock-like",
+    "parenrole-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -269,8 +280,6 @@ NOT_YET = {
     '(\'s={"a\\"b"}\'), other values in braces: the brace form of a string is read with its braces',
     "addressline-like": "plain-word headers ending each message at the next header ('assistant, thinking:', "
     "'assistant:', 'assistant, to NAME:' with 'KEY: VALUE' lines): the calls' header is not read",
-    "pipehdr-like": "'<|hdr|>AUTHOR|CHANNEL|RECIPIENT<|txt|>' headers, each body ended by the next header: "
-    "the answer's header is not learned, the reasoning's end taken as the shared '<|hdr|>'",
     "s1-like": "'<|im_start|>think' and '<|im_start|>answer' sub-headers in one turn: the token and its word "
     "read as two markers, so a plain 'answer' in the text is taken for one",
     "orz-like": "R1-Zero plain text ('<think> ... </think> <answer> ... </answer>'), the answer wrapper "
@@ -279,6 +288,20 @@ NOT_YET = {
     "front of each call, learned as constants; 'Thought: ' in front of an answer only when calls follow",
     "smolvlm-like": "a 'Thought: ' line ended by a line break alone, then a plain answer: ambiguous as "
     "written (multi-line reasoning is not told from the answer; smolagents answers with a final_answer call)",
+    "bluelm-like": 'the whole reply one JSON object (\'{"answer": TEXT, "function_calls": [...]}\'): the '
+    "envelope read as the call section's markers, its text never JSON-decoded",
+    "agentcpmgui-like": "the whole reply one compact JSON object with 'thought', 'ANSWER', 'FUNCTION' and "
+    "'STATUS' keys: the envelope's tail taken for the turn's end, its strings never JSON-decoded",
+    "guiowl-like": "the text moves after the calls into '<conclusion>' only in turns with calls: read as "
+    "plain content with the tags",
+    "sweagentlm-like": "shell-quoted values ('NAME --KEY 'VALUE'', a quote written '\\''): the escape is "
+    "not learned",
+    "toksep-like": "separator tokens with no closers ('<|fn|>NAME<|k|>KEY<|v|>VALUE'): a value runs over the "
+    "next key's and call's openers",
+    "fenceinfo-like": "Markdown fences with info words (```thinking, ```answer, ```call): the shared ``` "
+    "cut off, the bare words read as markers",
+    "cblock-like": "C comment headers ('/* answer */' with no closer after reasoning or calls): the answer's "
+    "opener not read as a marker",
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "
     "options ':key: value'): the indentation is read as text",
 }
@@ -289,7 +312,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 234
+    assert len(_paths()) == 250
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
