@@ -211,3 +211,20 @@ def test_diff_split_reassembles_both_inputs(a: str, b: str) -> None:
 @given(st.text(alphabet="ab<>[]|x \n", max_size=40))
 def test_segmentize_reassembles_its_input(text: str) -> None:
     assert "".join(s.text for s in segmentize(text)) == text
+
+
+def test_two_whole_literals_sharing_a_head_part_before_it() -> None:
+    """s1 writes '<|im_start|>think\\n' and '<|im_start|>answer\\n' whole, and '<|im_start|>' alone too: the
+    renders part after the shared head, but the markers are the whole literals, not the words after it
+    (a plain 'answer' in the text was read as the answer's marker)."""
+    heads = ["<|im_start|>think", "<|im_start|>answer"]
+    ev = Evidence.of(["<|im_start|>", *heads], whole=heads)
+    answer = "<|im_start|>assistant\n<|im_start|>answer\nIt is 42.<|im_end|>"
+    reasoned = "<|im_start|>assistant\n<|im_start|>think\nHm.\n<|im_start|>answer\nIt is 42.<|im_end|>"
+    with marker_evidence(ev):
+        inserted = diff_split(answer, reasoned)
+        swapped = diff_split("x\n<|im_start|>answer\n", "x\n<|im_start|>think\n")
+    assert (inserted.left, inserted.right) == ("", "<|im_start|>think\nHm.\n")
+    assert (swapped.left, swapped.right) == ("<|im_start|>answer", "<|im_start|>think")
+    with marker_evidence(Evidence.of(["<|im_start|>", *heads])):  # not whole: the head's edge is a cut
+        assert diff_split(answer, reasoned).right == "think\nHm.\n<|im_start|>"

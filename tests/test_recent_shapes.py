@@ -280,8 +280,6 @@ NOT_YET = {
     '(\'s={"a\\"b"}\'), other values in braces: the brace form of a string is read with its braces',
     "addressline-like": "plain-word headers ending each message at the next header ('assistant, thinking:', "
     "'assistant:', 'assistant, to NAME:' with 'KEY: VALUE' lines): the calls' header is not read",
-    "s1-like": "'<|im_start|>think' and '<|im_start|>answer' sub-headers in one turn: the token and its word "
-    "read as two markers, so a plain 'answer' in the text is taken for one",
     "orz-like": "R1-Zero plain text ('<think> ... </think> <answer> ... </answer>'), the answer wrapper "
     "also around calls: its opening folded into the reasoning's end, its closing taken for the turn's end",
     "tinyagent-like": "LLMCompiler plans ('1. f(k=v)' ... 'N. join()<END_OF_PLAN>'): a running number in "

@@ -291,6 +291,8 @@ def diff_split(a: str, b: str) -> DiffSplit:
     p = common_prefix_len(a, b)
     if ev and 0 < p < max(len(a), len(b)):
         p = ev.cut_back(p, a, b)
+        if ev.whole:
+            p = before_whole_units(ev, a, b, p)
     rest_a, rest_b = a[p:], b[p:]
     s = common_suffix_len(rest_a, rest_b)
     if ev and s:
@@ -303,6 +305,22 @@ def diff_split(a: str, b: str) -> DiffSplit:
         right=rest_b[: len(rest_b) - s],
         suffix=rest_a[len(rest_a) - s :],
     )
+
+
+def before_whole_units(ev: Evidence, a: str, b: str, p: int) -> int:
+    """``p`` moved back to where a literal the template writes whole starts in both texts, when the cut
+    falls inside one in each (``p`` otherwise).  Two whole literals that share a head (s1's
+    ``<|im_start|>think\n`` and ``<|im_start|>answer\n``, the fences ```` ```thinking ```` and
+    ```` ```answer ````) part after it, but the head is no marker of its own there: cut after it, the
+    words alone (``think``, ``answer``) would be taken for the markers."""
+    starts: list[set[int]] = []
+    for text in (a, b):
+        found = {st for st, en in ev.occurrences(text, p) if st < p < en and text[st:en] in ev.whole}
+        if not found:
+            return p
+        starts.append(found)
+    shared = starts[0] & starts[1]
+    return min(shared) if shared else p
 
 
 def common_suffix_aligned(a: str, b: str) -> str:

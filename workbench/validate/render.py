@@ -13,6 +13,7 @@ from typing import Any
 
 from workbench.analysis.diff import (
     MAX_UNIT,
+    before_whole_units,
     common_prefix_len,
     common_suffix_aligned,
     current_evidence,
@@ -433,6 +434,10 @@ def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") 
     evidence = current_evidence() or template_evidence(src)
     if evidence and 0 < cut < len(full):
         cut = evidence.cut_back(cut, full)
+        if evidence.whole:  # not after the head two whole literals share ('<|im_start|>' of think / answer)
+            headed = before_whole_units(evidence, prompt, full, cut)
+            if headed < cut:  # the head of a turn header the two share is the output's here, not the prompt's
+                cut, roles = headed, ""
         if any(s < cut < e for s, e in evidence.occurrences(full, cut)):
             # inside a literal of the history, at an inner unit's edge: the prompt's side must allow it too
             cut = evidence.cut_back(cut, full, prompt[: len(full)])
