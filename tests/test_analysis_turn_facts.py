@@ -213,3 +213,19 @@ def test_a_turn_that_always_opens_reasoning_has_no_lead_the_reasoning_markers_re
     assert (spec.reasoning.start, spec.reasoning.end) == ("<think>", "</think>")
     report = validate(source, spec)
     assert report.validated, report.summary()
+
+
+def test_an_answer_wrapped_only_after_the_calls_is_read_from_the_turn_that_has_both() -> None:
+    """GUI-Owl writes its calls first and then the answer in '<conclusion>', an answer alone bare: the
+    wrapper is what the turn with both writes after what the call-only turn writes before its end."""
+    from workbench.analysis.layout import _wrapped_after_calls
+    from workbench.analysis.probes import CONTENT_TEXT
+
+    calls = '<tool_call>\n{"name": "foofoo"}\n</tool_call>'
+    both = f"{calls}\n<conclusion>\n{CONTENT_TEXT}\n</conclusion><|im_end|>\n"
+    found = _wrapped_after_calls(both, calls + "<|im_end|>\n", "<|im_end|>\n")
+    assert found == ("\n<conclusion>\n", "\n</conclusion>")
+    first = f"{CONTENT_TEXT}\n{calls}<|im_end|>\n"  # the answer in front of the calls: not this shape
+    assert _wrapped_after_calls(first, calls + "<|im_end|>\n", "<|im_end|>\n") is None
+    bare = f"{calls}\n{CONTENT_TEXT}<|im_end|>\n"  # after the calls but bare: nothing to learn
+    assert _wrapped_after_calls(bare, calls + "<|im_end|>\n", "<|im_end|>\n") is None

@@ -95,6 +95,9 @@ class TurnFacts:
     content_after_reasoning: str | None = None  # the answer's header behind reasoning, when it differs
     content_before_call: str | None = None  # the answer's trailer when a call follows it
     content_with_call: str | None = None  # the answer's header when a call follows it, when it differs
+    # the answer's header and trailer when it comes after the calls, wrapped there only (GUI-Owl's
+    # '<conclusion>'): None when it comes first or is written as in an answer alone
+    content_after_calls: tuple[str, str] | None = None
     reasoning_before_call: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -285,6 +288,8 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
             own = occ[:at][len(f.lead) :]
             if own != h_c_full[len(f.lead) :]:
                 f.content_with_call = own
+    if "content_call" in o and "call" in o and call_heads:
+        f.content_after_calls = _wrapped_after_calls(o["content_call"], o["call"], f.end)
     if f.output_prefix:
         f.note(f"the generation prompt wrote {f.output_prefix!r}, which later segments repeat")
     s = f.output_prefix
@@ -302,6 +307,23 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
             f.content_after_reasoning = after[len(s) :] if s and after.startswith(s) else after
         f.reasoning = (h_r, t_r)
     return f
+
+
+def _wrapped_after_calls(occ: str, call_only: str, end: str) -> tuple[str, str] | None:
+    """The answer's header and trailer when a turn writes its calls first and then the answer, wrapped
+    (``...</tool_call>\n<conclusion>\nTEXT\n</conclusion>``): what the turn with an answer writes after
+    what the call-only turn writes before its end.  None when the answer comes first or bare."""
+    at = occ.find(CONTENT_TEXT)
+    first = _call_start(occ)
+    if at < 0 or first < 0 or first > at or not end or not call_only.endswith(end) or not occ.endswith(end):
+        return None
+    calls = call_only[: len(call_only) - len(end)]
+    if not occ.startswith(calls) or len(calls) > at:
+        return None
+    head, tail = occ[len(calls) : at], occ[at + len(CONTENT_TEXT) : len(occ) - len(end)]
+    if not head.strip(_WS) or not tail.strip(_WS):
+        return None
+    return head, tail
 
 
 def _turn_end(end: str, between: str) -> str:
@@ -527,6 +549,13 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
         content = ContentSpec(mode="always_wrapped", start=h_c, end="")
     elif facts.content_after_reasoning and facts.content_after_reasoning.strip(_WS) and t_c.strip(_WS):
         content = ContentSpec(mode="wrapped_with_reasoning", start=facts.content_after_reasoning, end=t_c)
+    elif facts.content_after_calls is not None and not h_c.strip(_WS) and not t_c.strip(_WS):
+        # wrapped only after calls; an answer alone is bare, which the wrapper's reading allows
+        content = ContentSpec(
+            mode="always_wrapped",
+            start=facts.content_after_calls[0].lstrip(_WS),
+            end=facts.content_after_calls[1],
+        )
     content = _after_reasoning_end(reasoning, content)
     ends = list(base.end_markers)
     if facts.end.strip(_WS):  # the learned turn end replaces what the probes took for one
