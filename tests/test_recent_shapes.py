@@ -203,6 +203,12 @@ WITH_REASONING = {
     "tortoise-like",
     "cblock-like",
     "parenrole-like",
+    "gelab-like",
+    "guir1-like",
+    "scalecua-like",
+    "webthinker-like",
+    "holo-like",
+    "deepeyes-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -290,8 +296,6 @@ NOT_YET = {
     "envelope read as the call section's markers, its text never JSON-decoded",
     "agentcpmgui-like": "the whole reply one compact JSON object with 'thought', 'ANSWER', 'FUNCTION' and "
     "'STATUS' keys: the envelope's tail taken for the turn's end, its strings never JSON-decoded",
-    "guiowl-like": "the text moves after the calls into '<conclusion>' only in turns with calls: read as "
-    "plain content with the tags",
     "sweagentlm-like": "shell-quoted values ('NAME --KEY 'VALUE'', a quote written '\\''): the escape is "
     "not learned",
     "toksep-like": "separator tokens with no closers ('<|fn|>NAME<|k|>KEY<|v|>VALUE'): a value runs over the "
@@ -300,6 +304,12 @@ NOT_YET = {
     "cut off, the bare words read as markers",
     "cblock-like": "C comment headers ('/* answer */' with no closer after reasoning or calls): the answer's "
     "opener not read as a marker",
+    "gelab-like": "tab-separated 'key:value' call lines ('explain:TEXT\\taction:NAME\\tK:V'): the tab that "
+    "ends the name also separates the arguments, and the text is a field of the call line",
+    "guir1-like": "calls as Python dict literals in '<answer>[...]</answer>' ({'action': 'NAME', 'k': 'v'}): "
+    "single-quoted values with backslash escapes read raw, an argument named 'action' taken for the name",
+    "holo-like": "the whole reply one compact JSON object ('note', 'thought', 'action'): its strings never "
+    "JSON-decoded, the envelope's tail taken for the turn's end",
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "
     "options ':key: value'): the indentation is read as text",
 }
@@ -310,7 +320,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 250
+    assert len(_paths()) == 258
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
