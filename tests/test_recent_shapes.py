@@ -209,6 +209,12 @@ WITH_REASONING = {
     "webthinker-like",
     "holo-like",
     "deepeyes-like",
+    "bracketto-like",
+    "telex-like",
+    "verbline-like",
+    "jsonhead-like",
+    "msguri-like",
+    "mimepart-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -310,6 +316,14 @@ NOT_YET = {
     "single-quoted values with backslash escapes read raw, an argument named 'action' taken for the name",
     "holo-like": "the whole reply one compact JSON object ('note', 'thought', 'action'): its strings never "
     "JSON-decoded, the envelope's tail taken for the turn's end",
+    "telex-like": "telex blocks ('ZCZC / FM X / TO Y / BT / body / NNNN'), the recipient line saying what "
+    "the message is: a header of several lines whose slot is closed by a fixed line is not learned",
+    "verbline-like": "clause headers ('assistant says:', 'assistant asks NAME:' with 'KEY: VALUE' lines) "
+    "ended by a blank line: the line break learned before each argument, a raw value never ends",
+    "jsonhead-like": 'headers as JSON objects, the prompt stopping inside one (\'<|msg|>{"from": '
+    '"assistant", "channel": "\'): the header\'s rest the model writes is read as text',
+    "mimepart-like": "MIME parts ('--==chat==' then 'Role:', 'Part:' header lines and a blank line): the "
+    "part headers leak into the text, a call's 'KEY=VALUE' body is not read",
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "
     "options ':key: value'): the indentation is read as text",
 }
@@ -320,7 +334,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 258
+    assert len(_paths()) == 266
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
