@@ -229,3 +229,16 @@ def test_an_answer_wrapped_only_after_the_calls_is_read_from_the_turn_that_has_b
     assert _wrapped_after_calls(first, calls + "<|im_end|>\n", "<|im_end|>\n") is None
     bare = f"{calls}\n{CONTENT_TEXT}<|im_end|>\n"  # after the calls but bare: nothing to learn
     assert _wrapped_after_calls(bare, calls + "<|im_end|>\n", "<|im_end|>\n") is None
+
+
+def test_the_calls_after_an_answer_start_after_their_header_even_one_holding_a_brace() -> None:
+    """jsonhead-like writes a JSON header in front of the calls ('{"channel": "calls"}\\n['): the first '{'
+    after the answer is the header's, so the calls start where the call-only turn's header ends."""
+    from workbench.analysis.layout import _calls_after
+    from workbench.analysis.probes import CONTENT_TEXT
+
+    head = 'calls"}\n['
+    text = f'final"}}\n{CONTENT_TEXT}\n<|msg|>{{"from": "assistant", "channel": "{head}{{"name": "foofoo"}}]'
+    at = text.find(CONTENT_TEXT)
+    assert text[_calls_after(text, at, head) :].startswith('{"name": "foofoo"}')
+    assert _calls_after(text, -1, head) == -1

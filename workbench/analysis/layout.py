@@ -192,6 +192,19 @@ def _call_start(text: str, after: int = 0) -> int:
     return min(found) if found else -1
 
 
+def _calls_after(text: str, at: int, head: str) -> int:
+    """Where the first call's own text starts after the answer at ``at`` (-1 when ``at`` is): where the
+    call-only turn's header for it ends, when that header is found after the answer (a header that holds a
+    ``{`` of its own, ``{"channel": "calls"}``, would stop :func:`_call_start` inside it)."""
+    if at < 0:
+        return -1
+    if head.strip(_WS):
+        found = text.find(head, at + len(CONTENT_TEXT))
+        if found >= 0:
+            return found + len(head)
+    return _call_start(text, at)
+
+
 def _needle_at(text: str, needle: str) -> int:
     return text.find(needle)
 
@@ -272,14 +285,14 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
     if "content_call" in o and call_heads:
         occ = o["content_call"]
         at = occ.find(CONTENT_TEXT)
-        first = _call_start(occ, at) if at >= 0 else -1
+        first = _calls_after(occ, at, call_heads[0][len(f.lead) :])
         if at >= 0 and first > at:
             transitions.append((occ[at + len(CONTENT_TEXT) : first], call_heads[0][len(f.lead) :]))
     f.output_prefix = _output_prefix(f.gen, transitions)
     if "content_call" in o and call_heads:
         occ = o["content_call"]
         at = occ.find(CONTENT_TEXT)
-        first = _call_start(occ, at) if at >= 0 else -1
+        first = _calls_after(occ, at, call_heads[0][len(f.lead) :])
         between = occ[at + len(CONTENT_TEXT) : first] if at >= 0 and first > at else ""
         head = f.output_prefix + call_heads[0][len(f.lead) :]
         if between.endswith(head):
