@@ -408,3 +408,30 @@ def test_validation_reads_the_null_argument_of_a_template_that_writes_none() -> 
     assert "None</v>" in null_case.output
     assert null_case.status == PASS, null_case.reason
     assert report.validated, report.summary()
+
+
+def test_key_value_lines_that_open_with_a_line_break_end_at_the_next_key_or_call() -> None:
+    """Arguments written '\\nKEY: VALUE', nothing after the value, calls separated by a blank line (a headed
+    'asks NAME:' message each): a value ends at the next declared key's line, at the next call's start, or
+    at the output's end (it ran to the end and was reported truncated)."""
+    from workbench.runtime.spec import ArgVariant, CallPattern, ToolsSpec
+
+    raw = ArgVariant(types=("string",), parts=("\n", "$key", ": ", "$value"), value="raw")
+    spec = FormatSpec(
+        tools=ToolsSpec(
+            format="call_pattern",
+            call_start="asks ",
+            call_separator="\n\n",
+            parallel=True,
+            pattern=CallPattern(call=("$name", ":", "$args"), args="tagged", arguments=(raw,)),
+        )
+    )
+    tools = [Tool.from_openai(WEATHER)]
+    text = "asks get_weather:\ncity: Paris, FR\nnote: two\nlines\n\nasks get_weather:\ncity: Oslo\n"
+    result = parse(spec, text, tools)
+    calls = [(c.name, c.arguments_value()) for c in result.message.tool_calls]
+    assert calls == [
+        ("get_weather", {"city": "Paris, FR", "note": "two\nlines"}),
+        ("get_weather", {"city": "Oslo"}),
+    ]
+    assert not [d for d in result.diagnostics if d.severity != "info"]

@@ -318,10 +318,6 @@ NOT_YET = {
     "JSON-decoded, the envelope's tail taken for the turn's end",
     "telex-like": "telex blocks ('ZCZC / FM X / TO Y / BT / body / NNNN'), the recipient line saying what "
     "the message is: a header of several lines whose slot is closed by a fixed line is not learned",
-    "verbline-like": "clause headers ('assistant says:', 'assistant asks NAME:' with 'KEY: VALUE' lines) "
-    "ended by a blank line: the line break learned before each argument, a raw value never ends",
-    "jsonhead-like": 'headers as JSON objects, the prompt stopping inside one (\'<|msg|>{"from": '
-    '"assistant", "channel": "\'): the header\'s rest the model writes is read as text',
     "mimepart-like": "MIME parts ('--==chat==' then 'Role:', 'Part:' header lines and a blank line): the "
     "part headers leak into the text, a call's 'KEY=VALUE' body is not read",
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "

@@ -109,6 +109,7 @@ class CallPatternParser(TagParser):
         # ``/parameters``); not where the arguments' own opening starts with it (no sign of their end then).
         heads = [pattern_literal(v.parts[0]) for v in p.arguments if v.parts and not _is_slot(v.parts[0])]
         self.ends_args_first = bool(self.args_end) and not any(h.startswith(self.args_end) for h in heads)
+        self.next_call = core_of(self.call_start)
 
     @property
     def has_closing_markers(self) -> bool:
@@ -307,6 +308,13 @@ class CallPatternParser(TagParser):
             if look.peek(self.args_end):
                 raise Fail
             look.i, look.spans = at, spans
+        if count and self.next_call and not self.args_end:
+            # arguments closed by nothing: the next call's start ends them (a key never starts like it)
+            at, spans = look.i, [list(s) for s in look.spans]
+            look.ws()
+            if look.peek(self.next_call):
+                raise Fail
+            look.i, look.spans = at, spans
         start_i, start_spans = look.i, [list(s) for s in look.spans]
         for variant in self.p.arguments:
             look.i, look.spans = start_i, [list(s) for s in start_spans]
@@ -401,7 +409,14 @@ class CallPatternParser(TagParser):
         the value ends it as always.  None when the value has a closing literal of its own or the tool's
         keys are unknown."""
         blanks = _closing_blanks(rest)
-        if not blanks or call is None or self.m.tools is None or call.name not in self.m.tools:
+        # arguments that open with blanks of their own ('\nKEY: VALUE'), a value closed by nothing: the
+        # next argument's head, blanks included, ends it
+        opening = (
+            not blanks
+            and not _next_literal(rest, -1)
+            and any(_opens_with_blank(v.parts) for v in self.p.arguments)
+        )
+        if not (blanks or opening) or call is None or self.m.tools is None or call.name not in self.m.tools:
             return ()
         props = (self.m.tools[call.name].parameters or {}).get("properties")
         if not isinstance(props, dict):
@@ -414,12 +429,18 @@ class CallPatternParser(TagParser):
             for key in props:
                 parts = keyed(before, str(key))
                 if all(not _is_slot(x) for x in parts):
-                    heads.append(blanks + "".join(pattern_literal(x) for x in parts).lstrip())
+                    head = "".join(pattern_literal(x) for x in parts)
+                    heads.append(blanks + head.lstrip() if blanks else head)
+        t = self.t
+        if opening and t.call_start.strip():  # ... and the next call's start, after the calls' separator
+            heads.append(t.call_separator + t.call_start)
         return tuple(heads)
 
     def _text_until(self, call: CallLog | None, end: str, heads: tuple[str, ...] = ()) -> Gen[str | None]:
         """A value's text up to ``end`` or one of ``heads`` (emitted as it arrives; what ends it is left
-        for the next reader); None when the output ended first."""
+        for the next reader); None when the output ended first, unless nothing but the output's end could
+        end it (no closing literal at all: the last value of ``KEY: VALUE`` lines ended by a blank line),
+        whose trailing blanks are then not part of it."""
         m = self.m
         index = call.index if call is not None else None
         kind = "tool_args" if call is not None else "marker"
@@ -431,7 +452,7 @@ class CallPatternParser(TagParser):
             if found is not None:
                 return "".join(pieces)
             if m.final:
-                return None
+                return None if end or not heads else "".join(pieces).rstrip()
             yield from m.wait()
 
     def _rest(self, rest: tuple[str, ...], index: int | None) -> Gen[None]:
