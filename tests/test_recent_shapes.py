@@ -215,6 +215,18 @@ WITH_REASONING = {
     "jsonhead-like",
     "msguri-like",
     "mimepart-like",
+    "gptoss2-like",
+    "mistral4-like",
+    "qwen4-like",
+    "longcat2-like",
+    "kexaone-like",
+    "jamba2-like",
+    "olmo4-like",
+    "llama45-like",
+    "hashat-like",
+    "wordhead-like",
+    "actionbox-like",
+    "barpy-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -330,7 +342,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 266
+    assert len(_paths()) == 282
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
