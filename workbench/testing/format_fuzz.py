@@ -219,6 +219,8 @@ class FormatDraw:
     #: A vision-first template's convention: message text is read only from typed parts (``{"type":
     #: "text"}``), a plain string writes nothing (what vLLM and SGLang pass a template that iterates content).
     parts_only: bool = False
+    #: The calls written before the answer's text (GUI agents: the action, then a summary of the step).
+    calls_first: bool = False
 
     @property
     def renders(self) -> frozenset[str]:
@@ -472,6 +474,8 @@ class _Drawer:
         switched = forced_open and random.Random(f"{self.seed}/thinking_switch").random() < 0.3
         if forced_open:
             self.axes["thinking_switch"] = "default_off" if switched else "none"
+        calls_first = random.Random(f"{self.seed}/call_order").random() < 0.2
+        self.axes["call_order"] = "calls_first" if calls_first else "text_first"
         return FormatDraw(
             seed=self.seed,
             axes=dict(self.axes),
@@ -490,6 +494,7 @@ class _Drawer:
             ids=ids,
             id_region=id_region,
             details=details,
+            calls_first=calls_first,
         )
 
     def _headed(self, conversation: dict[str, Any], reasoning_kind: str) -> FormatDraw:
@@ -998,6 +1003,14 @@ def _assistant(draw: FormatDraw) -> list[str]:
             line += "{%- endif -%}"
         out.append(line)
     a = draw.answer
+    if draw.calls_first:
+        text = emit(lit(a.open + a.lead), content, lit(a.trail + a.close)) if a is not None else emit(content)
+        out.append(f"{{%- if {has_calls} -%}}" + emit("calls(message.tool_calls)") + "{%- endif -%}")
+        out.append(f"{{%- if {has_content} -%}}"
+                   + f"{{%- if {has_calls} -%}}" + emit(lit(draw.content_to_calls)) + "{%- endif -%}"
+                   + text + "{%- endif -%}")  # fmt: skip
+        out.append(emit(lit(draw.turn_end)))
+        return out
     if a is not None:
         out.append(f"{{%- if {has_content} -%}}" + emit(lit(a.open + a.lead), content, lit(a.trail + a.close))
                    + f"{{%- if {has_calls} -%}}" + emit(lit(draw.content_to_calls)) + "{%- endif -%}"
