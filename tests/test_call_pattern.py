@@ -435,3 +435,23 @@ def test_key_value_lines_that_open_with_a_line_break_end_at_the_next_key_or_call
         ("get_weather", {"city": "Oslo"}),
     ]
     assert not [d for d in result.diagnostics if d.severity != "info"]
+
+
+def test_key_value_lines_separated_by_a_line_break_end_at_the_next_key() -> None:
+    """'KEY = VALUE' lines, a line break between arguments and nothing after a value: a raw value ends at
+    the line break in front of the next declared key (the first value ran on over every other)."""
+    from workbench.runtime.spec import ArgVariant, CallPattern, ToolsSpec
+
+    raw = ArgVariant(types=("string",), parts=("$key", " = ", "$value"), value="raw")
+    spec = FormatSpec(
+        tools=ToolsSpec(
+            format="call_pattern",
+            call_start="request to ",
+            call_end="<|done|>",
+            arg_separator="\n",
+            pattern=CallPattern(call=("$name", ":\n", "$args"), args="tagged", arguments=(raw,)),
+        )
+    )
+    text = "request to get_weather:\ncity = Paris\nnote = two\nlines<|done|>"
+    calls = parse(spec, text, [Tool.from_openai(WEATHER)]).message.tool_calls
+    assert [c.arguments_value() for c in calls] == [{"city": "Paris", "note": "two\nlines"}]

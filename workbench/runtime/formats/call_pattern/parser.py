@@ -408,7 +408,9 @@ class CallPatternParser(TagParser):
         may hold a line break itself, so a lone newline ends nothing; the call's closing literal after
         the value ends it as always.  None when the value has a closing literal of its own or the tool's
         keys are unknown."""
-        blanks = _closing_blanks(rest)
+        # a value closed by nothing but the blanks between arguments ('KEY = VALUE' lines): those blanks
+        sep = self.t.arg_separator
+        blanks = _closing_blanks(rest) or (sep if not sep.strip() and not _next_literal(rest, -1) else "")
         # arguments that open with blanks of their own ('\nKEY: VALUE'), a value closed by nothing: the
         # next argument's head, blanks included, ends it
         opening = (
