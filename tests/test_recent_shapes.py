@@ -227,6 +227,15 @@ WITH_REASONING = {
     "wordhead-like",
     "actionbox-like",
     "barpy-like",
+    "guillemet-like",
+    "roletok-like",
+    "chanword-like",
+    "addressee-like",
+    "eqbanner-like",
+    "sparkx-like",
+    "yuan-like",
+    "stepflash-like",
+    "terminus-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -236,6 +245,7 @@ CALLS_WITHOUT_TEXT = {
     "xlam2-like",
     "moss-like",
     "museglimmer-like",
+    "velvet-like",
 }
 #: The templates that render no tool calls at all.
 NO_TOOLS = {"gemma3n-like", "glm41vthinking-like", "rekaflash3-like"}
@@ -332,6 +342,9 @@ NOT_YET = {
     "the message is: a header of several lines whose slot is closed by a fixed line is not learned",
     "mimepart-like": "MIME parts ('--==chat==' then 'Role:', 'Part:' header lines and a blank line): the "
     "part headers leak into the text, a call's 'KEY=VALUE' body is not read",
+    "chanword-like": "'<|ch|>' plus a channel word picking the message ('<|ch|>reply', '<|ch|>invoke NAME "
+    "#ID'), a blank line ending each: the token alone taken for the header, the words read as text",
+    "yuan-like": "every newline inside any text written as the '<n>' token: a text-level escape not learned",
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "
     "options ':key: value'): the indentation is read as text",
 }
@@ -342,7 +355,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 282
+    assert len(_paths()) == 298
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
