@@ -95,3 +95,29 @@ def test_a_turn_no_answer_of_continues_is_learned_after_the_prompt_with_thinking
     assert any("turn layout adopted (headed messages)" in n for n in analysis.notes)
     report = validate(source, spec)
     assert report.validated, report.verdict
+
+
+def test_a_turn_is_learned_after_the_header_head_when_thinking_off_drops_reasoning_too() -> None:
+    """As above, but the switch that leaves the prompt's header open also drops reasoning from the history
+    (reasoning_effort='none'): the turn is learned after the prompt cut after the turns' header head
+    ('<|hd|>'), where every message names its kind itself."""
+    from workbench.formats import analyze
+    from workbench.template.source import TemplateSource
+    from workbench.validate import validate
+
+    text = (
+        OPENS_A_MESSAGE_BY_DEFAULT.replace(
+            "{%- if m.reasoning_content -%}", "{%- if think and m.reasoning_content -%}"
+        )
+        .replace("'<|hd|>bot|' -}}", "'<|hd|>' -}}")
+        .replace("'<|hd|>bot|mind<|tx|>' if think", "'<|hd|>mind<|tx|>' if think")
+    )
+    text = text.replace("'<|hd|>bot|mind<|tx|>'", "'<|hd|>mind<|tx|>'").replace(
+        "'<|hd|>bot|say<|tx|>'", "'<|hd|>say<|tx|>'"
+    )
+    text = text.replace("'<|hd|>bot|run '", "'<|hd|>run '")
+    source = TemplateSource(text=text, name="names-each-message", origin="<test>")
+    spec = analyze(source).spec
+    assert spec.layout.headed, spec.layout
+    report = validate(source, spec)
+    assert report.validated, report.verdict

@@ -342,8 +342,6 @@ NOT_YET = {
     "the message is: a header of several lines whose slot is closed by a fixed line is not learned",
     "mimepart-like": "MIME parts ('--==chat==' then 'Role:', 'Part:' header lines and a blank line): the "
     "part headers leak into the text, a call's 'KEY=VALUE' body is not read",
-    "chanword-like": "'<|ch|>' plus a channel word picking the message ('<|ch|>reply', '<|ch|>invoke NAME "
-    "#ID'), a blank line ending each: the token alone taken for the header, the words read as text",
     "yuan-like": "every newline inside any text written as the '<n>' token: a text-level escape not learned",
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "
     "options ':key: value'): the indentation is read as text",

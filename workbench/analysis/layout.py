@@ -172,8 +172,11 @@ class TurnRenderer:
             self._cache[key] = self._output(dict(message), tools)
         return self._cache[key]
 
+    def _prompt_for(self, tools: list[dict[str, Any]]) -> str | None:
+        return self.prompt if tools == self.tools else self.render([dict(USER)], tools, True)
+
     def _output(self, message: dict[str, Any], tools: list[dict[str, Any]]) -> str | None:
-        prompt = self.prompt if tools == self.tools else self.render([dict(USER)], tools, True)
+        prompt = self._prompt_for(tools)
         if prompt is None:
             return None
         text = self.render([dict(USER), message], tools, False)
@@ -182,6 +185,25 @@ class TurnRenderer:
         if text is None or not text.startswith(prompt):
             return None
         return text[len(prompt) :]
+
+
+class HeadlessTurnRenderer(TurnRenderer):
+    """A turn renderer whose prompt stops after the head every turn's header starts with (``<|ch|>`` of
+    the prompt's ``<|ch|>scratch\n``): where a template's prompt names the message it opens (reasoning)
+    and its history names each message's kind itself, every turn continues this prompt."""
+
+    def __init__(self, render: Render, evidence: Pieces, head: str) -> None:
+        super().__init__(render, evidence)
+        gen = self.gen
+        self._drop = len(gen) - (gen.find(head) + len(head)) if head and head in gen else 0
+        if self.prompt is not None and self._drop:
+            self.prompt = self.prompt[: len(self.prompt) - self._drop]
+
+    def _prompt_for(self, tools: list[dict[str, Any]]) -> str | None:
+        prompt = super()._prompt_for(tools)
+        if prompt is None or tools == self.tools or not self._drop:
+            return prompt
+        return prompt[: len(prompt) - self._drop]
 
 
 def _call_start(text: str, after: int = 0) -> int:
@@ -787,18 +809,39 @@ def adopt_layout(
 
 
 def _turn_renderer(tr: TurnRenderer, quiet: Render | None) -> TurnRenderer:
-    """The turn renderer the learner reads: ``tr`` (after the default prompt), or one after the prompt with
-    thinking off when only that one is continued by the answer-only turn (headed messages whose prompt
-    opens a reasoning message that an answer's history omits: '<|hdr|>assistant|reason|self<|txt|>' against
-    an answer's '<|hdr|>assistant|chat|user<|txt|>')."""
-    if quiet is None:
-        return tr
+    """The turn renderer the learner reads: ``tr`` (after the default prompt), or, when the answer-only turn
+    does not continue that prompt (headed messages whose prompt opens a reasoning message that an answer's
+    history omits: '<|hdr|>assistant|reason|self<|txt|>' against '<|hdr|>assistant|chat|user<|txt|>'),
+    one after the prompt with thinking off, or after the prompt cut after the turns' header head, the first
+    whose turns hold the answer alone and, where the template renders reasoning, reasoning too."""
     _read_back_turns(tr)  # one batch: the answer-only turn is among them
     if tr.output(TURNS["content"]) is not None:
         return tr
-    off = TurnRenderer(quiet, tr.evidence)
-    _read_back_turns(off)
-    return off if off.output(TURNS["content"]) is not None else tr
+    reasons = REASONING_TEXT in (tr.output(TURNS["reasoning"]) or "")
+    others: list[Callable[[], TurnRenderer | None]] = []
+    if quiet is not None:
+        others.append(lambda: TurnRenderer(quiet, tr.evidence))
+    roles = tr.roles
+    if roles.strip(_WS) and tr.gen.strip(_WS) != roles.strip(_WS):
+        # ... or one after the prompt cut after the turns' header head, when thinking off leaves no
+        # reasoning to learn (reasoning_effort='none' drops it from the history too)
+        others.append(lambda: HeadlessTurnRenderer(tr.render, tr.evidence, roles))
+    for make in others:
+        other = make()
+        if other is None:
+            continue
+        _read_back_turns(other)
+        answer, reasoning = other.output(TURNS["content"]), other.output(TURNS["reasoning"]) or ""
+        if answer is None or (reasons and REASONING_TEXT not in reasoning):
+            continue
+        if (
+            isinstance(other, HeadlessTurnRenderer)
+            and reasoning
+            and common_prefix([answer, reasoning]).strip(_WS)
+        ):
+            continue  # every turn goes on with the same header (a role word): not a header naming the message
+        return other
+    return tr
 
 
 def with_protocol(spec: FormatSpec, protocols: Mapping[str, LayoutProtocol]) -> tuple[FormatSpec, list[str]]:
