@@ -358,7 +358,7 @@ NOT_YET = {
     "actsection-like": "headed messages in start_of_/end_of_ tokens inside a calls section the prompt does "
     "not open ('<start_of_actions>' before the message header): the answer's start not cut by the prompt",
     "turnattr-like": "bare-word call lines ('CALL NAME #ID', then 'ARG KEY' and value lines, 'NEXT' between "
-    "calls, nothing closing a call): the arguments never read",
+    "calls, nothing closing a call): the arguments never read (the answer's start is read right now)",
     "notechan-like": "'NOTE channel=...' lines with no closer inside 'BEGIN TURN' turns: the answer's note "
     "header taken for the reasoning's end, the turn's 'END TURN' split",
     "rst-like": "reStructuredText directives with indented bodies (reasoning indented three spaces, call "

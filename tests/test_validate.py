@@ -473,3 +473,18 @@ def test_an_answer_the_history_opens_across_the_cut_is_not_reasoning() -> None:
     reasoned = "I think.<|im_end|>\n<|im_start|>assistant\nThe answer.<|im_end|>"
     assert _opened_by_output(spec, reasoned, history + "/think\n")
     assert _opened_by_output(spec, "\nThe answer.<|im_end|>")  # nothing said in front: as before
+
+
+def test_the_output_starts_before_a_unit_the_prompt_writes_across_the_cut() -> None:
+    """The prompt ends 'THINK\\n', the history's answer starts 'The capital': they share the letter 'T', but
+    'THINK' is a literal the prompt writes whole, so the output starts before it (the answer lost its 'T'
+    and validation said the template dropped the content)."""
+    from workbench.analysis.diff import Evidence, marker_evidence
+    from workbench.validate.render import _output_start
+
+    prompt = "ENTRY role:user\nHi\nEXIT\nENTRY role:assistant\nTHINK\n"
+    full = "ENTRY role:user\nHi\nEXIT\nENTRY role:assistant\nThe capital is Paris.\nEXIT\n"
+    source = TemplateSource(text="{{ 'x' }}", name="t", origin="<test>")
+    with marker_evidence(Evidence.of(["THINK", "ENTRY role:", "EXIT"])):
+        cut = _output_start(prompt, full, source)
+    assert full[cut:].startswith("The capital")

@@ -434,6 +434,9 @@ def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") 
     evidence = current_evidence() or template_evidence(src)
     if evidence and 0 < cut < len(full):
         cut = evidence.cut_back(cut, full)
+        if cut < len(prompt) and any(st < cut < en for st, en in evidence.occurrences(prompt, cut)):
+            # inside a unit the prompt writes ('THINK' against an answer's 'The'): not a place to part
+            cut = evidence.cut_back(cut, full, prompt)
         if evidence.whole:  # not after the head two whole literals share ('<|im_start|>' of think / answer)
             headed = before_whole_units(evidence, prompt, full, cut)
             if headed < cut:  # the head of a turn header the two share is the output's here, not the prompt's
