@@ -410,21 +410,25 @@ def test_validation_reads_the_null_argument_of_a_template_that_writes_none() -> 
     assert report.validated, report.summary()
 
 
+def _key_value_lines(parts: tuple[str, ...], call: tuple[str, ...], **tools: Any) -> FormatSpec:
+    """A call pattern of raw ``KEY...VALUE`` arguments written ``parts``, nothing after the value."""
+    from workbench.runtime.spec import ArgVariant, CallPattern, ToolsSpec
+
+    raw = ArgVariant(types=("string",), parts=parts, value="raw")
+    pattern = CallPattern(call=call, args="tagged", arguments=(raw,))
+    return FormatSpec(tools=ToolsSpec(format="call_pattern", pattern=pattern, **tools))
+
+
 def test_key_value_lines_that_open_with_a_line_break_end_at_the_next_key_or_call() -> None:
     """Arguments written '\\nKEY: VALUE', nothing after the value, calls separated by a blank line (a headed
     'asks NAME:' message each): a value ends at the next declared key's line, at the next call's start, or
     at the output's end (it ran to the end and was reported truncated)."""
-    from workbench.runtime.spec import ArgVariant, CallPattern, ToolsSpec
-
-    raw = ArgVariant(types=("string",), parts=("\n", "$key", ": ", "$value"), value="raw")
-    spec = FormatSpec(
-        tools=ToolsSpec(
-            format="call_pattern",
-            call_start="asks ",
-            call_separator="\n\n",
-            parallel=True,
-            pattern=CallPattern(call=("$name", ":", "$args"), args="tagged", arguments=(raw,)),
-        )
+    spec = _key_value_lines(
+        ("\n", "$key", ": ", "$value"),
+        ("$name", ":", "$args"),
+        call_start="asks ",
+        call_separator="\n\n",
+        parallel=True,
     )
     tools = [Tool.from_openai(WEATHER)]
     text = "asks get_weather:\ncity: Paris, FR\nnote: two\nlines\n\nasks get_weather:\ncity: Oslo\n"
@@ -440,17 +444,12 @@ def test_key_value_lines_that_open_with_a_line_break_end_at_the_next_key_or_call
 def test_key_value_lines_separated_by_a_line_break_end_at_the_next_key() -> None:
     """'KEY = VALUE' lines, a line break between arguments and nothing after a value: a raw value ends at
     the line break in front of the next declared key (the first value ran on over every other)."""
-    from workbench.runtime.spec import ArgVariant, CallPattern, ToolsSpec
-
-    raw = ArgVariant(types=("string",), parts=("$key", " = ", "$value"), value="raw")
-    spec = FormatSpec(
-        tools=ToolsSpec(
-            format="call_pattern",
-            call_start="request to ",
-            call_end="<|done|>",
-            arg_separator="\n",
-            pattern=CallPattern(call=("$name", ":\n", "$args"), args="tagged", arguments=(raw,)),
-        )
+    spec = _key_value_lines(
+        ("$key", " = ", "$value"),
+        ("$name", ":\n", "$args"),
+        call_start="request to ",
+        call_end="<|done|>",
+        arg_separator="\n",
     )
     text = "request to get_weather:\ncity = Paris\nnote = two\nlines<|done|>"
     calls = parse(spec, text, [Tool.from_openai(WEATHER)]).message.tool_calls
