@@ -818,7 +818,7 @@ def _turn_renderer(tr: TurnRenderer, quiet: Render | None) -> TurnRenderer:
     if tr.output(TURNS["content"]) is not None:
         return tr
     reasons = REASONING_TEXT in (tr.output(TURNS["reasoning"]) or "")
-    others: list[Callable[[], TurnRenderer | None]] = []
+    others: list[Callable[[], TurnRenderer]] = []
     if quiet is not None:
         others.append(lambda: TurnRenderer(quiet, tr.evidence))
     roles = tr.roles
@@ -828,8 +828,8 @@ def _turn_renderer(tr: TurnRenderer, quiet: Render | None) -> TurnRenderer:
         others.append(lambda: HeadlessTurnRenderer(tr.render, tr.evidence, roles))
     for make in others:
         other = make()
-        if other is None:
-            continue
+        if other.prompt == tr.prompt:
+            continue  # the template ignores the switches: its turns would be the default's
         _read_back_turns(other)
         answer, reasoning = other.output(TURNS["content"]), other.output(TURNS["reasoning"]) or ""
         if answer is None or (reasons and REASONING_TEXT not in reasoning):
