@@ -427,7 +427,10 @@ def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") 
     unit after the shared ``<``); a prompt literal alone that spans the cut (``<assistant><think>`` against
     a history's ``<assistant>`` written from the role) leaves the output's start clean.  The start
     of a turn header that both renders share (``roles``, ``<|START_OF_TURN_TOKEN|>`` of a literal
-    ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``) is the prompt's, not the model's."""
+    ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``) is the prompt's, not the model's, unless the two part
+    inside whole literals that share it as their head (s1's ``<|im_start|>think`` against
+    ``<|im_start|>answer``: the output starts at the head).  Nor does the output start inside a unit the
+    prompt writes across the cut (``THINK`` against an answer's ``The``)."""
     from workbench.analysis.analyzer import template_evidence
 
     common = cut = common_prefix_len(prompt, full)
