@@ -429,16 +429,18 @@ def _output_start(prompt: str, full: str, src: TemplateSource, roles: str = "") 
     of a turn header that both renders share (``roles``, ``<|START_OF_TURN_TOKEN|>`` of a literal
     ``<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>``) is the prompt's, not the model's, unless the two part
     inside whole literals that share it as their head (s1's ``<|im_start|>think`` against
-    ``<|im_start|>answer``: the output starts at the head).  Nor does the output start inside a unit the
-    prompt writes across the cut (``THINK`` against an answer's ``The``)."""
+    ``<|im_start|>answer``: the output starts at the head).  Nor does the output start inside a word of a
+    unit the prompt writes across the cut (``THINK`` against an answer's ``The``)."""
     from workbench.analysis.analyzer import template_evidence
 
     common = cut = common_prefix_len(prompt, full)
     evidence = current_evidence() or template_evidence(src)
     if evidence and 0 < cut < len(full):
         cut = evidence.cut_back(cut, full)
-        if cut < len(prompt) and any(st < cut < en for st, en in evidence.occurrences(prompt, cut)):
-            # inside a unit the prompt writes ('THINK' against an answer's 'The'): not a place to part
+        in_word = 0 < cut < len(prompt) and prompt[cut - 1].isalnum() and prompt[cut].isalnum()
+        if in_word and any(st < cut < en for st, en in evidence.occurrences(prompt, cut)):
+            # inside a word of a unit the prompt writes ('THINK' against an answer's 'The'): no place to
+            # part ('<assistant><think>' against a history's '<assistant>' from the role is)
             cut = evidence.cut_back(cut, full, prompt)
         if evidence.whole:  # not after the head two whole literals share ('<|im_start|>' of think / answer)
             headed = before_whole_units(evidence, prompt, full, cut)
