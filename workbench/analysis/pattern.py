@@ -163,7 +163,7 @@ def _find_slots(region: str, name: str, call_id: str, args_text: str, after: int
     end = spans[-1][1]
     again = region.find(name, at + len(name))
     while again >= 0:
-        if again >= end and not closes_a_call(region, at, again, len(name)):
+        if again >= end and not closes_a_call(region, at, again):
             break
         if not any(s < again + len(name) and again < e for s, e, _ in spans):
             spans.append((again, again + len(name), "$name"))
@@ -171,7 +171,7 @@ def _find_slots(region: str, name: str, call_id: str, args_text: str, after: int
     return _Slots(tuple(sorted(spans)))
 
 
-def closes_a_call(region: str, at: int, again: int, size: int) -> bool:
+def closes_a_call(region: str, at: int, again: int) -> bool:
     """Does the name written again at ``again``, after the call's other slots, close the element the name
     at ``at`` opened (``</NAME>`` after ``<NAME>``, ``[/NAME]`` after ``[NAME]``): the text in front of the
     second is the text in front of the first and a slash?"""
