@@ -119,7 +119,16 @@ def formats() -> tuple[Format, ...]:
     out.append(Format("test:dsml-read-by-spec-deepseekv32", v32, dsml))
     py_calls = TemplateSource(text=PY_CALLS, name="python-literal-calls", origin="<test>")
     out.append(Format("test:python-literal-calls", analyze(py_calls).spec, py_calls))
+    # Replies written as one JSON object (spec v6): spaced, compact, and opened by the generation prompt.
+    for stem in ENVELOPES:
+        source = load_template(str(PROJECT_TEMPLATES / "recent-shapes" / f"{stem}.jinja"))
+        out.append(Format(f"envelope:{stem}", analyze(source).spec, source))
     return tuple(out)
+
+
+#: Templates whose reply is one JSON object holding the text and the calls (the envelope family): spaced,
+#: compact, opened by the prompt, and calls whose arguments sit beside the name (Holo).
+ENVELOPES = ("xlam1-like", "agentcpmgui-like", "jsonlog-like", "holo-like")
 
 
 #: DeepSeek-V3.2's DSML calls: each parameter says in an attribute whether its value is a raw string.
@@ -161,6 +170,7 @@ FORMAT_NAMES = [
     "test:dsml",
     "test:dsml-read-by-spec-deepseekv32",
     "test:python-literal-calls",
+    *(f"envelope:{stem}" for stem in ENVELOPES),
 ]
 
 
@@ -230,6 +240,7 @@ def test_the_grid_covers_every_family() -> None:
     from workbench.runtime.formats import builtin_names
 
     assert {f.spec.tools.format for f in formats()} >= set(builtin_names())
+    assert any(f.spec.envelope.defined for f in formats())
 
 
 # ------------------------------------------------------------------------------------------- hypothesis

@@ -269,8 +269,6 @@ NOT_YET = {
     "in the conversation, which no probe sets",
     "nexusraven-like": "reasoning after the calls ('Call: f(a=1)' then 'Thought: ...'): the spec has no "
     "reasoning behind the calls",
-    "xlam1-like": 'the answer is a JSON string inside the turn\'s JSON object (\'{"thought": "...", '
-    '"tool_calls": []}\'): content with JSON escapes, and an empty call list behind it',
     "functionary2-like": "the prompt stops at the recipient slot: 'all' routes the answer, any other word "
     "opens a call to that function; the spec reads the answer's route but no call",
     "katv1-like": "a mode marker the model writes before its answer ('<think_off>' alone, or '<think_on>' "
@@ -317,8 +315,6 @@ NOT_YET = {
     "the turn's end and every part's closer",
     "commandrplus-like": "the answer's text labelled 'Plan: ' only when calls follow it: the label stays in "
     "the content",
-    "jsonlog-like": "each message one JSON object ('thought', 'content', 'tool_calls' keys): its strings "
-    "read as marked spans, never JSON-decoded",
     "emojisig-like": "markers of one character ('💭' opens and closes reasoning): no unit of evidence",
     "logfmt-like": "logfmt call lines ('call id=ID tool=NAME k=v'): a bare value ends at the next space, "
     "quoted only when it must be",
@@ -332,10 +328,6 @@ NOT_YET = {
     "front of each call, learned as constants; 'Thought: ' in front of an answer only when calls follow",
     "smolvlm-like": "a 'Thought: ' line ended by a line break alone, then a plain answer: ambiguous as "
     "written (multi-line reasoning is not told from the answer; smolagents answers with a final_answer call)",
-    "bluelm-like": 'the whole reply one JSON object (\'{"answer": TEXT, "function_calls": [...]}\'): the '
-    "envelope read as the call section's markers, its text never JSON-decoded",
-    "agentcpmgui-like": "the whole reply one compact JSON object with 'thought', 'ANSWER', 'FUNCTION' and "
-    "'STATUS' keys: the envelope's tail taken for the turn's end, its strings never JSON-decoded",
     "sweagentlm-like": "shell-quoted values ('NAME --KEY 'VALUE'', a quote written '\\''): the escape is "
     "not learned",
     "toksep-like": "separator tokens with no closers ('<|fn|>NAME<|k|>KEY<|v|>VALUE'): a value runs over the "
@@ -348,8 +340,6 @@ NOT_YET = {
     "ends the name also separates the arguments, and the text is a field of the call line",
     "guir1-like": "calls as Python dict literals in '<answer>[...]</answer>' ({'action': 'NAME', 'k': 'v'}): "
     "single-quoted values with backslash escapes read raw, an argument named 'action' taken for the name",
-    "holo-like": "the whole reply one compact JSON object ('note', 'thought', 'action'): its strings never "
-    "JSON-decoded, the envelope's tail taken for the turn's end",
     "telex-like": "telex blocks ('ZCZC / FM X / TO Y / BT / body / NNNN'), the recipient line saying what "
     "the message is: a header of several lines whose slot is closed by a fixed line is not learned",
     "mimepart-like": "MIME parts ('--==chat==' then 'Role:', 'Part:' header lines and a blank line): the "

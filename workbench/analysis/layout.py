@@ -29,6 +29,7 @@ from typing import Any
 
 from workbench.analysis.align import Pieces, common_prefix, common_suffix
 from workbench.analysis.diff import MIN_UNIT, current_evidence, segmentize
+from workbench.analysis.envelope import learn_envelope
 from workbench.analysis.pattern import Render, Request, _Renders, learn_pattern, render_ahead, typed_tools
 from workbench.analysis.probes import (
     ARG_A,
@@ -782,6 +783,10 @@ def adopt_layout(
     if base_results and all(base_results):
         return base, said
     candidates, notes = layout_candidates(base, tr)
+    envelope = learn_envelope(base, {name: tr.output(message) for name, message in TURNS.items()}, tr.gen)
+    if envelope is not None:  # first: a tie goes to the reading that decodes the JSON it reads
+        candidates.insert(0, ("reply envelope", envelope[0]))
+        notes.append(envelope[1])
     candidates = [
         (name, replace(spec, layout=replace(spec.layout, roles=roles))) for name, spec in candidates
     ]

@@ -202,6 +202,9 @@ def _print_markers(spec: Any) -> None:
     modes.add_row("reasoning", spec.reasoning.mode)
     modes.add_row("content", spec.content.mode)
     modes.add_row("tools", spec.tools.format + (" (parallel)" if spec.tools.parallel else ""))
+    if spec.envelope.defined:
+        members = ", ".join(f"{m.key} ({m.holds})" for m in spec.envelope.members)
+        modes.add_row("reply", f"one JSON object: {members}")
     p = spec.prompt
     modes.add_row("prompt opens reasoning", str(p.thinking_opened))
     modes.add_row("thinking switch", str(p.supports_thinking_toggle))

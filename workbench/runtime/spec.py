@@ -23,9 +23,10 @@ from workbench.runtime.formats import names as format_names
 
 #: Version 2 added ``tools.pattern`` (calls as literal text and typed slots, format ``call_pattern``);
 #: version 3 added ``layout`` (the assistant turn as headed messages, a lead the model writes itself);
-#: version 4 added ``tools.json_literals`` (pythonic values that spell ``true``/``false``/``null`` as JSON).
-#: Older files load unchanged (they have no pattern, no layout, and Python literals).
-SPEC_VERSION = 5
+#: version 4 added ``tools.json_literals`` (pythonic values that spell ``true``/``false``/``null`` as JSON);
+#: version 6 added ``envelope`` (a reply written as one JSON object whose members hold the text and calls).
+#: Older files load unchanged (they have no pattern, no layout, no envelope, and Python literals).
+SPEC_VERSION = 6
 
 ReasoningMode = Literal["none", "tag_based", "delimiter", "forced_open", "forced_closed", "tools_only"]
 ContentMode = Literal["plain", "always_wrapped", "wrapped_with_reasoning"]
@@ -39,6 +40,7 @@ ValueWriting = Literal["raw", "json", "encoded", "python"]
 StringEscape = Literal["json", "none"]
 ValueEscape = Literal["none", "xml"]
 MessageKind = Literal["reasoning", "content"]
+EnvelopeSlot = Literal["content", "reasoning", "calls", "other"]
 
 # The runtime tuples come from the Literal types, so a value the type checker accepts is exactly a value
 # ``from_dict`` accepts (and the JSON Schema's enums are checked against these by the tests); the format
@@ -53,6 +55,7 @@ VALUE_WRITINGS: tuple[ValueWriting, ...] = get_args(ValueWriting)
 STRING_ESCAPES: tuple[StringEscape, ...] = get_args(StringEscape)
 VALUE_ESCAPES: tuple[ValueEscape, ...] = get_args(ValueEscape)
 MESSAGE_KINDS: tuple[MessageKind, ...] = get_args(MessageKind)
+ENVELOPE_SLOTS: tuple[EnvelopeSlot, ...] = get_args(EnvelopeSlot)
 #: The slots of a call pattern part list (``ToolsSpec.pattern``); any other part is literal text.  A literal
 #: that starts with ``$`` is written with the ``$`` doubled.
 CALL_SLOTS: tuple[str, ...] = ("$name", "$id", "$index", "$args")
@@ -377,6 +380,50 @@ class TurnLayout:
         return next((m for m in self.messages if m.kind == kind), None)
 
 
+@dataclass(frozen=True)
+class EnvelopeMember:
+    """One member of a reply envelope: its key, what its value holds, and how the template writes it
+    when there is nothing to hold (``empty``: the JSON texts seen, such as ``""``, ``null`` or ``[]``; none:
+    the member is left out).  An ``other`` member holds no part of the message (a status word, a role):
+    ``values`` are the JSON texts the template writes for it."""
+
+    key: str = _described("", "the member's key")
+    holds: EnvelopeSlot = field(default="other", metadata=_enum("what the value holds", ENVELOPE_SLOTS))
+    empty: tuple[str, ...] = _described((), "the JSON written when there is nothing to hold (none: left out)")
+    values: tuple[str, ...] = _described((), "the JSON values the template writes for an 'other' member")
+
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
+
+
+@dataclass(frozen=True)
+class ReplyEnvelope:
+    """The reply written as one JSON object (spec v6): xLAM's ``{"thought": TEXT, "tool_calls": [...]}``,
+    BlueLM's ``{"answer": TEXT, "function_calls": [...]}``.  Its ``members`` in the template's order say
+    which key holds the answer's text, the reasoning's and the calls (a list of call objects written as
+    the tools spec's JSON objects, or one such object when ``calls_list`` is false; with ``flat_calls``
+    the arguments are the call object's members beside the name, Holo's ``{"action": NAME, "x": 1}``);
+    texts are JSON strings, so they carry JSON escapes.  The object may start in the generation prompt
+    (``prompt.output_prefix``); reasoning may also come before it, in the reasoning spec's markers."""
+
+    members: tuple[EnvelopeMember, ...] = field(
+        default=(), metadata={"description": "the object's members, in order", "item_type": EnvelopeMember}
+    )
+    calls_list: bool = _described(True, "the calls member holds a list of calls (false: one call object)")
+    flat_calls: bool = _described(False, "a call's arguments are members of its object, beside its name")
+    key_sep: str = _described(": ", "between a key and its value, as the template writes it")
+    item_sep: str = _described(", ", "between two members, as the template writes it")
+
+    _enums: ClassVar[dict[str, tuple[str, ...]]]
+
+    @property
+    def defined(self) -> bool:
+        return bool(self.members)
+
+    def key(self, holds: str) -> str:
+        """The key of the member that holds ``holds`` ("" when none does)."""
+        return next((m.key for m in self.members if m.holds == holds), "")
+
+
 # Derived once from the field metadata: the one list of closed sets ``_from_dict`` checks.
 ReasoningSpec._enums = _static_enums_of(ReasoningSpec)
 ContentSpec._enums = _static_enums_of(ContentSpec)
@@ -386,6 +433,8 @@ ArgVariant._enums = _static_enums_of(ArgVariant)
 CallPattern._enums = _static_enums_of(CallPattern)
 LayoutMessage._enums = _static_enums_of(LayoutMessage)
 TurnLayout._enums = _static_enums_of(TurnLayout)
+EnvelopeMember._enums = _static_enums_of(EnvelopeMember)
+ReplyEnvelope._enums = _static_enums_of(ReplyEnvelope)
 
 
 @dataclass(frozen=True)
@@ -501,6 +550,9 @@ class FormatSpec:
     layout: TurnLayout = field(
         default_factory=TurnLayout, metadata={"description": "the turn as headed messages (spec v3)"}
     )
+    envelope: ReplyEnvelope = field(
+        default_factory=ReplyEnvelope, metadata={"description": "the reply as one JSON object (spec v6)"}
+    )
     provenance: Provenance = field(default_factory=Provenance)
     version: int = SPEC_VERSION
 
@@ -590,6 +642,23 @@ class FormatSpec:
             return at >= 0 and end not in generation_prompt[at + len(start) :]
         return enable_thinking and (r.mode in _OPENED_MODES or self.prompt.thinking_opened)
 
+    def _inside_envelope_text(self, tail: str) -> StartStage | None:
+        """``answer`` or ``reasoning`` when ``tail`` (the prompt's current turn) ends inside the reply
+        envelope's answer or reasoning string (a continued message); None otherwise.  Pure."""
+        env = self.envelope
+        for holds, stage in (("content", "answer"), ("reasoning", "reasoning")):
+            key = env.key(holds)
+            if not key:
+                continue
+            head = json.dumps(key, ensure_ascii=False) + env.key_sep.strip()
+            at = tail.rfind(head)
+            if at < 0:
+                continue
+            rest = tail[at + len(head) :].lstrip()
+            if rest.startswith('"') and _open_json_string(rest[1:]):
+                return stage  # type: ignore[return-value]
+        return None
+
     def output_start_stage(
         self, *, enable_thinking: bool = True, generation_prompt: str | None = None
     ) -> StartStage:
@@ -631,6 +700,9 @@ class FormatSpec:
                 at = tail.rfind(end, 0, at)
             if at >= 0:
                 tail = tail[at + len(end) :]
+        inside = self._inside_envelope_text(tail)
+        if inside:
+            return inside
         r_start, r_end = self.reasoning.start.strip(), self.reasoning.end.strip()
         c_start, c_end = self.content.start.strip(), self.content.end.strip()
         if opener:
@@ -719,6 +791,19 @@ class FormatSpec:
             where = f"line {exc.lineno} column {exc.colno}"
             raise SpecError(f"spec: not valid JSON ({exc.msg} at {where})") from None
         return cls.from_dict(data)
+
+
+def _open_json_string(body: str) -> bool:
+    """True when ``body`` (after a string's opening quote) holds no unescaped closing quote."""
+    i = 0
+    while i < len(body):
+        if body[i] == "\\":
+            i += 2
+            continue
+        if body[i] == '"':
+            return False
+        i += 1
+    return True
 
 
 # --- size limits: a spec is a shared file; every builder and parser is linear in it, not in what it holds ---

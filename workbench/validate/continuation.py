@@ -34,9 +34,7 @@ from workbench.validate.cases import PLAIN_TOOLS, ROUND_TRIP_TOOLS, USER_TURN
 from workbench.validate.compare import check_output, stream_contract
 from workbench.validate.render import (
     CaseRenderer,
-    _inner_markers,
-    cut_at_turn_end,
-    message_opener,
+    cut_output,
     next_turn_marker,
     turn_ends,
 )
@@ -186,16 +184,19 @@ def _run(
             f"(they part at {prompt[at : at + 30]!r})",
             skip=NOT_RENDERED,
         )
-    output = cut_at_turn_end(
+    output = cut_output(
+        spec,
         full[len(prompt) :],
         turn_ends(spec, renderer.source.eos_token, turn_end),
-        _inner_markers(spec),
         next_turn_marker(header, spec),
-        message_opener(spec),
     )
     # The stage is read off the assistant turn the prompt opened: what follows the conversation before it
     # (a system text that mentions a marker is no part of the turn).
     turn = prompt[common_prefix_len(before, prompt) :]
+    if case.field == "content" and case.reasoning and _first_line(case.reasoning) not in turn:
+        # the template writes the reasoning after the answer (Holo's {"note": ..., "thought": ...}): the
+        # continuation holds it, the prompt does not
+        base = replace(base, continued={**base.continued, "reasoning_content": ""})
     stage = spec.output_start_stage(generation_prompt=turn)
     end = spec.reasoning.end.strip()
     if case.field == "content" and stage == "reasoning" and end and end not in output:

@@ -366,12 +366,11 @@ def render_case(
     # What the generation prompt adds to the conversation (the templates that end a user turn differently
     # when a generation prompt follows are why this is a diff, not a slice).
     generation_prompt = prompt[common_prefix_len(base, prompt) :]
-    output = cut_at_turn_end(
+    output = cut_output(
+        spec,
         whole,
         turn_ends(spec, src.eos_token, turn_end),
-        _inner_markers(spec),
         next_turn_marker(history_header or generation_prompt, spec),
-        message_opener(spec),
     )
     if note:
         thinking_opened = _opened_by_output(spec, output, full[:cut])
@@ -637,6 +636,19 @@ def next_turn_marker(generation_prefix: str, spec: FormatSpec | None = None) -> 
     if not roles or not header.startswith(roles):
         return "", ""
     return roles, header
+
+
+def cut_output(spec: FormatSpec, whole: str, ends: Sequence[str], next_turn: tuple[str, str]) -> str:
+    """The model's output in ``whole`` (the history render after the prompt): where the spec's format says
+    its reply ends by its own structure (:attr:`~workbench.runtime.formats.base.FormatFamily.output_end`),
+    else at the turn's end (:func:`cut_at_turn_end`)."""
+    from workbench.runtime.formats import family_for
+
+    fam = family_for(spec)
+    end = fam.output_end(spec, whole) if fam is not None and fam.output_end is not None else None
+    if end is not None:
+        return whole[:end]
+    return cut_at_turn_end(whole, ends, _inner_markers(spec), next_turn, message_opener(spec))
 
 
 def cut_at_turn_end(

@@ -61,7 +61,10 @@ def family(name: str) -> FormatFamily | None:
 def family_for(spec: FormatSpec) -> FormatFamily | None:
     """The family that reads, writes and constrains ``spec``'s whole output: the turn layout's
     (:mod:`.layout`, not a tool format and so not in :data:`MODULES`) when the spec has a layout (a lead,
-    headed messages: spec v3), else its tool format's family."""
+    headed messages: spec v3), the reply envelope's (:mod:`.envelope`, spec v6) when the reply is one JSON
+    object, else its tool format's family."""
+    if spec.envelope.defined:
+        return _load("envelope")
     if spec.layout.defined:
         return _load("layout")
     return family(spec.tools.format)

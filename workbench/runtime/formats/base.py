@@ -55,6 +55,9 @@ class CallWriter(Protocol):
 OutputWriter = Callable[["FormatSpec", str, str, Sequence[SampleCall], bool], str]
 #: ``(spec, tools, options) -> machine``: the parser of a whole turn.
 TurnMachineFactory = Callable[["FormatSpec", "Sequence[Tool] | None", "ParseOptions"], "Machine"]
+#: ``(spec, text) -> end | None``: where one generation's output ends in ``text`` (a render after the
+#: generation prompt), for a format whose reply ends by its own structure; None when it cannot tell.
+OutputEnd = Callable[["FormatSpec", str], "int | None"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class FormatFamily:
         write_output: writes a whole output, for formats with a ``turn_machine``.
         tokenizer_hint: the name of a real tokenizer (a folder of ``../shared/tokenizers``) whose special
             tokens are this format's markers, for proofs that stream outputs token by token ("": any).
+        output_end: where a reply ends by its own structure (a JSON object's closing brace), for the
+            validation's cut of a history render; None: at the end markers, as for any format.
     """
 
     name: str
@@ -81,6 +86,7 @@ class FormatFamily:
     turn_machine: TurnMachineFactory | None = None
     write_output: OutputWriter | None = None
     tokenizer_hint: str = ""
+    output_end: OutputEnd | None = None
 
     def __post_init__(self) -> None:
         if (self.parser is None) == (self.turn_machine is None):

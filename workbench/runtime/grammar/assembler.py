@@ -98,6 +98,11 @@ def tool_grammar(spec: FormatSpec, **options: Any) -> ToolGrammar | None:
     ``options`` are the :class:`ToolGrammar` options (``any_whitespace``, ``output_prefix``, ``lenient``,
     ``max_whitespace``)."""
     inner = grammar_class(spec.tools.format)
+    if spec.envelope.defined:
+        # a family: it imports this module
+        from workbench.runtime.formats.envelope.grammar import EnvelopeGrammar
+
+        return EnvelopeGrammar(spec.tools, envelope=spec.envelope, inner=inner, **options)
     if spec.layout.defined:
         from workbench.runtime.formats.layout.grammar import LayoutGrammar  # a family: imports this module
 

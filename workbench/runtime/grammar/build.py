@@ -138,4 +138,5 @@ def build_grammar(
         reasoning=gate,
         markers=tuple(dict.fromkeys(markers)),
         notes=tuple(notes),
+        held=fmt.held,
     )

@@ -54,6 +54,9 @@ class GrammarPlan:
     reasoning: ReasoningGate | None = None
     markers: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: Why the answer is held from its first token when the format says so itself ("": the prompt wrote
+    #: the trigger, or it is not held): a reply written as one JSON object.
+    held: str = ""
 
     @property
     def forced(self) -> bool:
@@ -88,14 +91,17 @@ class GrammarPlan:
             lines.append(f"reasoning: unconstrained between {start!r} and {end!r}; starts {where}")
         if self.tool_choice == "auto":
             if self.answer:
+                why = self.held or f"the prompt already wrote {self.trigger!r}"
                 lines.append(
-                    f"answer: the grammar from the first token (the prompt already wrote {self.trigger!r}): "
+                    f"answer: the grammar from the first token ({why}): "
                     "free text where the format allows it, calls held to the tools' schemas"
                 )
             elif self.section:
                 lines.append(f"answer: free text until {self.trigger!r}, then the tool section grammar")
             else:
                 lines.append("answer: free text (no tools)")
+        elif self.tool_choice == "none" and self.held:
+            lines.append(f"answer: the grammar from the first token ({self.held}), without calls")
         elif self.tool_choice == "none":
             lines.append(
                 f"answer: free text that never writes {self.trigger!r}"

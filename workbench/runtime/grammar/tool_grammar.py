@@ -43,6 +43,9 @@ class ToolGrammar:
     #: A reasoning region the format itself defines, used when the spec records none (Harmony's analysis
     #: channel): ``(start, end)``.
     implicit_reasoning: ClassVar[tuple[str, str] | None] = None
+    #: Why the whole answer is held from its first token whatever the prompt wrote ("": only when the
+    #: prompt wrote the trigger): a format whose every reply has one shape (a JSON object).
+    held: ClassVar[str] = ""
 
     def __init__(
         self,

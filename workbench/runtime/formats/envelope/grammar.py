@@ -1,0 +1,156 @@
+"""The grammar of a reply envelope (spec v6): the whole answer is one JSON object, held from its first token.
+
+The object's members come in the template's order, each ``"key"`` + the key separator + its value, joined by
+the item separator: a text member is a JSON string (or what the template writes when there is none), the
+calls member a list of the tools family's call objects (or one object), any other member one of the values
+the template writes.  A member the template leaves out when it has nothing is optional.  Under
+``tool_choice=auto`` the calls member may hold calls or be empty; ``required`` (or a named tool) makes it
+hold at least one; ``none`` keeps it empty.  When the generation prompt opened the object
+(``prompt.output_prefix``), the grammar starts after what it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.runtime.chat import Tool
+from workbench.runtime.grammar.elements import (
+    BOUNDED_WHITESPACE,
+    Element,
+    GrammarError,
+    any_text,
+    const,
+    one_of,
+    repeat,
+    seq,
+)
+from workbench.runtime.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar, ordered_parameters
+from workbench.runtime.spec import EnvelopeMember, ReplyEnvelope, ToolsSpec
+
+
+class EnvelopeGrammar(ToolGrammar):
+    """See the module docstring; ``inner`` is the tools family's grammar (one call object)."""
+
+    name = "envelope"
+    held = "the reply is one JSON object"
+
+    def __init__(
+        self,
+        tools_spec: ToolsSpec,
+        *,
+        envelope: ReplyEnvelope,
+        inner: type[ToolGrammar] | None,
+        any_whitespace: bool = False,
+        output_prefix: str = "",
+        lenient: bool = False,
+        max_whitespace: int | None = None,
+    ) -> None:
+        options: dict[str, Any] = {
+            "any_whitespace": any_whitespace,
+            "output_prefix": output_prefix,
+            "lenient": lenient,
+            "max_whitespace": max_whitespace,
+        }
+        super().__init__(tools_spec, **options)
+        self.envelope = envelope
+        if lenient:  # reading mode: call objects written compact (',' ':') or spaced, as templates do
+            options = {**options, "any_whitespace": True, "max_whitespace": max_whitespace or 2}
+        self.inner = inner(tools_spec, **options) if inner is not None else None
+
+    # ----------------------------------------------------------------------------- the object
+    @property
+    def opened(self) -> bool:
+        """The generation prompt wrote the object's ``{`` (and the members before its last separator)."""
+        return "{" in self.output_prefix
+
+    def _written(self, member: EnvelopeMember) -> bool:
+        return self.opened and json.dumps(member.key) in self.output_prefix
+
+    def _calls_value(self, tools: Sequence[Tool], *, parallel: bool, at_least: int) -> Element:
+        if self.inner is None:
+            raise GrammarError(f"no grammar for tool format {self.t.format!r}")
+        one = one_of(*(self._call(t) for t in tools))
+        if not self.envelope.calls_list:
+            return one
+        sep = const(self.envelope.item_sep)
+        more = repeat(seq(sep, one), 0, MAX_PARALLEL_CALLS - 1) if parallel else const("")
+        return seq(const("["), seq(one, more), const("]"))
+
+    def _call(self, tool: Tool) -> Element:
+        """One call object: the tools family's, or with ``flat_calls`` the name beside the arguments."""
+        assert self.inner is not None
+        if not self.envelope.flat_calls:
+            return self.inner.call_body(tool)
+        params = tool.parameters if isinstance(tool.parameters, dict) else {}
+        name = self.t.name_field or "name"
+        schema = {
+            "type": "object",
+            "properties": {name: {"const": tool.name}, **(params.get("properties") or {})},
+            "required": [name, *(params.get("required") or [])],
+        }
+        return self.inner.json_value(schema, f"tool {tool.name!r}")
+
+    def _member(self, m: EnvelopeMember, calls: Element | None) -> tuple[Element, bool]:
+        """(the member's element, whether it is always written) for one kind of reply."""
+        head = const(json.dumps(m.key, ensure_ascii=False) + self.envelope.key_sep)
+        empty = [const(e) for e in m.empty]
+        if m.holds in ("content", "reasoning"):
+            text = self.json_value({"type": "string"}, f"the reply's {m.key!r}")
+            return seq(head, one_of(text, *empty)), bool(m.empty)
+        if m.holds == "calls":
+            if calls is None:
+                return (seq(head, one_of(*empty)), True) if empty else (const(""), False)
+            return seq(head, calls), True
+        values = [const(v) for v in m.values] or [self.json_value({}, f"the reply's {m.key!r}")]
+        return seq(head, one_of(*values)), True
+
+    def _object(self, calls: Element | None, *, may_skip_calls: bool = False) -> Element:
+        """The object, its calls member holding ``calls`` (None: no calls)."""
+        items: list[tuple[Element, bool]] = []
+        for m in self.envelope.members:
+            if self._written(m):
+                continue
+            if m.holds == "calls" and calls is not None and may_skip_calls:
+                with_calls, _ = self._member(m, calls)
+                without, always = self._member(m, None)
+                items.append((one_of(with_calls, without) if always else with_calls, always))
+                continue
+            element, always = self._member(m, calls)
+            if element != const(""):
+                items.append((element, always))
+        body = ordered_parameters(items, self.envelope.item_sep)
+        if self.opened:
+            return seq(body, const("}"))
+        if self.lenient:  # reading mode: the blanks a render puts before the object (the parser skips them)
+            return seq(BOUNDED_WHITESPACE, const("{"), body, const("}"))
+        return seq(const("{"), body, const("}"))
+
+    # ----------------------------------------------------------------------------- the plan's pieces
+    @property
+    def trigger(self) -> str:
+        return "" if self.opened else "{"
+
+    def section(self, tools: Sequence[Tool], *, parallel: bool) -> Element:
+        """A reply that calls (``required``, a named tool): the object with at least one call."""
+        if not tools:
+            raise GrammarError("no tools to build a tool-call grammar for")
+        return self._object(self._calls_value(tools, parallel=parallel, at_least=1))
+
+    def free_answer(self, tools: Sequence[Tool], *, parallel: bool) -> Element | None:
+        """Under ``auto`` the reply is the object from its first token, with or without calls."""
+        calls = self._calls_value(tools, parallel=parallel, at_least=0)
+        whole = self._object(calls, may_skip_calls=True)
+        if self.lenient and not self.opened:
+            # reading mode: a template may write a reply without calls as plain text (BlueLM without tools),
+            # which the parser reads as the answer
+            return one_of(whole, seq(any_text(excludes=("{",))))
+        return whole
+
+    def plain_answer(self, tools: Sequence[Tool] = ()) -> Element:
+        """Under ``none``: the object without calls."""
+        return self._object(None)
+
+    def markers(self) -> tuple[str, ...]:
+        return self.inner.markers() if self.inner is not None else ()
