@@ -15,6 +15,7 @@ template writes (a format without reasoning never renders it, so those cases are
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -77,6 +78,11 @@ ID_PLACES = ("none", "before", "after")
 TOOL_DECLARATIONS = ("json_lines", "tagged_block", "markdown")
 CLOCKS = ("none", "date", "date_time")
 TOOL_RESULTS = ("tool_role", "wrapped_in_user")
+#: The reply as one JSON object (xLAM, BlueLM, AgentCPM-GUI): its text member, its calls member, and a
+#: reasoning member when reasoning is written inside it.
+ENVELOPE_TEXT_KEYS = ("thought", "answer", "content", "text", "response", "say")
+ENVELOPE_CALL_KEYS = ("tool_calls", "calls", "actions", "function_calls", "FUNCTION")
+ENVELOPE_REASONING_KEYS = ("reasoning", "plan", "analysis", "thinking")
 
 
 def random_word(rng: random.Random) -> str:
@@ -229,7 +235,12 @@ class FormatDraw:
         out |= {"marker_text", "scalars", "nested"}
         # Every drawn template prints any tool definition and writes any value: the schema-shape cases too.
         out |= {"null_values", "any_of_schemas", "untyped_schemas", "nested_schemas", "enum_schemas"}
-        if self.reasoning is not None or (self.headed is not None and self.headed.reasoning_channel):
+        envelope = self.details.get("envelope") or {}
+        if (
+            self.reasoning is not None
+            or (self.headed is not None and self.headed.reasoning_channel)
+            or envelope.get("reasoning_key")
+        ):
             out |= {"reasoning", "reasoning_with_call"}
         if self.ids != "none":
             out.add("call_ids")
@@ -476,6 +487,15 @@ class _Drawer:
             self.axes["thinking_switch"] = "default_off" if switched else "none"
         calls_first = random.Random(f"{self.seed}/call_order").random() < 0.2
         self.axes["call_order"] = "calls_first" if calls_first else "text_first"
+        if layout == "json_object":
+            # The whole reply one JSON object holding the text and the calls, from a stream of its own.
+            envelope = self._envelope(reasoning is not None, member=not forced_open)
+            if envelope is not None:
+                details["envelope"] = envelope
+                call = section = answer = None
+                calls_first = False
+                if envelope["reasoning_key"]:
+                    reasoning, reasoning_after = None, ""
         return FormatDraw(
             seed=self.seed,
             axes=dict(self.axes),
@@ -495,6 +515,35 @@ class _Drawer:
             id_region=id_region,
             details=details,
             calls_first=calls_first,
+        )
+
+    def _envelope(self, reasons: bool, *, member: bool) -> dict[str, Any] | None:
+        """The reply envelope of a JSON-object layout, or None (a text answer, calls behind markers):
+        its members' keys, order and empty forms, drawn from a stream of their own."""
+        rng = random.Random(f"{self.seed}/reply_envelope")
+        if rng.random() >= 0.35:
+            self.axes["reply"] = "text"
+            return None
+        self.axes["reply"] = "envelope"
+        text_key = rng.choice(ENVELOPE_TEXT_KEYS)
+        calls_key = rng.choice(ENVELOPE_CALL_KEYS)
+        in_member = reasons and member and rng.random() < 0.5
+        self.axes["envelope_reasoning"] = "member" if in_member else ("markers" if reasons else "none")
+        reasoning_key = rng.choice([k for k in ENVELOPE_REASONING_KEYS if k != text_key]) if in_member else ""
+        members = [reasoning_key, text_key] if reasoning_key else [text_key]
+        members.insert(rng.randrange(len(members) + 1), calls_key)
+        if rng.random() < 0.3:
+            members.insert(rng.randrange(len(members) + 1), "status")
+        empty_text = rng.choice(('""', "null", ""))
+        empty_calls = rng.choice(("[]", "null", ""))
+        self.axes["envelope_empty"] = f"text:{empty_text or 'omit'},calls:{empty_calls or 'omit'}"
+        return dict(
+            text_key=text_key,
+            calls_key=calls_key,
+            reasoning_key=reasoning_key,
+            members=members,
+            empty_text=empty_text,
+            empty_calls=empty_calls,
         )
 
     def _headed(self, conversation: dict[str, Any], reasoning_kind: str) -> FormatDraw:
@@ -1002,6 +1051,10 @@ def _assistant(draw: FormatDraw) -> list[str]:
             line = f"{{%- if {_THINKING} -%}}{line}{{%- else -%}}" + emit(lit(r.close + draw.reasoning_after))
             line += "{%- endif -%}"
         out.append(line)
+    if draw.details.get("envelope"):
+        out.append(_envelope_line(draw, has_content, content, has_reasoning, has_calls))
+        out.append(emit(lit(draw.turn_end)))
+        return out
     a = draw.answer
     if draw.calls_first:
         text = emit(lit(a.open + a.lead), content, lit(a.trail + a.close)) if a is not None else emit(content)
@@ -1022,3 +1075,41 @@ def _assistant(draw: FormatDraw) -> list[str]:
     out.append(f"{{%- if {has_calls} -%}}" + emit("calls(message.tool_calls)") + "{%- endif -%}")
     out.append(emit(lit(draw.turn_end)))
     return out
+
+
+def _envelope_line(
+    draw: FormatDraw, has_content: str, content: str, has_reasoning: str, has_calls: str
+) -> str:
+    """The reply as one JSON object: its members in the drawn order, each written as the draw says when it
+    has nothing (``""``, ``null``, or left out), the calls a list of the ``call`` macro's objects."""
+    env = draw.details["envelope"]
+    sep, colon = (",", ":") if draw.details.get("compact") else (", ", ": ")
+    parts = ["{%- set ns = namespace(first=true) -%}", emit(lit("{"))]
+
+    def member(key: str, value: str) -> str:
+        head = "{%- if not ns.first -%}" + emit(lit(sep)) + "{%- endif -%}{%- set ns.first = false -%}"
+        return head + emit(lit(json.dumps(key) + colon), value)
+
+    for key in env["members"]:
+        if key == env["text_key"]:
+            filled, empty = f"({content} | tojson)", env["empty_text"]
+            condition = has_content
+        elif key == env["reasoning_key"]:
+            filled, empty, condition = "(message.reasoning_content | tojson)", "", has_reasoning
+        elif key == env["calls_key"]:
+            items = "{%- for tc in message.tool_calls -%}{%- if not loop.first -%}" + emit(lit(sep))
+            items += "{%- endif -%}" + emit("call(tc)") + "{%- endfor -%}"
+            parts.append(f"{{%- if {has_calls} -%}}" + member(key, lit("[")) + items + emit(lit("]")))
+            if env["empty_calls"]:
+                parts.append("{%- else -%}" + member(key, lit(env["empty_calls"])))
+            parts.append("{%- endif -%}")
+            continue
+        else:  # a status word: what the reply does next
+            parts.append(member(key, f"('\"call\"' if {has_calls} else '\"done\"')"))
+            continue
+        line = f"{{%- if {condition} -%}}" + member(key, filled)
+        if empty:
+            line += "{%- else -%}" + member(key, lit(empty))
+        parts.append(line + "{%- endif -%}")
+    parts.append(emit(lit("}")))
+    return "".join(parts)
