@@ -50,8 +50,10 @@ sys.path.insert(0, str(REPO))
 from workbench.runtime.parsing import DeltaTracker, StreamParser, parse  # noqa: E402
 from workbench.runtime.spec import (  # noqa: E402
     CallPattern,
+    EnvelopeMember,
     FormatSpec,
     ReasoningSpec,
+    ReplyEnvelope,
     ToolsSpec,
     ValueEncoding,
 )
@@ -91,6 +93,17 @@ LONG_MARKERS = FormatSpec(
     reasoning=ReasoningSpec(mode="tag_based", start=LONG_START, end=LONG_END),
     tools=ToolsSpec(format="json_native", section_start=LONG_CALL, section_end="</" + LONG_CALL[1:]),
     end_markers=("<|im_end|>",),
+)
+# A reply written as one JSON object (xLAM's): the answer a JSON string member, the calls a list member.
+ENVELOPE = FormatSpec(
+    tools=ToolsSpec(format="json_native", parallel=True),
+    envelope=ReplyEnvelope(
+        members=(
+            EnvelopeMember("thought", "content", ('""',)),
+            EnvelopeMember("tool_calls", "calls", ("[]",)),
+        )
+    ),
+    end_markers=("</s>",),
 )
 BARE_JSON = FormatSpec(
     tools=ToolsSpec(format="json_native", args_field="parameters"), end_markers=("<|eot_id|>",)
@@ -239,6 +252,18 @@ def shape_long_markers(size: int) -> str:
     return _fill(unit, size)
 
 
+def shape_envelope(size: int) -> str:
+    """A reply written as one JSON object (spec v6): an answer of escaped text filling the output, then
+    calls (every character of the text is decoded; escapes are a tenth of it)."""
+
+    def unit(rng: random.Random) -> str:
+        return rng.choice(WORDS) + rng.choice((" ", " ", " ", "\\n", '\\"', "\\u00e9 ", "\\ud83d\\ude00 "))
+
+    calls = ", ".join(f'{{"name": "write_note", "arguments": {{"n": {i}}}}}' for i in range(20))
+    text = _fill(unit, size).rsplit(" ", 1)[0]  # whole units: no escape cut in half
+    return '{"thought": "' + text + '", "tool_calls": [' + calls + "]}</s>"
+
+
 #: name -> (make the text of a size, the spec it is parsed with)
 SHAPES: dict[str, tuple[Callable[[int], str], FormatSpec]] = {
     "many calls": (shape_many_calls, SPEC),
@@ -249,6 +274,7 @@ SHAPES: dict[str, tuple[Callable[[int], str], FormatSpec]] = {
     "delimited soup": (shape_delimited_soup, DELIMITED),
     "object calls": (shape_object_calls, DELIMITED),
     "long markers": (shape_long_markers, LONG_MARKERS),
+    "envelope": (shape_envelope, ENVELOPE),
 }
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,6 +34,7 @@ from workbench.runtime.parsing.turn import TurnMachine
 from workbench.runtime.spec import FormatSpec
 
 _HEX = frozenset("0123456789abcdefABCDEF")
+_QUOTE_OR_ESCAPE = re.compile(r'["\\]')
 
 
 def _open(look: Look) -> None:
@@ -167,9 +169,8 @@ class EnvelopeMachine(TurnMachine):
         """A JSON string's body and its closing quote, decoded into ``kind``."""
         while True:
             buf, i = self.buf, self.pos
-            j = i
-            while j < len(buf) and buf[j] not in '"\\':
-                j += 1
+            stop = _QUOTE_OR_ESCAPE.search(buf, i)
+            j = stop.start() if stop is not None else len(buf)
             if j > i:
                 self.record(kind, self.emit(kind, j - i))
             if j >= len(buf):
@@ -223,7 +224,7 @@ class EnvelopeMachine(TurnMachine):
             return
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's JSON decoder goes
             self.out.diagnose(
                 "E-CALL-SCHEMA", "a tool call that is not valid JSON was left out", self.offset()
             )
