@@ -248,6 +248,10 @@ WITH_REASONING = {
     "fwaction-like",
     "turnattr-like",
     "notechan-like",
+    "widekv-like",
+    "wordwide-like",
+    "lanes-like",
+    "wideattr-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -330,8 +334,6 @@ NOT_YET = {
     "written (multi-line reasoning is not told from the answer; smolagents answers with a final_answer call)",
     "sweagentlm-like": "shell-quoted values ('NAME --KEY 'VALUE'', a quote written '\\''): the escape is "
     "not learned",
-    "toksep-like": "separator tokens with no closers ('<|fn|>NAME<|k|>KEY<|v|>VALUE'): a value runs over the "
-    "next key's and call's openers",
     "fenceinfo-like": "Markdown fences with info words (```thinking, ```answer, ```call): the shared ``` "
     "cut off, the bare words read as markers",
     "cblock-like": "C comment headers ('/* answer */' with no closer after reasoning or calls): the answer's "
@@ -361,7 +363,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 314
+    assert len(_paths()) == 322
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 

@@ -418,8 +418,13 @@ class CallPatternParser(TagParser):
             and not _next_literal(rest, -1)
             and any(_opens_with_blank(v.parts) for v in self.p.arguments)
         )
+        # a value closed by nothing whose argument opens with a literal of its own ('<|k|>KEY<|v|>VALUE'):
+        # the next argument's opening literal ends it, and the next call's start
+        openers = self._argument_openers() if not blanks and not _next_literal(rest, -1) else ()
+        if openers and not opening:
+            return openers
         if not (blanks or opening) or call is None or self.m.tools is None or call.name not in self.m.tools:
-            return ()
+            return openers
         props = (self.m.tools[call.name].parameters or {}).get("properties")
         if not isinstance(props, dict):
             return ()
@@ -437,6 +442,21 @@ class CallPatternParser(TagParser):
         if opening and t.call_start.strip():  # ... and the next call's start, after the calls' separator
             heads.append(t.call_separator + t.call_start)
         return tuple(heads)
+
+    def _argument_openers(self) -> tuple[str, ...]:
+        """The literal every argument's element opens with, after the arguments' separator, for each way of
+        writing one (``<|k|>`` of ``<|k|>$key<|v|>$value``), and the next call's start; none when an
+        element opens with its key or with blanks."""
+        out: list[str] = []
+        for variant in self.p.arguments:
+            head = variant.parts[0] if variant.parts else ""
+            if _is_slot(head) or not pattern_literal(head).strip():
+                return ()
+            out.append(self.t.arg_separator + pattern_literal(head))
+        t = self.t
+        if out and t.call_start.strip():
+            out.append(t.call_separator + t.call_start)
+        return tuple(dict.fromkeys(out))
 
     def _text_until(self, call: CallLog | None, end: str, heads: tuple[str, ...] = ()) -> Gen[str | None]:
         """A value's text up to ``end`` or one of ``heads`` (emitted as it arrives; what ends it is left
