@@ -33,7 +33,7 @@ from workbench.analysis import (
 from workbench.analysis.dedicated import Dedicated
 from workbench.analysis.diff import Evidence, marker_evidence
 from workbench.analysis.layout import LayoutProtocol
-from workbench.analysis.probes import PROBES
+from workbench.analysis.probes import FUNC_A, ID_A, PROBES
 from workbench.analysis.renders import ProbeRenderer, ProbeResult
 from workbench.analysis.state import Findings
 from workbench.analysis.switches import quiet_kwargs
@@ -177,6 +177,18 @@ def _analyze(
         f = Findings(renderer=renderer, dedicated=tuple(dedicated))
         with marker_evidence(template_evidence(src)):
             spec = _run_phases(f, src, renderer, protocols, on_spec)
+            if _ids_hide_names(spec, f):
+                # The call's id is written where its label goes, the label with the name only for a call
+                # without one (Kimi-K2-Thinking): the analysis again, every call rendered without an id.
+                idless = ProbeRenderer(src, time_limit=time_limit, call_ids=False)
+                g = Findings(renderer=idless, dedicated=tuple(dedicated))
+                again = _run_phases(g, src, idless, protocols, on_spec)
+                if again.tools.supported:
+                    spec, f, renderer = again, g, idless
+                    renderer.notes.append(
+                        "tool calls rendered without ids: the template writes a call's id where its label "
+                        "goes, and a label naming the function only for a call without an id"
+                    )
         budget.raise_if_exhausted()  # never a spec read from renders the budget refused
     return Analysis(
         spec=spec,
@@ -187,6 +199,15 @@ def _analyze(
         render_count=renderer.render_count,
         seconds=time.perf_counter() - started,
     )
+
+
+def _ids_hide_names(spec: FormatSpec, f: Findings) -> bool:
+    """The template renders a call (its id shows where the call is) but never its function's name: the
+    label may be the id the history passes, the name written only for a call without one."""
+    if spec.tools.supported:
+        return False
+    region = tools.call_region(f, "call")
+    return region is not None and region.find(ID_A) >= 0 and region.find(FUNC_A) < 0
 
 
 def template_evidence(src: TemplateSource) -> Evidence:

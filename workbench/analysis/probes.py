@@ -350,6 +350,23 @@ PROBES: tuple[Probe, ...] = (
 PROBES_BY_ID: dict[str, Probe] = {p.id: p for p in PROBES}
 
 
+def without_call_ids(messages: Sequence[Any]) -> list[Any]:
+    """The same messages with no ``id`` on any tool call: what a template that writes a call's own id where
+    it would write its label (Kimi-K2-Thinking: ``functions.NAME:IDX`` only for a call without an id)
+    renders with the call's name."""
+    out: list[Any] = []
+    for m in messages:
+        if isinstance(m, Mapping) and m.get("tool_calls"):
+            calls = [_without_id(c) for c in m["tool_calls"]]
+            m = {**m, "tool_calls": calls}
+        out.append(m)
+    return out
+
+
+def _without_id(call: Any) -> Any:
+    return {k: v for k, v in call.items() if k != "id"} if isinstance(call, Mapping) else call
+
+
 def stringify_arguments(messages: tuple[Mapping[str, Any], ...]) -> list[dict[str, Any]]:
     """The same messages with every tool-call ``arguments`` object serialised to JSON text.
 

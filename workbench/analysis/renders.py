@@ -34,6 +34,7 @@ from workbench.analysis.probes import (
     Probe,
     Variant,
     stringify_arguments,
+    without_call_ids,
 )
 from workbench.analysis.workarounds import RENDER_PATCHES
 from workbench.template.errors import SKIPPED_AFTER_TIMEOUTS
@@ -111,9 +112,19 @@ class RenderLadder:
     what was taken, in order.  Nothing is written anywhere.
     """
 
-    def __init__(self, source: TemplateSource, *, time_limit: float, plain_text: str | None = None) -> None:
+    def __init__(
+        self,
+        source: TemplateSource,
+        *,
+        time_limit: float,
+        plain_text: str | None = None,
+        call_ids: bool = True,
+    ) -> None:
         self.source = source
         self.time_limit = time_limit
+        # False: tool calls are rendered without ids (a template that writes a call's id in place of its
+        # label, and the label with the name only when there is none: :func:`without_call_ids`)
+        self.call_ids = call_ids
         # The text rendered without tools, and with them (a config may name a ``tool_use`` template).
         self.texts: dict[bool, str] = {
             False: source.for_tools(False).text if plain_text is None else plain_text,
@@ -183,7 +194,7 @@ class RenderLadder:
         self.render_count += 1
         return render(
             self.texts[with_tools],
-            list(messages),
+            list(messages) if self.call_ids else without_call_ids(messages),
             tools=tools,
             add_generation_prompt=add_generation_prompt,
             time_limit=self.time_limit,
@@ -203,7 +214,8 @@ class RenderLadder:
         by_text: dict[bool, list[tuple[int, dict[str, Any]]]] = {False: [], True: []}
         for index, (messages, tools, generation, base_kwargs) in enumerate(requests):
             context = {**self.source.render_kwargs(), **(base_kwargs or {}), **self.extra_kwargs}
-            call = {**context, "messages": list(messages), "tools": tools}
+            listed = list(messages) if self.call_ids else without_call_ids(messages)
+            call = {**context, "messages": listed, "tools": tools}
             call["add_generation_prompt"] = generation
             by_text[tools is not None].append((index, call))
         for with_tools, calls in by_text.items():
@@ -292,10 +304,10 @@ class ProbeRenderer:
     fallbacks that were needed, ``failures`` the variants that could not be rendered.
     """
 
-    def __init__(self, source: TemplateSource, *, time_limit: float) -> None:
+    def __init__(self, source: TemplateSource, *, time_limit: float, call_ids: bool = True) -> None:
         self.source = source
         self.time_limit = time_limit
-        self._ladder = RenderLadder(source, time_limit=time_limit, plain_text=source.text)
+        self._ladder = RenderLadder(source, time_limit=time_limit, plain_text=source.text, call_ids=call_ids)
         self._empty_tools = False
         self._cache: dict[str, str] = {}
         self._string_args: set[str] = set()

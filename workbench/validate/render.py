@@ -343,6 +343,10 @@ def render_case(
             unsupported=f"the template refuses this message{schema}: {error}",
             skip=RAISED,
         )
+    if case.calls:
+        # A template that writes a call's id where its label goes names the function only for a call
+        # without an id (Kimi-K2-Thinking's functions.NAME:IDX): the case is read from that render then.
+        full, message = _with_names(renderer, case, message, offered, prompt, full)
     unstable = _second_render_differs(renderer, message, offered, prompt, full)
     indistinct = _renders_like_its_twin(
         case, full, variant, lambda m: renderer.render([USER_TURN, m], offered, False)
@@ -399,6 +403,29 @@ def render_case(
         skip=NOT_RENDERED if missing else UNTESTABLE if inside else "",
         unstable=unstable,
     )
+
+
+def _with_names(
+    renderer: CaseRenderer,
+    case: Case,
+    message: dict[str, Any],
+    offered: list[dict[str, Any]] | None,
+    prompt: str,
+    full: str,
+) -> tuple[str, dict[str, Any]]:
+    """``full`` and ``message``, or the render of ``message`` without call ids when only that one writes
+    every call's name after the prompt (one render more, only where a name is missing)."""
+    after = full[common_prefix_len(prompt, full) :]
+    if all(c.name in after for c in case.calls):
+        return full, message
+    calls = [{k: v for k, v in c.items() if k != "id"} for c in message["tool_calls"]]
+    idless = {**message, "tool_calls": calls}
+    try:
+        other = renderer.render([USER_TURN, idless], offered, False)
+    except TemplateError:
+        return full, message
+    named = other[common_prefix_len(prompt, other) :]
+    return (other, idless) if all(c.name in named for c in case.calls) else (full, message)
 
 
 def _aligned_at_user_text(prompt: str, full: str) -> tuple[int, int]:
@@ -726,6 +753,9 @@ def _opened_by_output(spec: FormatSpec, output: str, before: str = "") -> bool:
     return not (start and start in head)
 
 
+#: Said of a call the template renders without its function's name (its id or its arguments show, the name
+#: nowhere): the calls are rendered, so no verdict may call them unsupported; the spec cannot read them.
+NAMELESS_CALL = "(the call is there, its id or arguments written, but never its function's name)"
 #: Said of a part the template renders but the spec's end-of-turn marker cuts off.
 AFTER_TURN_END = "(it comes after the end-of-turn marker)"
 #: Said of a part the template renders in a further message of the assistant's own, after a marker the spec
@@ -770,6 +800,10 @@ def _missing_trace(case: Case, output: str, whole: str, own: str = "", guessed_e
         return why(_first_line(case.reasoning), "the template drops reasoning from the assistant turn")
     names = [c.name for c in case.calls]
     if names and names[0] not in output:
+        first = case.calls[0]
+        traces = [first.id, *(json.dumps(v, ensure_ascii=False) for v in first.arguments.values())]
+        if any(t and (t in output or t.strip('"') in output) for t in traces if len(t.strip('"')) >= 3):
+            return f"the template renders this call without its function's name {NAMELESS_CALL}"
         return why(names[0], "the template does not render tool calls")
     if len(names) > 1 and names[1] not in output:
         return why(names[1], "the template renders only one call per message")

@@ -18,6 +18,7 @@ from workbench.validate.render import (
     AFTER_GUESSED_END,
     AFTER_TURN_END,
     IN_OWN_MESSAGE,
+    NAMELESS_CALL,
     CaseRenderer,
     find_turn_end,
     render_case,
@@ -209,6 +210,12 @@ def _blame_the_spec_for_early_cuts(results: list[CaseResult]) -> list[CaseResult
         IN_OWN_MESSAGE,
         "the spec cannot express this: the template renders it in a further message of the assistant's own, "
         "after a marker the spec takes for the end of the turn",
+    )
+    results = _failed_where(
+        results,
+        NAMELESS_CALL,
+        "the spec cannot express this: the template renders the call but writes its id (or nothing) where "
+        "the function's name would be, with or without an id in the history; no reader can tell the function",
     )
     results = _failed_where(
         results,
