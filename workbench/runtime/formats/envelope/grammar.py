@@ -68,7 +68,8 @@ class EnvelopeGrammar(ToolGrammar):
     def _written(self, member: EnvelopeMember) -> bool:
         return self.opened and json.dumps(member.key) in self.output_prefix
 
-    def _calls_value(self, tools: Sequence[Tool], *, parallel: bool, at_least: int) -> Element:
+    def _calls_value(self, tools: Sequence[Tool], *, parallel: bool) -> Element:
+        """The calls member's value: a list of one call or more (one object when the envelope holds one)."""
         if self.inner is None:
             raise GrammarError(f"no grammar for tool format {self.t.format!r}")
         one = one_of(*(self._call(t) for t in tools))
@@ -76,7 +77,9 @@ class EnvelopeGrammar(ToolGrammar):
             return one
         sep = const(self.envelope.item_sep)
         more = repeat(seq(sep, one), 0, MAX_PARALLEL_CALLS - 1) if parallel else const("")
-        return seq(const("["), seq(one, more), const("]"))
+        listed = seq(const("["), seq(one, more), const("]"))
+        # reading mode: one call as an object, several as a list (Holo), as the parser reads both
+        return one_of(listed, one) if self.lenient else listed
 
     def _call(self, tool: Tool) -> Element:
         """One call object: the tools family's, or with ``flat_calls`` the name beside the arguments."""
@@ -92,8 +95,9 @@ class EnvelopeGrammar(ToolGrammar):
         }
         return self.inner.json_value(schema, f"tool {tool.name!r}")
 
-    def _member(self, m: EnvelopeMember, calls: Element | None) -> tuple[Element, bool]:
-        """(the member's element, whether it is always written) for one kind of reply."""
+    def _member(self, m: EnvelopeMember, calls: Element | None) -> tuple[Element, bool] | None:
+        """(the member's element, whether it is always written) for one kind of reply; None when the
+        member is not written in it (the calls member, left out of a reply without calls)."""
         head = const(json.dumps(m.key, ensure_ascii=False) + self.envelope.key_sep)
         empty = [const(e) for e in m.empty]
         if m.holds in ("content", "reasoning"):
@@ -101,7 +105,7 @@ class EnvelopeGrammar(ToolGrammar):
             return seq(head, one_of(text, *empty)), bool(m.empty)
         if m.holds == "calls":
             if calls is None:
-                return (seq(head, one_of(*empty)), True) if empty else (const(""), False)
+                return (seq(head, one_of(*empty)), True) if empty else None
             return seq(head, calls), True
         values = [const(v) for v in m.values] or [self.json_value({}, f"the reply's {m.key!r}")]
         return seq(head, one_of(*values)), True
@@ -112,14 +116,13 @@ class EnvelopeGrammar(ToolGrammar):
         for m in self.envelope.members:
             if self._written(m):
                 continue
-            if m.holds == "calls" and calls is not None and may_skip_calls:
-                with_calls, _ = self._member(m, calls)
-                without, always = self._member(m, None)
-                items.append((one_of(with_calls, without) if always else with_calls, always))
+            member = self._member(m, calls)
+            if member is None:
                 continue
-            element, always = self._member(m, calls)
-            if element != const(""):
-                items.append((element, always))
+            if m.holds == "calls" and may_skip_calls:  # calls, or what a reply without any writes
+                without = self._member(m, None)
+                member = (one_of(member[0], without[0]), True) if without is not None else (member[0], False)
+            items.append(member)
         body = ordered_parameters(items, self.envelope.item_sep)
         if self.opened:
             return seq(body, const("}"))
@@ -136,16 +139,15 @@ class EnvelopeGrammar(ToolGrammar):
         """A reply that calls (``required``, a named tool): the object with at least one call."""
         if not tools:
             raise GrammarError("no tools to build a tool-call grammar for")
-        return self._object(self._calls_value(tools, parallel=parallel, at_least=1))
+        return self._object(self._calls_value(tools, parallel=parallel))
 
     def free_answer(self, tools: Sequence[Tool], *, parallel: bool) -> Element | None:
         """Under ``auto`` the reply is the object from its first token, with or without calls."""
-        calls = self._calls_value(tools, parallel=parallel, at_least=0)
-        whole = self._object(calls, may_skip_calls=True)
+        whole = self._object(self._calls_value(tools, parallel=parallel), may_skip_calls=True)
         if self.lenient and not self.opened:
             # reading mode: a template may write a reply without calls as plain text (BlueLM without tools),
             # which the parser reads as the answer
-            return one_of(whole, seq(any_text(excludes=("{",))))
+            return one_of(whole, any_text(excludes=("{",)))
         return whole
 
     def plain_answer(self, tools: Sequence[Tool] = ()) -> Element:
