@@ -289,10 +289,6 @@ NO_TOOLS = {"gemma3n-like", "glm41vthinking-like", "rekaflash3-like"}
 ONE_CALL = {"k2think-like", "llama31single-like", "toolllama-like", "llama31builtin-like"}
 #: Shapes the analysis cannot read yet, with why (strict: one that starts to validate must leave the list).
 NOT_YET = {
-    "pragma-like": "a call message's header ('#pragma chat role(assistant) channel(call) name(N) id(I)') whose "
-    "opener the prompt writes: a reply of calls alone starts mid-header and is read as reasoning",
-    "pctroute-like": "headed parts closed by nothing but the next header ('%%to=user ch=final%%'): the "
-    "reasoning's end recorded as the turn's closer, so a continued answer is taken for reasoning",
     "tsvhead-like": "header fields separated by tabs ('<|h|>assistant\\tcall\\tNAME\\tID\\n'): the prompt's "
     "'<|h|>assistant\\t' cut differently in each marker, no headed layout adopted",
     "kimilinear-like": "every call's label is the id the history passes ('<|tool_call_begin|>' + id), never "

@@ -724,7 +724,9 @@ class FormatSpec:
                 len(m) > len(r_start) and _covers(tail, m, at, len(r_start)) for m in longer
             ):
                 at = tail.rfind(r_start, 0, at)  # inside a longer marker (an answer's header): no start
-            if at >= 0 and r_end not in tail[at + len(r_start) :]:
+            rest = tail[at + len(r_start) :] if at >= 0 else ""
+            # a later message's header closes a headed reasoning message too ('%%to=user ch=final%%')
+            if at >= 0 and r_end not in rest and not (opener and opener in rest):
                 return "reasoning"
         elif self.output_starts_in_reasoning(enable_thinking=enable_thinking):
             return "reasoning"

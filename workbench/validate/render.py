@@ -742,10 +742,13 @@ def _opened_by_output(spec: FormatSpec, output: str, before: str = "") -> bool:
     if not end or end not in output:
         return False
     answer = spec.content.start if spec.content.mode != "plain" else ""
-    if answer and before:
-        at = (before + output).find(answer, max(0, len(before) - len(answer)))
-        if 0 <= at <= len(before):
-            return False  # the answer's opener spans (or ends at, or starts at) the cut
+    # the answer's or a call's opener spans (or ends at, or starts at) the cut: the history opened another
+    # message than the prompt's (a call header whose head the prompt writes: '#pragma chat role(assistant)')
+    for opener in (answer, spec.tools.trigger):
+        if opener and before:
+            at = (before + output).find(opener, max(0, len(before) - len(opener)))
+            if 0 <= at <= len(before):
+                return False
     head = output[: output.find(end)]
     trigger = spec.tools.trigger.strip()
     if trigger and trigger in head:
