@@ -272,6 +272,22 @@ WITH_REASONING = {
     "toggle-like",
     "lineprefix-like",
     "tsvhead-like",
+    "quorl-like",
+    "ponder-like",
+    "brood-like",
+    "skein-like",
+    "jsonreply-like",
+    "semipy-like",
+    "zap-like",
+    "tilde-like",
+    "glm5-like",
+    "kimik25-like",
+    "minimaxm25-like",
+    "deepseekv35-like",
+    "falconh1r-like",
+    "ling25-like",
+    "granite41-like",
+    "phi45-like",
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
@@ -388,7 +404,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 345
+    assert len(_paths()) == 361
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
