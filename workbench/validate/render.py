@@ -390,6 +390,8 @@ def render_case(
         generation_prefix = history_header
     own = _own_header(generation_prompt, spec.layout.roles.strip())
     missing = _missing_trace(case, output, whole, own, turn_end) or indistinct
+    if missing == NO_CALL_IDS and any("id" not in c for c in message.get("tool_calls", ())):
+        missing = "the template writes a call's id only in place of its function's name (read without ids)"
     inside = "" if missing else _answer_left_inside_reasoning(spec, case, output, thinking_opened)
     compare_ids = bool(case.calls) and all(c.id in output for c in case.calls)
     return RenderedCase(
@@ -759,6 +761,8 @@ def _opened_by_output(spec: FormatSpec, output: str, before: str = "") -> bool:
 #: Said of a call the template renders without its function's name (its id or its arguments show, the name
 #: nowhere): the calls are rendered, so no verdict may call them unsupported; the spec cannot read them.
 NAMELESS_CALL = "(the call is there, its id or arguments written, but never its function's name)"
+#: Said of a call id the template does not write.
+NO_CALL_IDS = "the template does not write call ids"
 #: Said of a part the template renders but the spec's end-of-turn marker cuts off.
 AFTER_TURN_END = "(it comes after the end-of-turn marker)"
 #: Said of a part the template renders in a further message of the assistant's own, after a marker the spec
@@ -811,7 +815,7 @@ def _missing_trace(case: Case, output: str, whole: str, own: str = "", guessed_e
     if len(names) > 1 and names[1] not in output:
         return why(names[1], "the template renders only one call per message")
     if "call_ids" in case.features and not all(c.id in output for c in case.calls):
-        return "the template does not write call ids"
+        return NO_CALL_IDS
     return _dropped_argument(case, output)
 
 
