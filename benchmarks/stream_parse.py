@@ -50,13 +50,12 @@ sys.path.insert(0, str(REPO))
 from workbench.runtime.parsing import DeltaTracker, StreamParser, parse  # noqa: E402
 from workbench.runtime.spec import (  # noqa: E402
     CallPattern,
-    EnvelopeMember,
     FormatSpec,
     ReasoningSpec,
-    ReplyEnvelope,
     ToolsSpec,
     ValueEncoding,
 )
+from workbench.testing.reference_specs import XLAM_LIKE  # noqa: E402
 
 SPEC = FormatSpec(
     reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>\n\n"),
@@ -95,16 +94,7 @@ LONG_MARKERS = FormatSpec(
     end_markers=("<|im_end|>",),
 )
 # A reply written as one JSON object (xLAM's): the answer a JSON string member, the calls a list member.
-ENVELOPE = FormatSpec(
-    tools=ToolsSpec(format="json_native", parallel=True),
-    envelope=ReplyEnvelope(
-        members=(
-            EnvelopeMember("thought", "content", ('""',)),
-            EnvelopeMember("tool_calls", "calls", ("[]",)),
-        )
-    ),
-    end_markers=("</s>",),
-)
+ENVELOPE = XLAM_LIKE
 BARE_JSON = FormatSpec(
     tools=ToolsSpec(format="json_native", args_field="parameters"), end_markers=("<|eot_id|>",)
 )

@@ -26,6 +26,7 @@ from workbench.runtime.grammar import build_grammar
 from workbench.runtime.parsing import ParseOptions, StreamParser, parse
 from workbench.runtime.spec import EnvelopeMember, FormatSpec, ReplyEnvelope, ToolsSpec
 from workbench.template.source import TemplateSource
+from workbench.testing.reference_specs import XLAM_LIKE
 from workbench.validate import validate
 
 WEATHER = Tool(
@@ -35,16 +36,7 @@ WEATHER = Tool(
 )
 
 #: An xLAM-shaped spec written by hand: ``{"thought": TEXT, "tool_calls": [CALL, ...]}`` then ``</s>``.
-XLAM = FormatSpec(
-    tools=ToolsSpec(format="json_native", parallel=True),
-    envelope=ReplyEnvelope(
-        members=(
-            EnvelopeMember("thought", "content", ('""',)),
-            EnvelopeMember("tool_calls", "calls", ("[]",)),
-        )
-    ),
-    end_markers=("</s>",),
-)
+XLAM = XLAM_LIKE
 
 
 def _read(spec: FormatSpec, text: str, **options: Any) -> tuple[Any, list[str]]:

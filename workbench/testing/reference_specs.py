@@ -8,7 +8,15 @@ output format (the same markers the project templates render).
 from __future__ import annotations
 
 from workbench.formats.harmony.reference import HARMONY
-from workbench.runtime.spec import ContentSpec, FormatSpec, PromptSpec, ReasoningSpec, ToolsSpec
+from workbench.runtime.spec import (
+    ContentSpec,
+    EnvelopeMember,
+    FormatSpec,
+    PromptSpec,
+    ReasoningSpec,
+    ReplyEnvelope,
+    ToolsSpec,
+)
 
 QWEN3_LIKE = FormatSpec(
     reasoning=ReasoningSpec(mode="tag_based", start="<think>", end="</think>"),
@@ -101,3 +109,15 @@ REFERENCE_SPECS: dict[str, FormatSpec] = {
     "xml-tagged": XML_TAGGED,
     HARMONY.tools.format: HARMONY,
 }
+
+#: xLAM's reply, one JSON object (spec v6): ``{"thought": TEXT, "tool_calls": [CALL, ...]}`` then ``</s>``.
+XLAM_LIKE = FormatSpec(
+    tools=ToolsSpec(format="json_native", parallel=True),
+    envelope=ReplyEnvelope(
+        members=(
+            EnvelopeMember("thought", "content", ('""',)),
+            EnvelopeMember("tool_calls", "calls", ("[]",)),
+        )
+    ),
+    end_markers=("</s>",),
+)

@@ -245,6 +245,33 @@ class ToolGrammar:
         return tuple(v.strip() for v in values if v.strip())
 
 
+class WrappingGrammar(ToolGrammar):
+    """A grammar around a tools family's (``inner``: how one call's body is written), for what a spec says
+    about the whole turn: a turn layout's, a reply envelope's.  ``inner_options`` override the options the
+    inner grammar gets (the envelope reads call objects with any whitespace in reading mode)."""
+
+    def __init__(
+        self,
+        tools_spec: ToolsSpec,
+        *,
+        inner: type[ToolGrammar] | None,
+        any_whitespace: bool = False,
+        output_prefix: str = "",
+        lenient: bool = False,
+        max_whitespace: int | None = None,
+        inner_options: dict[str, Any] | None = None,
+    ) -> None:
+        options: dict[str, Any] = {
+            "any_whitespace": any_whitespace,
+            "output_prefix": output_prefix,
+            "lenient": lenient,
+            "max_whitespace": max_whitespace,
+        }
+        super().__init__(tools_spec, **options)
+        self.inner = inner(tools_spec, **{**options, **(inner_options or {})}) if inner is not None else None
+        self.notes = self.inner.notes if self.inner is not None else self.notes
+
+
 def tool_properties(tool: Tool) -> tuple[list[tuple[str, Any]], set[str]]:
     """A tool's parameters as ``(name, schema)`` in schema order, and the names it requires: what every
     family that writes arguments one by one builds its grammar from.

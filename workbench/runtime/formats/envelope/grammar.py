@@ -26,11 +26,16 @@ from workbench.runtime.grammar.elements import (
     repeat,
     seq,
 )
-from workbench.runtime.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar, ordered_parameters
+from workbench.runtime.grammar.tool_grammar import (
+    MAX_PARALLEL_CALLS,
+    ToolGrammar,
+    WrappingGrammar,
+    ordered_parameters,
+)
 from workbench.runtime.spec import EnvelopeMember, ReplyEnvelope, ToolsSpec
 
 
-class EnvelopeGrammar(ToolGrammar):
+class EnvelopeGrammar(WrappingGrammar):
     """See the module docstring; ``inner`` is the tools family's grammar (one call object)."""
 
     name = "envelope"
@@ -42,22 +47,14 @@ class EnvelopeGrammar(ToolGrammar):
         *,
         envelope: ReplyEnvelope,
         inner: type[ToolGrammar] | None,
-        any_whitespace: bool = False,
-        output_prefix: str = "",
-        lenient: bool = False,
-        max_whitespace: int | None = None,
+        **options: Any,
     ) -> None:
-        options: dict[str, Any] = {
-            "any_whitespace": any_whitespace,
-            "output_prefix": output_prefix,
-            "lenient": lenient,
-            "max_whitespace": max_whitespace,
-        }
-        super().__init__(tools_spec, **options)
+        # reading mode: call objects written compact (',' ':') or spaced, as templates do
+        spacing = {"any_whitespace": True, "max_whitespace": options.get("max_whitespace") or 2}
+        super().__init__(
+            tools_spec, inner=inner, inner_options=spacing if options.get("lenient") else None, **options
+        )
         self.envelope = envelope
-        if lenient:  # reading mode: call objects written compact (',' ':') or spaced, as templates do
-            options = {**options, "any_whitespace": True, "max_whitespace": max_whitespace or 2}
-        self.inner = inner(tools_spec, **options) if inner is not None else None
 
     # ----------------------------------------------------------------------------- the object
     @property

@@ -42,14 +42,22 @@ def _open(look: Look) -> None:
     look.lit("{")
 
 
-def _member_head(look: Look, first: bool) -> str | None:
-    """``,`` (not before the first member), the key and ``:``; None at the object's ``}``."""
+def _next_item(look: Look, first: bool, close: str) -> bool:
+    """Past the ``,`` in front of the next item of an object or list (none before the first): True, or
+    False at its ``close``."""
     look.ws()
-    if look.opt("}"):
-        return None
+    if look.opt(close):
+        return False
     if not first:
         look.lit(",")
         look.ws()
+    return True
+
+
+def _member_head(look: Look, first: bool) -> str | None:
+    """``,`` (not before the first member), the key and ``:``; None at the object's ``}``."""
+    if not _next_item(look, first, "}"):
+        return None
     key = look.json_string("marker", 256)
     look.ws()
     look.lit(":")
@@ -67,12 +75,8 @@ def _value_start(look: Look) -> str:
 
 def _list_item(look: Look, first: bool) -> bool:
     """True at the next item of a list (after its ``,``), False at the list's ``]``."""
-    look.ws()
-    if look.opt("]"):
+    if not _next_item(look, first, "]"):
         return False
-    if not first:
-        look.lit(",")
-        look.ws()
     if look.at_end():
         look.need()
     return True

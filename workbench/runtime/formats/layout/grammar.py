@@ -28,36 +28,20 @@ from workbench.runtime.grammar.elements import (
     seq,
     tag,
 )
-from workbench.runtime.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar
+from workbench.runtime.grammar.tool_grammar import MAX_PARALLEL_CALLS, ToolGrammar, WrappingGrammar
 from workbench.runtime.spec import ToolsSpec, TurnLayout
 
 
-class LayoutGrammar(ToolGrammar):
+class LayoutGrammar(WrappingGrammar):
     """See the module docstring; ``inner`` is the tools family's grammar (one call's body)."""
 
     name = "layout"
 
     def __init__(
-        self,
-        tools_spec: ToolsSpec,
-        *,
-        layout: TurnLayout,
-        inner: type[ToolGrammar] | None,
-        any_whitespace: bool = False,
-        output_prefix: str = "",
-        lenient: bool = False,
-        max_whitespace: int | None = None,
+        self, tools_spec: ToolsSpec, *, layout: TurnLayout, inner: type[ToolGrammar] | None, **options: Any
     ) -> None:
-        options: dict[str, Any] = {
-            "any_whitespace": any_whitespace,
-            "output_prefix": output_prefix,
-            "lenient": lenient,
-            "max_whitespace": max_whitespace,
-        }
-        super().__init__(tools_spec, **options)
+        super().__init__(tools_spec, inner=inner, **options)
         self.layout = layout
-        self.inner = inner(tools_spec, **options) if inner is not None else None
-        self.notes = self.inner.notes if self.inner is not None else self.notes
 
     # ----------------------------------------------------------------------------- the layout
     @property
