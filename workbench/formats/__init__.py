@@ -24,6 +24,7 @@ from workbench.analysis.dedicated import Dedicated
 from workbench.analysis.layout import LayoutProtocol
 from workbench.formats import (
     call_pattern,
+    envelope,
     harmony,
     json_native,
     layout,
@@ -52,8 +53,11 @@ def hooks(name: str) -> FormatHooks | None:
 
 
 def hooks_for(spec: FormatSpec) -> FormatHooks | None:
-    """The hooks of the family that writes ``spec``'s whole output: the turn layout's when the spec has a
-    layout (spec v3; the layout is not a tool format, so not in the table), else its tool format's."""
+    """The hooks of the family that writes ``spec``'s whole output: the reply envelope's when the reply is
+    one JSON object (spec v6), the turn layout's when the spec has a layout (spec v3; neither is a tool
+    format, so neither is in the table), else its tool format's."""
+    if spec.envelope.defined:
+        return envelope.HOOKS
     return layout.HOOKS if spec.layout.defined else hooks(spec.tools.format)
 
 
