@@ -327,7 +327,7 @@ NOT_YET = {
     '[{"$tool", "$id", args beside}]}}): the envelope nested one object deep, which the envelope spec cannot '
     "say (no path to the members)",
     "luatable-like": 'a Lua table constructor (return { text = "...", calls = { { name = ..., args = '
-    '{ k = v } } } }): bare keys, nil and {} for both [] and {} are no JSON (nested values cannot '
+    "{ k = v } } } }): bare keys, nil and {} for both [] and {} are no JSON (nested values cannot "
     "round-trip at all)",
     "tsvhead-like": "header fields separated by tabs ('<|h|>assistant\\tcall\\tNAME\\tID\\n'): the prompt's "
     "'<|h|>assistant\\t' cut differently in each marker, no headed layout adopted",
