@@ -128,7 +128,7 @@ def formats() -> tuple[Format, ...]:
 
 #: Templates whose reply is one JSON object holding the text and the calls (the envelope family): spaced,
 #: compact, opened by the prompt, and calls whose arguments sit beside the name (Holo).
-ENVELOPES = ("xlam1-like", "agentcpmgui-like", "jsonlog-like", "holo-like")
+ENVELOPES = ("xlam1-like", "agentcpmgui-like", "jsonlog-like", "holo-like", "browseruse-like")
 
 
 #: DeepSeek-V3.2's DSML calls: each parameter says in an attribute whether its value is a raw string.

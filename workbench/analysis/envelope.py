@@ -57,7 +57,11 @@ def _holds_call(value: Any) -> bool:
 
 
 def _call_fields(item: dict[str, Any]) -> tuple[str, str, str, str] | None:
-    """(name field, arguments field, id field, function field) of a call object holding the needle call."""
+    """(name field, arguments field, id field, function field) of a call object holding the needle call;
+    ``("", "", "", "")`` for one whose only key is the function's name, its value the arguments (Browser
+    Use's ``{"NAME": ARGS}``)."""
+    if list(item) == [FUNC_A] and _is_args(item[FUNC_A]):
+        return "", "", "", ""
     function, outer = "", item
     for key, value in item.items():
         if isinstance(value, dict) and FUNC_A in value.values():
@@ -65,7 +69,7 @@ def _call_fields(item: dict[str, Any]) -> tuple[str, str, str, str] | None:
             break
     name = next((k for k, v in item.items() if v == FUNC_A), "")
     args = next((k for k, v in item.items() if _is_args(v)), "")
-    if not args and item.get(ARG_A) == VALUE_A:
+    if not args and item.get(ARG_A) == VALUE_A and name:
         args = ""  # flat: the arguments are members beside the name
     elif not args:
         return None
@@ -176,20 +180,22 @@ def learn_envelope(
         )
         members.append(EnvelopeMember(key, kind, empty))  # type: ignore[arg-type]
     name_field, args_field, id_field, function_field = fields
+    name_is_key = not name_field
     two = turns.get("call_two")
     listed = isinstance(calls_value, list) or (two is not None and isinstance(two.value.get(calls_key), list))
     envelope = ReplyEnvelope(
         members=tuple(members),
         calls_list=listed,
-        flat_calls=not args_field,
+        flat_calls=not args_field and not name_is_key,
         item_sep=seps[0],
         key_sep=seps[1],
     )
     tools = replace(
         base.tools,
         format="json_native",
-        name_field=name_field,
+        name_field=name_field or base.tools.name_field,
         args_field=args_field or base.tools.args_field,
+        fun_name_is_key=name_is_key,
         id_field=id_field,
         function_field=function_field,
         parallel=base.tools.parallel or "call_two" in turns,

@@ -237,6 +237,9 @@ class EnvelopeMachine(TurnMachine):
         outer = value if isinstance(value, dict) else {}
         if fields.function_field and isinstance(outer.get(fields.function_field), dict):
             value = outer[fields.function_field]  # OpenAI's {"id": ..., "function": {"name": ...}}
+        if fields.fun_name_is_key and isinstance(value, dict) and len(value) == 1:
+            name, args0 = next(iter(value.items()))  # {"NAME": ARGS}
+            value = {fields.name_field or "name": name, fields.args_field or "arguments": args0}
         name = value.get(fields.name_field or "name") if isinstance(value, dict) else None
         if not isinstance(name, str):
             self.out.diagnose("E-CALL-SCHEMA", "a tool call without a name was left out", self.offset())

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 def _call_object(spec: FormatSpec, call: SampleCall) -> dict[str, Any]:
     t = spec.tools
+    if t.fun_name_is_key:
+        return {call.name: dict(call.arguments)}
     if spec.envelope.flat_calls:
         return {t.name_field or "name": call.name, **dict(call.arguments)}
     inner: dict[str, Any] = {
