@@ -181,11 +181,9 @@ def learn_envelope(
         members.append(EnvelopeMember(key, kind, empty))  # type: ignore[arg-type]
     name_field, args_field, id_field, function_field = fields
     name_is_key = not name_field
-    two = turns.get("call_two")
-    listed = isinstance(calls_value, list) or (two is not None and isinstance(two.value.get(calls_key), list))
     envelope = ReplyEnvelope(
         members=tuple(members),
-        calls_list=listed,
+        calls_list=isinstance(calls_value, list),
         flat_calls=not args_field and not name_is_key,
         item_sep=seps[0],
         key_sep=seps[1],

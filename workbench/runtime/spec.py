@@ -408,7 +408,9 @@ class ReplyEnvelope:
     members: tuple[EnvelopeMember, ...] = field(
         default=(), metadata={"description": "the object's members, in order", "item_type": EnvelopeMember}
     )
-    calls_list: bool = _described(True, "the calls member holds a list of calls (false: one call object)")
+    calls_list: bool = _described(
+        True, "the calls member holds a list of calls (false: one call object, several in a list)"
+    )
     flat_calls: bool = _described(False, "a call's arguments are members of its object, beside its name")
     key_sep: str = _described(": ", "between a key and its value, as the template writes it")
     item_sep: str = _described(", ", "between two members, as the template writes it")

@@ -23,6 +23,7 @@ from workbench.runtime.grammar.elements import (
     any_text,
     const,
     one_of,
+    regex,
     repeat,
     seq,
 )
@@ -70,13 +71,13 @@ class EnvelopeGrammar(WrappingGrammar):
         if self.inner is None:
             raise GrammarError(f"no grammar for tool format {self.t.format!r}")
         one = one_of(*(self._call(t) for t in tools))
-        if not self.envelope.calls_list:
-            return one
         sep = const(self.envelope.item_sep)
         more = repeat(seq(sep, one), 0, MAX_PARALLEL_CALLS - 1) if parallel else const("")
         listed = seq(const("["), seq(one, more), const("]"))
-        # reading mode: one call as an object, several as a list (Holo), as the parser reads both
-        return one_of(listed, one) if self.lenient else listed
+        if self.envelope.calls_list:
+            return listed
+        # one call as an object; several, where the format has them, as a list (Holo)
+        return one_of(one, seq(const("["), one, sep, one, more, const("]"))) if parallel else one
 
     def _call(self, tool: Tool) -> Element:
         """One call object: the tools family's, or with ``flat_calls`` the name beside the arguments."""
@@ -143,8 +144,8 @@ class EnvelopeGrammar(WrappingGrammar):
         whole = self._object(self._calls_value(tools, parallel=parallel), may_skip_calls=True)
         if self.lenient and not self.opened:
             # reading mode: a template may write a reply without calls as plain text (BlueLM without tools),
-            # which the parser reads as the answer
-            return one_of(whole, any_text(excludes=("{",)))
+            # which the parser reads as the answer: any text that does not open with the object's brace
+            return one_of(whole, seq(regex(r"[^{\s]"), any_text()))
         return whole
 
     def plain_answer(self, tools: Sequence[Tool] = ()) -> Element:
