@@ -23,7 +23,14 @@ from dataclasses import replace
 from typing import Any
 
 from workbench.analysis.probes import ARG_A, CONTENT_TEXT, FUNC_A, ID_A, REASONING_TEXT, VALUE_A
-from workbench.runtime.spec import ContentSpec, EnvelopeMember, FormatSpec, ReasoningSpec, ReplyEnvelope
+from workbench.runtime.spec import (
+    ContentSpec,
+    EnvelopeMember,
+    FormatSpec,
+    ReasoningSpec,
+    ReplyEnvelope,
+    ToolsSpec,
+)
 
 _DECODER = json.JSONDecoder()
 _SEPARATORS = ((", ", ": "), (",", ":"), (",", ": "), (", ", ":"))
@@ -188,14 +195,17 @@ def learn_envelope(
         item_sep=seps[0],
         key_sep=seps[1],
     )
-    tools = replace(
-        base.tools,
+    # only how one call object is written: the markers the probes read off the object's own text
+    # ('", "tool_calls": [') are the envelope's, not the calls'
+    inner = item.get(function_field) if function_field else item
+    tools = ToolsSpec(
         format="json_native",
-        name_field=name_field or base.tools.name_field,
-        args_field=args_field or base.tools.args_field,
+        name_field=name_field or "name",
+        args_field=args_field or "arguments",
         fun_name_is_key=name_is_key,
         id_field=id_field,
         function_field=function_field,
+        parameter_order=tuple(inner) if isinstance(inner, dict) and not name_is_key else (),
         parallel=base.tools.parallel or "call_two" in turns,
     )
     spec_reasoning = base.reasoning
