@@ -148,6 +148,28 @@ def test_any_text_reads_the_same_one_shot_and_at_any_chunking(
     assert _streamed(XLAM, text, list(range(1, len(text)))) == want
 
 
+_SOUP = st.text(alphabet='{}[]":,\\ntu0123456789 abc\n', max_size=120)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_SOUP, cuts=st.lists(st.integers(1, 200), max_size=12))
+def test_soup_is_read_without_an_error_and_every_character_is_released(text: str, cuts: list[int]) -> None:
+    """Bad input never crashes: JSON-ish soup parses with diagnostics at most, no internal error, the
+    events give back the text, and any chunking reads it as one piece does."""
+    parser = StreamParser(XLAM, [WEATHER])
+    events = []
+    last = 0
+    for cut in [*sorted({c % (len(text) + 1) for c in cuts}), len(text)]:
+        events += parser.feed(text[last:cut])
+        last = max(last, cut)
+    result = parser.finish()
+    events += parser.final_events
+    assert "".join(e.text for e in events) == text
+    assert all(d.code != "E-INTERNAL" for d in result.diagnostics), result.diagnostics
+    one = parse(XLAM, text, [WEATHER]).message
+    assert result.message == one
+
+
 def test_a_continued_answer_starts_inside_its_string() -> None:
     prompt = '[INST] hi [/INST]{"thought": "The capital of'
     assert XLAM.output_start_stage(generation_prompt=prompt) == "answer"

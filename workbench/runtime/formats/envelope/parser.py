@@ -253,7 +253,7 @@ class EnvelopeMachine(TurnMachine):
         else:
             args = value.get(fields.args_field or "arguments", {})
         if isinstance(args, str):
-            with contextlib.suppress(ValueError):  # a JSON string of the arguments (xLAM's)
+            with contextlib.suppress(ValueError, RecursionError):  # a JSON string of the arguments (xLAM's)
                 args = json.loads(args)
         call_id = (outer.get(fields.id_field) or value.get(fields.id_field)) if fields.id_field else ""
         call = self.open_call(name, call_id if isinstance(call_id, str) else "")
