@@ -16,7 +16,6 @@ Part of the runtime every plug-in vendors (as ``<plugin>._runtime.serving.core``
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -90,9 +89,7 @@ class Runtime:
         calls: list[str] = []
         if trigger and trigger in self.spec.prompt.output_prefix:
             calls = [core_of(pattern_literal(p)) for p in self.spec.tools.pattern.call if p not in CALL_SLOTS]
-        # a reply envelope's object (reasoning in markers comes before it): '{"answer"' began the answer
-        objects = ["{" + json.dumps(m.key, ensure_ascii=False) for m in self.spec.envelope.members]
-        begun = [trigger, start, *answers, *calls, *objects]
+        begun = [trigger, start, *answers, *calls]
         return not any(marker and marker in head for marker in begun)
 
     def split(self, text: str, *, opened: bool | None) -> tuple[str, str]:
