@@ -21,6 +21,7 @@ from workbench.analysis.diff import (
     marker_evidence,
     segmentize,
 )
+from workbench.analysis.probes import without_call_ids
 from workbench.analysis.renders import Fallback, LadderRequest, RenderLadder
 from workbench.runtime.chat import Tool
 from workbench.runtime.spec import FormatSpec
@@ -420,8 +421,7 @@ def _with_names(
     after = full[common_prefix_len(prompt, full) :]
     if all(c.name in after for c in case.calls):
         return full, message
-    calls = [{k: v for k, v in c.items() if k != "id"} for c in message["tool_calls"]]
-    idless = {**message, "tool_calls": calls}
+    idless = without_call_ids([message])[0]
     try:
         other = renderer.render([USER_TURN, idless], offered, False)
     except TemplateError:
