@@ -306,7 +306,7 @@ def test_a_pattern_spec_round_trips_through_json_and_the_schema() -> None:
 
     spec = _spec("typed-attr-args")
     data = spec.to_dict()
-    assert data["version"] == SPEC_VERSION == 6
+    assert data["version"] == SPEC_VERSION == 7
     assert FormatSpec.from_dict(json.loads(json.dumps(data))) == spec
     assert check_spec_schema(data) == []
     data["tools"]["pattern"]["arguments"][0]["value"] = "yaml"

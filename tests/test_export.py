@@ -129,7 +129,7 @@ def test_an_unvalidated_spec_is_refused_unless_forced(exported: Path, tmp_path: 
     [
         (lambda t: t[: len(t) // 2], "is truncated"),
         (lambda t: t.replace('"tools": {', '"tools": {{', 1), "is corrupt"),
-        (lambda t: re.sub(r'"version": \d+\n}', '"version": 7\n}', t), "newer than this workbench"),
+        (lambda t: re.sub(r'"version": \d+\n}', '"version": 99\n}', t), "newer than this workbench"),
         (lambda t: t.replace('"json_native"', '"xml_soup"', 1), "tools.format: 'xml_soup' is not one of"),
         (lambda t: "", "is empty"),
     ],

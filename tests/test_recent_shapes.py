@@ -364,10 +364,6 @@ NOT_YET = {
         "':::answer' fences whose opener shares ':::' with the thinking close (the answer's marker "
         "learned without it), bullet values typed by words ('(none)', 'on/off', '|' blocks)"
     ),
-    "webresearcher-like": "a second answer wrapper used only beside calls ('<report>...</report>' then the "
-    "call; '<answer>...</answer>' when the turn does not call): the spec has one answer wrapper",
-    "agentflow-like": "an answer label used only beside calls ('Sub-Goal: ' on a call turn, 'Answer: ' "
-    "otherwise): the spec has one answer wrapper",
     "xmlreply-like": 'the reply one XML document (<reply status="final|tool_calls"> with <thought>, <text>, '
     "<call> children, entity-escaped): the root's opening, whose attribute says whether calls follow, is "
     "taken for the content's or the section's marker",
@@ -438,8 +434,6 @@ NOT_YET = {
     "what follows the closing quote, and no JSON spelling",
     "cdatamsg-like": "every text in CDATA ('<![CDATA[...]]>') inside its element: the shared ']]>' read as "
     "the turn's end and every part's closer",
-    "commandrplus-like": "the answer's text labelled 'Plan: ' only when calls follow it: the label stays in "
-    "the content",
     "emojisig-like": "markers of one character ('💭' opens and closes reasoning): no unit of evidence",
     "logfmt-like": "logfmt call lines ('call id=ID tool=NAME k=v'): a bare value ends at the next space, "
     "quoted only when it must be",
@@ -450,7 +444,7 @@ NOT_YET = {
     "orz-like": "R1-Zero plain text ('<think> ... </think> <answer> ... </answer>'), the answer wrapper "
     "also around calls: its opening folded into the reasoning's end, its closing taken for the turn's end",
     "tinyagent-like": "LLMCompiler plans ('1. f(k=v)' ... 'N. join()<END_OF_PLAN>'): a running number in "
-    "front of each call, learned as constants; 'Thought: ' in front of an answer only when calls follow",
+    "front of each call, learned as constants (its 'Thought: ' only beside calls is read since session 17)",
     "smolvlm-like": "a 'Thought: ' line ended by a line break alone, then a plain answer: ambiguous as "
     "written (multi-line reasoning is not told from the answer; smolagents answers with a final_answer call)",
     "sweagentlm-like": "shell-quoted values ('NAME --KEY 'VALUE'', a quote written '\\''): the escape is "

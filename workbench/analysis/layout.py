@@ -64,6 +64,8 @@ from workbench.template.render_cache import fingerprint
 LayoutProtocol = Callable[[TurnLayout], "TurnLayout | None"]
 
 _WS = " \t\r\n"
+_CLOSING = ">]})|"
+_OPENING = "<[{("
 
 
 def _call(name: str = FUNC_A, value: str = VALUE_A, call_id: str = ID_A) -> dict[str, Any]:
@@ -96,6 +98,9 @@ class TurnFacts:
     content_after_reasoning: str | None = None  # the answer's header behind reasoning, when it differs
     content_before_call: str | None = None  # the answer's trailer when a call follows it
     content_with_call: str | None = None  # the answer's header when a call follows it, when it differs
+    # what the answer beside calls writes after its text, before the first call's marker (the call-only
+    # turn's header, less the start it shares with every turn: an empty reasoning block's closer)
+    text_before_calls: str | None = None
     # the answer's header and trailer when it comes after the calls, wrapped there only (GUI-Owl's
     # '<conclusion>'): None when it comes first or is written as in an answer alone
     content_after_calls: tuple[str, str] | None = None
@@ -228,13 +233,31 @@ def _calls_after(text: str, at: int, head: str) -> int:
     return _call_start(text, at)
 
 
+def _before_header(between: str, head: str) -> str | None:
+    """``between`` less the longest end of ``head`` it ends with (None: it ends with none of it), cut where
+    a marker may start: at an opening bracket, or after a blank or another marker's closing bracket.  An
+    empty ``head``: the call's own text starts the call (a JSON object), ``between`` is all trailer."""
+    if not head.strip(_WS):
+        return between
+    for k in range(len(head)):
+        tail, before = head[k:], head[:k]
+        if not tail.strip(_WS) or tail[0] in _WS or tail[0] in _CLOSING:
+            continue
+        if before and tail[0] not in _OPENING and before[-1] not in _WS and before[-1] not in _CLOSING:
+            continue
+        if between.endswith(tail):
+            return between[: len(between) - len(tail)]
+    return None
+
+
 def _needle_at(text: str, needle: str) -> int:
     return text.find(needle)
 
 
 def _g_suffixes(gen: str) -> list[str]:
     """Tails of the generation prompt that may open a later segment's header, longest first: never blank,
-    never starting in the middle of a word."""
+    never starting in the middle of a word or at a marker's closing bracket (the '>' of
+    '<|end_header_id|>', which a '</progress>' before a call also ends with)."""
     out = []
     for n in range(len(gen), 0, -1):
         tail = gen[len(gen) - n :]
@@ -242,6 +265,8 @@ def _g_suffixes(gen: str) -> list[str]:
             continue
         before = gen[: len(gen) - n]
         if before and tail[0].isalnum() and before[-1].isalnum():
+            continue
+        if before and tail[0] in _CLOSING and before[-1] not in _WS:
             continue
         out.append(tail)
     return out
@@ -320,6 +345,11 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
         head = f.output_prefix + call_heads[0][len(f.lead) :]
         if between.endswith(head):
             f.content_before_call = between[: len(between) - len(head)]
+        # (up to the call's own text as the call-only turn's header is cut: a one-character head, the '['
+        # of '[f(x=1)]', is found inside the text's own closer, '[/PROGRESS]')
+        calls_at = _call_start(occ, at + len(CONTENT_TEXT)) if at >= 0 else -1
+        if calls_at > at:
+            f.text_before_calls = _before_header(occ[at + len(CONTENT_TEXT) : calls_at], head)
         if at >= 0:
             own = occ[:at][len(f.lead) :]
             if own != h_c_full[len(f.lead) :]:
@@ -577,6 +607,7 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
         reasoning = ReasoningSpec(mode=mode, start=start, end=end)
     content = base.content
     h_c, t_c = facts.content
+    t_c = _without_turn_end(t_c, facts.end, base.end_markers)
     if h_c.strip(_WS) and t_c.strip(_WS):
         content = ContentSpec(mode="always_wrapped", start=h_c, end=t_c)
     elif h_c.strip(_WS) and not (facts.reasoning and facts.reasoning[1].strip(_WS)):
@@ -593,6 +624,7 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
             end=facts.content_after_calls[1],
         )
     content = _after_reasoning_end(reasoning, content)
+    content = _with_calls_wrapper(content, facts, reasoning)
     ends = list(base.end_markers)
     if facts.end.strip(_WS):  # the learned turn end replaces what the probes took for one
         ends = [facts.end.strip(_WS), *(e for e in (base.eos_token,) if e and e != facts.end.strip(_WS))]
@@ -609,6 +641,39 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
     if learned is not None:
         notes += call_notes
     return out, notes
+
+
+def _without_turn_end(trailer: str, end: str, end_markers: Sequence[str]) -> str:
+    """The answer's trailer less the turn's end, when the outputs' common end did not isolate it but the
+    probes' end marker closes it (an end of turn glued to markers of the same spelling in every output,
+    '##/answer##' and '##/functions##' before '<｜end▁of▁sentence｜>', has no evidenced start)."""
+    if end.strip(_WS):
+        return trailer
+    for marker in end_markers:
+        m = marker.strip(_WS)
+        core = trailer.rstrip(_WS)
+        if m and core.endswith(m) and core[: len(core) - len(m)].strip(_WS):
+            return core[: len(core) - len(m)]
+    return trailer
+
+
+def _with_calls_wrapper(content: ContentSpec, facts: TurnFacts, reasoning: ReasoningSpec) -> ContentSpec:
+    """``content`` with the answer's own wrapper when calls follow it, where the turns show one that the
+    answer alone does not write: an agent's round writes its text as a report or a plan beside its calls
+    and as the final answer otherwise (WebResearcher's ``<report>``/``<answer>``, AgentFlow's
+    ``Sub-Goal:``/``Answer:``, Command R+'s ``Plan:`` before its calls and a bare answer)."""
+    own, trailer = facts.content_with_call, facts.text_before_calls
+    if trailer is None:  # the text does not come before the calls (GUI-Owl's conclusion after them)
+        return content
+    if own is None or not own.strip(_WS) or own.strip(_WS) == content.start.strip(_WS):
+        return content
+    # what every answer's header starts with is read before it: the empty reasoning block's closer, the
+    # answer's own header (a turn that writes '</think> ' before any answer, then 'Plan: ' before calls)
+    r_end = reasoning.end if reasoning.mode != "none" else ""
+    for part in (r_end, content.start):
+        if part.strip(_WS) and own.startswith(part) and own[len(part) :].strip(_WS):
+            own = own[len(part) :]
+    return replace(content, with_calls_start=own, with_calls_end=trailer)
 
 
 def _after_reasoning_end(reasoning: ReasoningSpec, content: ContentSpec) -> ContentSpec:

@@ -103,6 +103,19 @@ class _Renders:
         text = self.render(_conversation(*calls), tools, False)
         if base is None or text is None:
             return None
+        out = self._cut(base, text)
+        if out is not None and CONTENT_TEXT in out:
+            # the answer's text is written otherwise beside calls (an agent's '<report>' or 'Plan: ' when it
+            # calls, its answer when not): the calls are what a turn of calls alone writes instead
+            calls_only = {"role": "assistant", "content": None, "tool_calls": list(calls)}
+            alone = self.render([dict(USER), calls_only], tools, False)
+            cut = self._cut(base, alone) if alone is not None else None
+            if cut is not None and CONTENT_TEXT not in cut:
+                return cut
+        return out
+
+    def _cut(self, base: str, text: str) -> str | None:
+        """What ``text`` writes instead of ``base``'s answer, up to the turn's end."""
         d = diff_split(base, text)
         start, end = len(d.prefix), len(text) - len(d.suffix)
         while start < end and text[start] in _WS:
@@ -732,9 +745,23 @@ def read_back_score(
             content = ""  # the template drops an answer's text next to calls (Llama 3.1)
         got = [(c.name, c.arguments_value()) for c in message.tool_calls]
         want = [(c["function"]["name"], c["function"]["arguments"]) for c in calls]
-        if got == want and (message.content or "").strip() == content:
+        if got == want and _text_read(message.content or "", content, calls):
             score += 1
     return score
+
+
+def _text_read(got: str, want: str, calls: Sequence[dict[str, Any]]) -> bool:
+    """Whether the answer's text read beside the calls is the one rendered: exactly, or behind a header the
+    call pattern does not know (the answer's wrapper beside calls, ``<report>...</report>``, ``Plan:``, which
+    the turn layout learns next) that holds nothing of the calls.  Text after it alone is no header: a
+    section's closer left in the content (``]\n[[/fulu]]``) is a misreading."""
+    got = got.strip()
+    if got == want:
+        return True
+    if not want or want not in got:
+        return False
+    header, _, trailer = got.partition(want)
+    return bool(header.strip()) and not any(c["function"]["name"] in header + trailer for c in calls)
 
 
 def _reads_quick_case(spec: FormatSpec, render: Render, end_markers: Sequence[str]) -> bool:

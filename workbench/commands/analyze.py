@@ -217,6 +217,11 @@ def _print_markers(spec: Any) -> None:
         ("reasoning.end", spec.reasoning.end),
         ("content.start", spec.content.start),
         ("content.end", spec.content.end),
+        *(
+            (f"content.{name}", value)
+            for name in ("with_calls_start", "with_calls_end")
+            if (value := getattr(spec.content, name))
+        ),
         ("prompt.generation_prompt", p.generation_prompt),
         ("prompt.suffix_when_thinking", p.suffix_when_thinking),
         ("prompt.suffix_when_not_thinking", p.suffix_when_not_thinking),

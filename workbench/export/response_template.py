@@ -128,11 +128,23 @@ def _build_rich(spec: FormatSpec, *, portable: bool) -> dict[str, Any]:
             # reasoning, and the answer follows it.
             fields["reasoning_content"] = {}
             fields["content"] = {"open_pattern": end, "repeats": True, "join": ""}
+    beside_calls = bool(c.with_calls_start.strip() or c.with_calls_end.strip())
+    if beside_calls and not (c.mode == "always_wrapped" and c.start.strip() and c.with_calls_start.strip()):
+        raise Unsupported(
+            "the answer is written otherwise beside calls (content.with_calls_start "
+            f"{c.with_calls_start!r}) and has no wrapper of its own to pair it with: a content region "
+            "opens with one pattern or none"
+        )
     if not whole_turn and "content" not in fields:
         if c.mode == "always_wrapped" and c.start:
-            fields["content"] = {"open_pattern": lit(c.start), "repeats": True, "join": ""}
-            if lit(c.end):
-                fields["content"]["close_pattern"] = lit(c.end)
+            opens, closes = lit(c.start), lit(c.end)
+            if beside_calls:  # either wrapper: the answer's own, or the one beside calls ('<report>')
+                opens = f"(?:{opens}|{lit(c.with_calls_start)})"
+                if closes and lit(c.with_calls_end):
+                    closes = f"(?:{closes}|{lit(c.with_calls_end)})"
+            fields["content"] = {"open_pattern": opens, "repeats": True, "join": ""}
+            if closes:
+                fields["content"]["close_pattern"] = closes
         elif c.mode == "wrapped_with_reasoning" and c.start and "reasoning_content" in fields:
             # Granite: `<think>..</think><response>..</response>`, but a plain answer without reasoning.  The
             # wrapper's start is swallowed with the end of reasoning, its end closes the (implicit) answer.

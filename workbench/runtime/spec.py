@@ -24,9 +24,10 @@ from workbench.runtime.formats import names as format_names
 #: Version 2 added ``tools.pattern`` (calls as literal text and typed slots, format ``call_pattern``);
 #: version 3 added ``layout`` (the assistant turn as headed messages, a lead the model writes itself);
 #: version 4 added ``tools.json_literals`` (pythonic values that spell ``true``/``false``/``null`` as JSON);
-#: version 6 added ``envelope`` (a reply written as one JSON object whose members hold the text and calls).
+#: version 6 added ``envelope`` (a reply written as one JSON object whose members hold the text and calls);
+#: version 7 added ``content.with_calls_start``/``with_calls_end`` (an answer wrapped otherwise by calls).
 #: Older files load unchanged (they have no pattern, no layout, no envelope, and Python literals).
-SPEC_VERSION = 6
+SPEC_VERSION = 7
 
 ReasoningMode = Literal["none", "tag_based", "delimiter", "forced_open", "forced_closed", "tools_only"]
 ContentMode = Literal["plain", "always_wrapped", "wrapped_with_reasoning"]
@@ -140,6 +141,10 @@ class ContentSpec:
     )
     start: str = _marker("opens the visible answer")
     end: str = _marker("closes the visible answer")
+    # An agent's turn that calls writes its text as something else than its answer (WebResearcher's
+    # '<report>' beside the calls, '<answer>' otherwise; Command R+'s 'Plan: ' only before its calls).
+    with_calls_start: str = _marker("opens the answer's text when tool calls follow it, when that differs")
+    with_calls_end: str = _marker("closes the answer's text when tool calls follow it, when that differs")
 
     _enums: ClassVar[dict[str, tuple[str, ...]]]
 

@@ -42,6 +42,8 @@ TOKEN_SPELLINGS = ("bars", "fullwidth_bars", "angle")
 REASONING_WORDS = ("think", "reasoning", "thought", "analysis")
 CALL_WORDS = ("tool_call", "function", "call", "invoke", "action")
 ANSWER_WORDS = ("answer", "response", "final")
+#: The words of the answer's wrapper beside calls (never an answer word).
+BESIDE_CALLS_WORDS = ("report", "plan", "summary", "progress")
 SECTION_WORDS = ("tool_calls", "calls", "functions", "actions")
 WHITESPACE = ("", "\n", "\n\n", " ")
 
@@ -227,6 +229,9 @@ class FormatDraw:
     parts_only: bool = False
     #: The calls written before the answer's text (GUI agents: the action, then a summary of the step).
     calls_first: bool = False
+    #: The answer's text written otherwise when calls follow it: an agent's report or plan beside its calls,
+    #: its answer when it does not call (WebResearcher's ``<report>``/``<answer>``, Command R+'s ``Plan:``).
+    answer_with_calls: Region | None = None
 
     @property
     def renders(self) -> frozenset[str]:
@@ -496,6 +501,9 @@ class _Drawer:
                 calls_first = False
                 if envelope["reasoning_key"]:
                     reasoning, reasoning_after = None, ""
+        answer_with_calls = None
+        if not calls_first and "envelope" not in details:
+            answer_with_calls = self._answer_with_calls(spelling, answer)
         return FormatDraw(
             seed=self.seed,
             axes=dict(self.axes),
@@ -515,7 +523,25 @@ class _Drawer:
             id_region=id_region,
             details=details,
             calls_first=calls_first,
+            answer_with_calls=answer_with_calls,
         )
+
+    def _answer_with_calls(self, spelling: str, answer: Region | None) -> Region | None:
+        """A second wrapper for the answer's text beside calls, or None, from a stream of its own: a marker
+        pair of another word (with the answer's whitespace inside), or a label line ('Plan: TEXT')."""
+        rng = random.Random(f"{self.seed}/answer_beside_calls")
+        if rng.random() >= 0.2:
+            self.axes["answer_beside_calls"] = "as_answer"
+            return None
+        word = rng.choice(BESIDE_CALLS_WORDS)
+        if rng.random() < 0.4:
+            self.axes["answer_beside_calls"] = "label"
+            return Region(f"{word.capitalize()}: ", "", "", "\n")
+        self.axes["answer_beside_calls"] = "wrapper"
+        lead, trail = (answer.lead, answer.trail) if answer is not None else ("", "")
+        if spelling == "bare_words":
+            lead, trail = "\n", "\n"
+        return Region(spell_open(spelling, word), spell_close(spelling, word), lead, trail)
 
     def _envelope(self, reasons: bool, *, member: bool) -> dict[str, Any] | None:
         """The reply envelope of a JSON-object layout, or None (a text answer, calls behind markers):
@@ -1064,7 +1090,13 @@ def _assistant(draw: FormatDraw) -> list[str]:
                    + text + "{%- endif -%}")  # fmt: skip
         out.append(emit(lit(draw.turn_end)))
         return out
-    if a is not None:
+    b = draw.answer_with_calls
+    if b is not None:  # the text written otherwise when calls follow it
+        alone = emit(content) if a is None else emit(lit(a.open + a.lead), content, lit(a.trail + a.close))
+        beside = emit(lit(b.open + b.lead), content, lit(b.trail + b.close + draw.content_to_calls))
+        out.append(f"{{%- if {has_content} -%}}{{%- if {has_calls} -%}}" + beside + "{%- else -%}" + alone
+                   + "{%- endif -%}{%- endif -%}")  # fmt: skip
+    elif a is not None:
         out.append(f"{{%- if {has_content} -%}}" + emit(lit(a.open + a.lead), content, lit(a.trail + a.close))
                    + f"{{%- if {has_calls} -%}}" + emit(lit(draw.content_to_calls)) + "{%- endif -%}"
                    + "{%- endif -%}")  # fmt: skip

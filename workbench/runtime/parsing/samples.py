@@ -40,10 +40,12 @@ def write_reasoning(spec: FormatSpec, text: str) -> str:
     return f"{start}{text}{r.end}"
 
 
-def write_content(spec: FormatSpec, text: str, *, with_reasoning: bool) -> str:
+def write_content(spec: FormatSpec, text: str, *, with_reasoning: bool, with_calls: bool = False) -> str:
     c = spec.content
     if not text:
         return ""
+    if with_calls and (c.with_calls_start or c.with_calls_end):
+        return f"{c.with_calls_start}{text}{c.with_calls_end}"
     if c.mode == "always_wrapped" or (c.mode == "wrapped_with_reasoning" and with_reasoning):
         return f"{c.start}{text}{c.end}"
     return text
@@ -88,7 +90,7 @@ def plain_output(
     """Reasoning, content, calls and the first end-of-turn marker, written with the marker fields (an
     ``OutputWriter``: a layout with a lead writes the rest of its output with it)."""
     r = write_reasoning(spec, reasoning)
-    c = write_content(spec, content, with_reasoning=bool(r))
+    c = write_content(spec, content, with_reasoning=bool(r), with_calls=bool(calls))
     out = r + c + write_calls(spec, calls, tools=tools)
     if end and spec.end_markers:
         out += spec.end_markers[0]

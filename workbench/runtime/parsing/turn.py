@@ -89,9 +89,9 @@ class TurnMachine(Machine):
         super().__init__(spec, tools, options)
         self.fmt: ToolParser | None = format_cls(self) if format_cls is not None else None
         self.triggers = [c for c in (self.fmt.trigger_cores() if self.fmt else []) if c]
-        wraps = (
-            [core_of(spec.content.start), core_of(spec.content.end)] if spec.content.mode != "plain" else []
-        )
+        answer = spec.content
+        wraps = [core_of(answer.start), core_of(answer.end)] if answer.mode != "plain" else []
+        wraps += [core_of(answer.with_calls_start), core_of(answer.with_calls_end)]  # (whatever the mode)
         self.wrap_cores = [c for c in wraps if c and c not in self.triggers]
         self.kind_of: dict[str, str] = {}
         for c in self.end_cores:
