@@ -9,6 +9,7 @@ real templates are checked when ../shared is present.
 
 from __future__ import annotations
 
+from tests.conftest import PROJECT_TEMPLATES
 from tests.test_analysis_helpers import project, shared, template_text
 from workbench.analysis import Analysis
 from workbench.analysis.prompt import analyze_output_prefix
@@ -16,7 +17,7 @@ from workbench.analysis.renders import ProbeRenderer
 from workbench.analysis.state import Findings
 from workbench.formats import analyze
 from workbench.template.render import render
-from workbench.template.source import TemplateSource
+from workbench.template.source import TemplateSource, load_template
 from workbench.validate import validate
 
 # Every message is addressed: ">>>all\n" + text for the user, ">>>NAME\n" + JSON for a call; the
@@ -242,3 +243,12 @@ def test_the_calls_after_an_answer_start_after_their_header_even_one_holding_a_b
     at = text.find(CONTENT_TEXT)
     assert text[_calls_after(text, at, head) :].startswith('{"name": "foofoo"}')
     assert _calls_after(text, -1, head) == -1
+
+
+def test_a_mode_marker_before_an_answer_that_did_not_reason_is_its_opener() -> None:
+    """KAT-V1 opens an answer with '<think_off>' when it does not reason and with '<think_on><think>...'
+    when it does: the marker is the answer's opener (not content), and no part of a call's opening."""
+    spec = analyze(load_template(PROJECT_TEMPLATES / "recent-shapes" / "katv1-like.jinja")).spec
+    content = spec.content
+    assert (content.mode, content.start, content.end) == ("always_wrapped", "<think_off>\n", "")
+    assert "<think_off>" not in spec.tools.call_start + spec.tools.section_start

@@ -143,8 +143,15 @@ def test_fuzzed_format_round_trips(seed: int) -> None:
 #: bare-word answer wrapper and calls section both closed by ``END`` before the turn's token, read as one
 #: turn end ``END<｜end▁of▁sentence｜>`` that left ``\nEND`` in the answer (``layout._turn_end``); a call
 #: written as an element named after its function (``<get_weather>...</get_weather>``), whose closer was
-#: learned with the probe's name in it (``pattern.closes_a_call``).
+#: learned with the probe's name in it (``pattern.closes_a_call``).  Session 17, the answer's text written
+#: otherwise beside calls (axis ``answer_beside_calls``): a wrapper the call pattern's region took for the
+#: calls' section (``pattern._Renders.region``, 1270010); a call head of one character, the ``[`` of
+#: ``[f(x)]``, found inside the wrapper's closer ``[/PROGRESS]`` (1270731); an output prefix cut at the ``>``
+#: of ``<|end_header_id|>`` that ``</progress>`` also ends with (``layout._g_suffixes``, 1270250); a turn
+#: end glued to ``##/answer##`` left in the answer's trailer (``layout._without_turn_end``, 1270153); a
+#: section closer left in the text read as the answer's wrapper (``pattern._text_read``, 1270653).
 FOUND_SEEDS = (760001, 770059, 900151, 980210, 990316, 990335, 1050425, 1150009, 1150062)
+FOUND_SEEDS += (1270010, 1270153, 1270250, 1270653, 1270731)
 
 
 @pytest.mark.parametrize("seed", FOUND_SEEDS)

@@ -392,8 +392,6 @@ NOT_YET = {
     "reasoning behind the calls",
     "functionary2-like": "the prompt stops at the recipient slot: 'all' routes the answer, any other word "
     "opens a call to that function; the spec reads the answer's route but no call",
-    "katv1-like": "a mode marker the model writes before its answer ('<think_off>' alone, or '<think_on>' "
-    "then the reasoning block): read as part of the content",
     "octopus2-like": "a call names its function by the tool's index in a functional token ('<nexa_0>(...)'), "
     "then a description block: no name is written",
     "moss-like": "labelled fields each with its own end token, an empty field written as 'None' "

@@ -623,6 +623,10 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
             start=facts.content_after_calls[0].lstrip(_WS),
             end=facts.content_after_calls[1],
         )
+    elif h_c.strip(_WS) and h_c.strip(_WS) not in facts.outputs.get("reasoning", h_c):
+        # a mode marker in front of an answer that did not reason, which one after reasoning does not write
+        # (KAT-V1's '<think_off>' against '<think_on><think>...</think>'): the answer's opener alone
+        content = ContentSpec(mode="always_wrapped", start=h_c, end="")
     content = _after_reasoning_end(reasoning, content)
     content = _with_calls_wrapper(content, facts, reasoning)
     ends = list(base.end_markers)
