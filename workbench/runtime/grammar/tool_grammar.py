@@ -203,7 +203,7 @@ class ToolGrammar:
             if self.lenient:  # templates indent the array (Command R: ``[\n    {...}\n]``)
                 calls = seq(WHITESPACE, calls, WHITESPACE)
             return seq(
-                const(t.section_start),
+                self._section_opening(),
                 const("["),
                 calls,
                 const("]"),
@@ -215,10 +215,19 @@ class ToolGrammar:
             # Qwen-style: each call sits in its own <tool_call>...</tool_call>, so the section repeats.
             # Reading mode also takes several calls in one section (MiniMax-M2 writes them so).
             inside = seq(any_call, more) if self.lenient else any_call
-            one = seq(const(t.section_start), inside, self._gap_at_end(), const(t.section_end))
+            one = seq(self._section_opening(), inside, self._gap_at_end(), const(t.section_end))
             return seq(one, repeat(seq(self.separator(), one), 0, MAX_PARALLEL_CALLS - 1))
         calls = seq(any_call, more) if parallel else any_call
-        return seq(const(t.section_start), calls, self._gap_at_end(), const(t.section_end))
+        return seq(self._section_opening(), calls, self._gap_at_end(), const(t.section_end))
+
+    def _section_opening(self) -> Element:
+        """The section's start; in reading mode its leading blanks are any few: what the answer's text writes
+        before the calls may have taken them (``Plan: TEXT\n`` then ``[CALLS]``, where a turn of calls alone
+        writes ``\n\n[CALLS]``), and the parsers skip blanks there."""
+        start = self.t.section_start
+        if self.lenient and start[:1].isspace() and start.strip():
+            return seq(BOUNDED_WHITESPACE, const(start.lstrip()))
+        return const(start)
 
     def _gap_at_end(self) -> Element:
         """Reading mode: the few blanks templates put before the section's end (``</invoke> <|end|>``)."""

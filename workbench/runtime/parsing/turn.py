@@ -295,6 +295,11 @@ class TurnMachine(Machine):
                 self.out.diagnose("E-STREAM-TRUNCATED", "the turn ended inside reasoning", self.offset())
                 self._after_end = True
                 return
+            if self.fmt is not None and self.tools_active:
+                header = yield from self.fmt.header(0)
+                if header is None:  # no call follows the word ('so I call the tool'): reasoning text
+                    self.out.add_reasoning(self.emit("reasoning", len(core)))
+                    continue
             return  # a tool-call start ends reasoning implicitly; content() takes it from here
 
     def content(self) -> Gen[None]:

@@ -89,6 +89,15 @@ def _next_literal(parts: tuple[str, ...] | list[str], k: int, after: str = "") -
     return after
 
 
+def _blank_before_slot(parts: tuple[str, ...] | list[str], k: int) -> str:
+    """The blanks alone between the header slot at ``k`` and the next one (``call NAME ID``: a space), which
+    end the slot: no literal with a core comes before the next slot's text ("" otherwise)."""
+    if k + 2 >= len(parts) or parts[k + 2] not in ("$name", "$id", "$index"):
+        return ""
+    nxt = parts[k + 1]
+    return "" if _is_slot(nxt) or _core(nxt) else pattern_literal(nxt)
+
+
 class CallPatternParser(TagParser):
     name = "call_pattern"
 
@@ -132,7 +141,7 @@ class CallPatternParser(TagParser):
             if not _is_slot(part):
                 _lit(look, part)
                 continue
-            stop = _next_literal(self.head, k, self._after_head())
+            stop = _blank_before_slot(self.head, k) or _next_literal(self.head, k, self._after_head())
             nxt = self.head[k + 1] if k + 1 < len(self.head) else ""
             if self.p.args == "tagged" and nxt and not _is_slot(nxt) and not _core(nxt):
                 # Only whitespace between the slot and the arguments (``NAME\ncity: "Paris"``): the
