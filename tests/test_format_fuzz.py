@@ -168,6 +168,12 @@ def test_fuzzed_format_round_trips_more_seeds(seed: int) -> None:
 # ------------------------------------------------------------------------------------------- the grammars
 #: Seeds whose structural tag still refuses a round-trip output, and why.  Strict, as XFAIL above.
 GRAMMAR_XFAIL: dict[int, str] = {}
+#: Fresh seeds whose structural tag once refused an output of its own (session 17): a call element named
+#: after its function (``<get_weather>...</get_weather>``) whose closer the probes learned with the probe's
+#: name in it (``</foofoo>``; the parser closed it leniently, the tag held the model to it: the call
+#: pattern is learned instead, ``pattern._carries_probe_names``); the blanks before a calls section that a
+#: label beside the calls took (``Plan: TEXT\n`` then ``[CALLS]``, ``ToolGrammar._section_opening``).
+GRAMMAR_FOUND_SEEDS = (1270042, 1270185, 1280107)
 
 
 @pytest.mark.parametrize(
@@ -176,7 +182,7 @@ GRAMMAR_XFAIL: dict[int, str] = {}
         pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=GRAMMAR_XFAIL[s]))
         if s in GRAMMAR_XFAIL
         else s
-        for s in FAST_SEEDS
+        for s in (*FAST_SEEDS, *GRAMMAR_FOUND_SEEDS)
     ],
 )
 def test_fuzzed_format_structural_tag_accepts_its_outputs(seed: int) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from itertools import pairwise
 from typing import Any
 
@@ -764,6 +764,12 @@ def _text_read(got: str, want: str, calls: Sequence[dict[str, Any]]) -> bool:
     return bool(header.strip()) and not any(c["function"]["name"] in header + trailer for c in calls)
 
 
+def _carries_probe_names(tools: ToolsSpec) -> bool:
+    """Does a marker field of ``tools`` hold a probe's function name?"""
+    values = [getattr(tools, f.name) for f in fields(tools)]
+    return any(isinstance(v, str) and (FUNC_A in v or FUNC_B in v) for v in values)
+
+
 def _reads_quick_case(spec: FormatSpec, render: Render, end_markers: Sequence[str]) -> bool:
     """True when ``spec`` reads back the first quick case the template renders."""
     for case in QUICK_CASES:
@@ -836,9 +842,13 @@ def adopt_pattern(
     common case costs the read-back renders only).
     """
     render = memoized(render)
-    if spec.tools.supported and _reads_quick_case(spec, render, end_markers):
+    # A marker field holding a probe's function name learned a sampled value as a literal (``</foofoo>``
+    # closing an element named after its function): whatever it reads back (the parsers close a call
+    # leniently), the grammars built from it hold the model to the probe's name.
+    sound = spec.tools.supported and not _carries_probe_names(spec.tools)
+    if sound and _reads_quick_case(spec, render, end_markers):
         return spec, []
-    before = read_back_score(spec, render, end_markers) if spec.tools.supported else 0
+    before = read_back_score(spec, render, end_markers) if sound else 0
     learned, notes = learn_pattern(render, end_markers)
     if learned is None:
         return spec, []
