@@ -17,12 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import PROJECT_TEMPLATES
+from tests.stream_helpers import cut_points, streamed_message
 from workbench.export.response_template import build_response_template
 from workbench.formats import analyze
 from workbench.proofs import Unsupported
 from workbench.runtime.chat import Tool
 from workbench.runtime.formats.base import SampleCall
-from workbench.runtime.parsing import StreamParser, parse
+from workbench.runtime.parsing import parse
 from workbench.runtime.parsing.samples import sample_output
 from workbench.runtime.spec import ContentSpec, FormatSpec, SpecError
 from workbench.template.source import load_template
@@ -99,13 +100,7 @@ def test_the_sample_writer_writes_the_wrapper_beside_calls_only() -> None:
 @given(cuts=st.lists(st.integers(1, 120), max_size=20), one_by_one=st.booleans())
 def test_streaming_reads_the_wrapper_beside_calls_as_one_shot_does(cuts: list[int], one_by_one: bool) -> None:
     text = "<report>\nChecking <b>.\n</report>\n" + CALL + "<|im_end|>"
-    points = list(range(1, len(text))) if one_by_one else sorted({c % len(text) for c in cuts})
-    parser = StreamParser(REPORT, [WEATHER])
-    last = 0
-    for cut in [*points, len(text)]:
-        parser.feed(text[last:cut])
-        last = max(last, cut)
-    streamed = parser.finish().message
+    streamed = streamed_message(REPORT, text, cut_points(text, cuts, one_by_one), [WEATHER])
     assert streamed == parse(REPORT, text, [WEATHER]).message
     assert streamed.content.strip() == "Checking <b>."
 

@@ -15,8 +15,9 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.stream_helpers import cut_points, streamed_message
 from workbench.runtime.chat import Tool
-from workbench.runtime.parsing import StreamParser, parse
+from workbench.runtime.parsing import parse
 from workbench.runtime.spec import CallPattern, FormatSpec, ReasoningSpec, ToolsSpec
 
 WEATHER = Tool(
@@ -80,13 +81,8 @@ def test_a_call_header_inside_unclosed_reasoning_still_ends_it() -> None:
 @given(cuts=st.lists(st.integers(1, 200), max_size=16), one_by_one=st.booleans())
 def test_streaming_reads_reasoning_prose_as_one_shot_does(cuts: list[int], one_by_one: bool) -> None:
     text = 'think\nso I call the tool\nkniht\nOk.\ncall get_weather a1\n{"city": "Pa\\"ris"}\nllac'
-    points = list(range(1, len(text))) if one_by_one else sorted({c % len(text) for c in cuts})
-    parser = StreamParser(ESAC, [WEATHER])
-    last = 0
-    for cut in [*points, len(text)]:
-        parser.feed(text[last:cut])
-        last = max(last, cut)
-    assert parser.finish().message == parse(ESAC, text, [WEATHER]).message
+    streamed = streamed_message(ESAC, text, cut_points(text, cuts, one_by_one), [WEATHER])
+    assert streamed == parse(ESAC, text, [WEATHER]).message
 
 
 def test_without_the_blank_slot_reading_the_name_runs_to_the_arguments() -> None:
