@@ -127,3 +127,12 @@ def test_the_response_template_opens_the_answer_with_either_wrapper() -> None:
     plain = replace(REPORT, content=ContentSpec(with_calls_start="Plan: ", with_calls_end="\n"))
     with pytest.raises(Unsupported, match="beside calls"):
         build_response_template(plain)
+
+
+def test_the_prompts_role_token_is_no_answer_wrapper() -> None:
+    """Command R+'s probes took '<|CHATBOT_TOKEN|>' ... '<|END_OF_TURN_TOKEN|>' for the answer's wrapper: the
+    prompt writes the token and no output does, so a response template that opened the answer there read
+    no answer.  The learned turn keeps a wrapper only where an output writes its opener."""
+    spec = analyze(load_template(SHAPES / "commandrplus-like.jinja")).spec
+    assert (spec.content.mode, spec.content.start, spec.content.end) == ("plain", "", "")
+    assert spec.content.with_calls_start == "Plan: "

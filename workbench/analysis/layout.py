@@ -605,7 +605,7 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
         if not start.strip(_WS) and mode == "tag_based":
             mode = "delimiter"
         reasoning = ReasoningSpec(mode=mode, start=start, end=end)
-    content = base.content
+    content = _written_wrapper(base.content, facts, base.end_markers)
     h_c, t_c = facts.content
     t_c = _without_turn_end(t_c, facts.end, base.end_markers)
     if h_c.strip(_WS) and t_c.strip(_WS):
@@ -645,6 +645,19 @@ def layout_candidates(base: FormatSpec, tr: TurnRenderer) -> tuple[list[tuple[st
     if learned is not None:
         notes += call_notes
     return out, notes
+
+
+def _written_wrapper(content: ContentSpec, facts: TurnFacts, end_markers: Sequence[str]) -> ContentSpec:
+    """The probes' answer wrapper, or none when it is the turn's own frame: its opener written by no output
+    of the learner's turns (the prompt's role token, Command R's ``<|CHATBOT_TOKEN|>``) and its closer the
+    turn's end.  An answer never opens with it, and an export that opens the answer there reads none.  A
+    wrapper the prompt opens and the answer closes (``<div class="answer">`` ... ``</div>``) stays."""
+    start, end = content.start.strip(_WS), content.end.strip(_WS)
+    if content.mode == "plain" or not start or any(start in out for out in facts.outputs.values()):
+        return content
+    if end and end not in {e.strip(_WS) for e in end_markers}:
+        return content
+    return replace(content, mode="plain", start="", end="")
 
 
 def _without_turn_end(trailer: str, end: str, end_markers: Sequence[str]) -> str:
