@@ -61,6 +61,8 @@ def _read(spec: FormatSpec, text: str) -> tuple[str, list[tuple[str, object]]]:
         ("webresearcher", "<report>\n", "\n</report>\n"),
         ("agentflow", "Sub-Goal: ", "\n"),
         ("commandrplus", "Plan: ", "\n"),
+        # the same opener; the block's closer written only before calls (alone it is glued to the turn's end)
+        ("mathgenie", "<|text|>", "<|endofblock|>"),
     ],
 )
 def test_the_wrapper_beside_calls_is_learned(name: str, start: str, end: str) -> None:

@@ -682,7 +682,13 @@ def _with_calls_wrapper(content: ContentSpec, facts: TurnFacts, reasoning: Reaso
     own, trailer = facts.content_with_call, facts.text_before_calls
     if trailer is None:  # the text does not come before the calls (GUI-Owl's conclusion after them)
         return content
-    if own is None or not own.strip(_WS) or own.strip(_WS) == content.start.strip(_WS):
+    if own is None or own.strip(_WS) == content.start.strip(_WS):
+        # the same opener, and a closer only beside calls (MathCoder's '<|text|>TEXT<|endofblock|>' then
+        # '<|code|>'; alone, the block's closer is glued to the turn's end, '<|endofblock|><|endofmessage|>')
+        if content.mode == "plain" or content.end.strip(_WS) or not trailer.strip(_WS):
+            return content
+        return replace(content, with_calls_start=content.start, with_calls_end=trailer)
+    if not own.strip(_WS):
         return content
     # what every answer's header starts with is read before it: the empty reasoning block's closer, the
     # answer's own header (a turn that writes '</think> ' before any answer, then 'Plan: ' before calls)

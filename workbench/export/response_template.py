@@ -142,6 +142,8 @@ def _build_rich(spec: FormatSpec, *, portable: bool) -> dict[str, Any]:
                 opens = f"(?:{opens}|{lit(c.with_calls_start)})"
                 if closes and lit(c.with_calls_end):
                     closes = f"(?:{closes}|{lit(c.with_calls_end)})"
+                elif lit(c.with_calls_end):
+                    closes = lit(c.with_calls_end)
             fields["content"] = {"open_pattern": opens, "repeats": True, "join": ""}
             if closes:
                 fields["content"]["close_pattern"] = closes
