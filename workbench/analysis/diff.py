@@ -129,6 +129,11 @@ def _not_crossing(occurrences: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return kept
 
 
+#: Windows whose unit occurrences one :class:`Evidence` keeps (a bound: evidence lives as long as its
+#: template's analysis cache).
+_MAX_WINDOWS = 4096
+
+
 @dataclass
 class Evidence:
     """Units of literal text a template writes whole (its author's literals, its tokenizer's tokens).
@@ -151,6 +156,11 @@ class Evidence:
     _pattern: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     _max: int = field(default=0, repr=False)
     _units_set: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    # The occurrences found in each window (with the whole text when it is a unit): an analysis and its
+    # self-check look at the same few windows many times (the prompt's end, against each case's render).
+    _seen: dict[tuple[str, str], list[tuple[int, int]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         kept = {u for u in (*self.units, *self.tokens) if MIN_UNIT <= len(u.strip(_WS)) <= MAX_UNIT}
@@ -174,18 +184,24 @@ class Evidence:
     def _occurrences(self, text: str, pos: int) -> list[tuple[int, int]]:
         """Unit occurrences in ``text`` near ``pos`` (within the longest unit's length); a unit that is the
         whole text says nothing about where inside it a cut falls, so it is left out."""
-        out = []
         lo = max(0, pos - self._max)
         window = text[lo : pos + self._max]
         whole = text.strip(_WS)
-        for unit in self._sorted:
-            if unit == whole:
-                continue
-            at = window.find(unit)
-            while at >= 0:
-                out.append((lo + at, lo + at + len(unit)))
-                at = window.find(unit, at + 1)
-        return _not_crossing(out)
+        key = (window, whole if whole in self._units_set else "")
+        found = self._seen.get(key)
+        if found is None:
+            out = []
+            for unit in self._sorted:
+                if unit == whole:
+                    continue
+                at = window.find(unit)
+                while at >= 0:
+                    out.append((at, at + len(unit)))
+                    at = window.find(unit, at + 1)
+            found = _not_crossing(out)
+            if len(self._seen) < _MAX_WINDOWS:
+                self._seen[key] = found
+        return [(lo + s, lo + e) for s, e in found]
 
     def holds(self, text: str) -> bool:
         """Is ``text`` (trimmed) one unit of the evidence?"""
