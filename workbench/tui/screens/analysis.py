@@ -51,6 +51,23 @@ def establishing_probes(analysis: Analysis, family: str) -> list[str]:
     ]
 
 
+#: The spec table's field column: a longer field name keeps its part and its end (:func:`_middle_cut`).
+FIELD_WIDTH = 20
+
+
+def _middle_cut(name: str, width: int) -> str:
+    """``name`` (``part.field``) in ``width`` characters: the part, then the end of a field name too long
+    for the rest, so that fields sharing a long head stay told apart (``content.…calls_start`` and
+    ``content.…_calls_end``, ``prompt.…not_thinking`` and ``prompt.…hen_thinking``)."""
+    if len(name) <= width:
+        return name
+    part, dot, field = name.rpartition(".")
+    head = part + dot + "…"
+    if len(head) >= width - 4:  # no room for the part: the name's end alone
+        return "…" + name[len(name) - width + 1 :]
+    return head + field[len(field) - (width - len(head)) :]
+
+
 class AnalysisScreen(WorkbenchScreen):
     MODE = "analysis"
     TITLE_TEXT = "Analysis"
@@ -103,7 +120,7 @@ class AnalysisScreen(WorkbenchScreen):
         for label, width in (("id", 4), ("outcome", 34), ("question", 60)):
             probes.add_column(label, width=width)
         markers = self.query_one("#markers", DataTable)
-        for label, width in (("field", 20), ("value", 16), ("from / allowed", 18)):
+        for label, width in (("field", FIELD_WIDTH), ("value", 16), ("from / allowed", 18)):
             markers.add_column(label, width=width)
         switches = self.query_one("#switches", DataTable)
         for label, width in (("switch = value", 24), ("what it changes", 48), ("starts in", 9)):
@@ -187,8 +204,8 @@ class AnalysisScreen(WorkbenchScreen):
             source = ""
             if name in ("mode", "format") and ws.analysis is not None and family:
                 source = ", ".join(establishing_probes(ws.analysis, family)) or "default"
-            label = Text(row.label, style="bold #e0af68" if row.edited else "", no_wrap=True)
-            label.overflow = "ellipsis"
+            label = Text(_middle_cut(row.label, FIELD_WIDTH), style="bold #e0af68" if row.edited else "")
+            label.no_wrap = True
             if row.shown:
                 value = Text(
                     row.shown, style="reverse" if row.edited else "", overflow="ellipsis", no_wrap=True
