@@ -32,6 +32,13 @@ SHAPES = PROJECT_TEMPLATES / "recent-shapes"
 #: The templates that write reasoning (the rest drop it): checked against the report, by hand from the
 #: templates' headers.
 WITH_REASONING = {
+    "petrel-like",
+    "tollgate-like",
+    "corbel-like",
+    "lantern-like",
+    "gannet-like",
+    "osprey-like",
+    "sable-like",
     "hyperclovax32-like",
     "deepseekv41-like",
     "commandaplus-like",
@@ -557,7 +564,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 441
+    assert len(_paths()) == 449
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
