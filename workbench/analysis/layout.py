@@ -419,7 +419,11 @@ def _trailer_from_other(o: Mapping[str, str], mid: str, ev: Pieces) -> str:
     if ir < 0 or first < 0:
         return mid
     other = rc[ir + len(REASONING_TEXT) : first]
-    return common_prefix([mid, other], ev)
+    shared = common_prefix([mid, other], ev)
+    # not the opening bracket two different markers begin with ('<' of '<answer>' and '<NAME>')
+    while shared and shared[-1] in _OPENING and shared.rstrip(_OPENING).strip(_WS):
+        shared = shared[:-1]
+    return shared
 
 
 def _output_prefix(gen: str, transitions: Sequence[tuple[str, str]]) -> str:
@@ -693,9 +697,12 @@ def _with_calls_wrapper(content: ContentSpec, facts: TurnFacts, reasoning: Reaso
     # what every answer's header starts with is read before it: the empty reasoning block's closer, the
     # answer's own header (a turn that writes '</think> ' before any answer, then 'Plan: ' before calls)
     r_end = reasoning.end if reasoning.mode != "none" else ""
-    for part in (r_end, content.start):
-        if part.strip(_WS) and own.startswith(part) and own[len(part) :].strip(_WS):
+    empty_block = reasoning.start + r_end if r_end else ""
+    for part in (empty_block, r_end, content.start):
+        if part.strip(_WS) and own.startswith(part):
             own = own[len(part) :]
+    if not own.strip(_WS):  # only an empty reasoning block in front of the text: no wrapper of its own
+        return content
     return replace(content, with_calls_start=own, with_calls_end=trailer)
 
 
