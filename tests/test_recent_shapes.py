@@ -32,6 +32,11 @@ SHAPES = PROJECT_TEMPLATES / "recent-shapes"
 #: The templates that write reasoning (the rest drop it): checked against the report, by hand from the
 #: templates' headers.
 WITH_REASONING = {
+    "nnetnav-like",
+    "gigpo-like",
+    "mmsearchr1-like",
+    "webvoyager-like",
+    "osatlas-like",
     "petrel-like",
     "tollgate-like",
     "corbel-like",
@@ -365,6 +370,12 @@ WITH_REASONING = {
 }
 #: The templates that drop an answer's text when the message has calls (a call turn holds only calls).
 CALLS_WITHOUT_TEXT = {
+    "nnetnav-like",
+    "gigpo-like",
+    "webvoyager-like",
+    "dityfc-like",
+    "breezefc-like",
+    "osatlas-like",
     "commandaplus-like",
     "thyme-like",
     "taco-like",
@@ -385,6 +396,16 @@ NO_TOOLS |= {"huatuoo1-like", "teuken-like", "sealion35r-like"}
 ONE_CALL = {"toolgen-like", "k2think-like", "llama31single-like", "toolllama-like", "llama31builtin-like"}
 #: Shapes the analysis cannot read yet, with why (strict: one that starts to validate must leave the list).
 NOT_YET = {
+    "nnetnav-like": "WebArena actions ('NAME [v] [v]' in a fence, arguments by position) after unmarked "
+    "reasoning between two fixed sentences, the answer as the action 'stop [TEXT]': no argument names",
+    "webvoyager-like": "'Thought: ...' then 'Action: NAME [v]; [v]' (arguments by position), the answer as "
+    "the action 'ANSWER; [TEXT]': no argument names, the answer read with its action",
+    "osatlas-like": "'thoughts:' / 'actions:' sections, one action a line with arguments by position "
+    "('NAME [v] [v]'), the answer as the action 'COMPLETE [TEXT]': no argument names",
+    "gigpo-like": "'<action>NAME[ARGS]</action>' with a single argument written bare and several as one "
+    "JSON object: the probes' one argument shows no key, so no call is learned",
+    "mmsearchr1-like": "'<NAME>ARGS</NAME>' with a single argument written bare (and "
+    "'<search><NAME></search>' without arguments): the probes' one argument shows no key, no call learned",
     "minicpm41-like": "a value wrapped in CDATA only when it holds a newline, '<' or '&' "
     "('<param name=k><![CDATA[...]]></param>'): the wrapper read as part of the string",
     "quire-like": "a value raw only when its parameter is declared 'string', JSON otherwise (aufruf-like's "
@@ -564,7 +585,7 @@ def _paths() -> list[Path]:
 
 
 def test_the_set_is_there() -> None:
-    assert len(_paths()) == 449
+    assert len(_paths()) == 457
     named = WITH_REASONING | CALLS_WITHOUT_TEXT | NO_TOOLS | ONE_CALL | set(NOT_YET)
     assert {p.stem for p in _paths()} >= named
 
