@@ -233,17 +233,20 @@ def _calls_after(text: str, at: int, head: str) -> int:
     return _call_start(text, at)
 
 
-def _before_header(between: str, head: str) -> str | None:
+def _before_header(between: str, head: str, ev: Pieces | None = None) -> str | None:
     """``between`` less the longest end of ``head`` it ends with (None: it ends with none of it), cut where
     a marker may start: at an opening bracket, or after a blank or another marker's closing bracket.  An
     empty ``head``: the call's own text starts the call (a JSON object), ``between`` is all trailer."""
     if not head.strip(_WS):
         return between
+    bounds = ev.boundaries(head) if ev is not None else set()
     for k in range(len(head)):
         tail, before = head[k:], head[:k]
         if not tail.strip(_WS) or tail[0] in _WS or tail[0] in _CLOSING:
             continue
-        if before and tail[0] not in _OPENING and before[-1] not in _WS and before[-1] not in _CLOSING:
+        # (or where a literal the template writes starts: '##invoke##' glued after '##/analysis##')
+        opens = tail[0] in _OPENING or before[-1:] in (*_WS, *_CLOSING) or k in bounds
+        if before and not opens:
             continue
         if between.endswith(tail):
             return between[: len(between) - len(tail)]
@@ -349,7 +352,7 @@ def learn_turn(tr: TurnRenderer) -> TurnFacts:
         # of '[f(x=1)]', is found inside the text's own closer, '[/PROGRESS]')
         calls_at = _call_start(occ, at + len(CONTENT_TEXT)) if at >= 0 else -1
         if calls_at > at:
-            f.text_before_calls = _before_header(occ[at + len(CONTENT_TEXT) : calls_at], head)
+            f.text_before_calls = _before_header(occ[at + len(CONTENT_TEXT) : calls_at], head, ev)
         if at >= 0:
             own = occ[:at][len(f.lead) :]
             if own != h_c_full[len(f.lead) :]:
