@@ -673,9 +673,9 @@ def _without_turn_end(trailer: str, end: str, end_markers: Sequence[str]) -> str
     '##/answer##' and '##/functions##' before '<｜end▁of▁sentence｜>', has no evidenced start)."""
     if end.strip(_WS):
         return trailer
+    core = trailer.rstrip(_WS)
     for marker in end_markers:
         m = marker.strip(_WS)
-        core = trailer.rstrip(_WS)
         if m and core.endswith(m) and core[: len(core) - len(m)].strip(_WS):
             return core[: len(core) - len(m)]
     return trailer
