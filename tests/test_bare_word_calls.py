@@ -85,7 +85,7 @@ def test_streaming_reads_reasoning_prose_as_one_shot_does(cuts: list[int], one_b
     assert streamed == parse(ESAC, text, [WEATHER]).message
 
 
-def test_without_the_blank_slot_reading_the_name_runs_to_the_arguments() -> None:
+def test_an_id_behind_a_marker_of_its_own_reads_as_before() -> None:
     """The same calls with the id after a marker of its own read as before (``NAME #ID``)."""
     marked = CallPattern(call=("$name", " #", "$id", "\n", "$args"), args="json")
     spec = replace(ESAC, tools=replace(ESAC.tools, pattern=marked))
